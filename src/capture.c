@@ -1,0 +1,72 @@
+#include "capture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void capture_init(struct capture *c, size_t limit)
+{
+	memset(c, 0, sizeof(*c));
+	c->head_cap = limit / 2;
+	c->tail_cap = limit - c->head_cap;
+	/* Buffers are allocated on first output: most jobs print nothing. */
+}
+
+void capture_add(struct capture *c, const char *data, size_t n)
+{
+	c->total += n;
+	if (c->head_len < c->head_cap) {
+		size_t take = c->head_cap - c->head_len;
+		if (take > n)
+			take = n;
+		if (!c->head)
+			c->head = xmalloc(c->head_cap);
+		memcpy(c->head + c->head_len, data, take);
+		c->head_len += take;
+		data += take;
+		n -= take;
+	}
+	if (n == 0 || c->tail_cap == 0)
+		return;
+	if (!c->tail)
+		c->tail = xmalloc(c->tail_cap);
+	if (n >= c->tail_cap) {
+		/* Only the last tail_cap bytes of this chunk can survive. */
+		memcpy(c->tail, data + n - c->tail_cap, c->tail_cap);
+		c->tail_len = c->tail_cap;
+		c->tail_pos = 0;
+		return;
+	}
+	while (n > 0) {
+		size_t room = c->tail_cap - c->tail_pos;
+		size_t take = n < room ? n : room;
+		memcpy(c->tail + c->tail_pos, data, take);
+		c->tail_pos = (c->tail_pos + take) % c->tail_cap;
+		c->tail_len = c->tail_len + take > c->tail_cap ? c->tail_cap : c->tail_len + take;
+		data += take;
+		n -= take;
+	}
+}
+
+void capture_render(const struct capture *c, struct strbuf *sb)
+{
+	uint64_t omitted = c->total - c->head_len - c->tail_len;
+
+	if (c->head_len)
+		sb_add(sb, c->head, c->head_len);
+	if (omitted)
+		sb_printf(sb, "\n[kyu: %llu bytes omitted]\n", (unsigned long long)omitted);
+	if (c->tail_len < c->tail_cap) {
+		sb_add(sb, c->tail, c->tail_len);
+	} else if (c->tail_len) {
+		/* The ring is full: its oldest byte sits at tail_pos. */
+		sb_add(sb, c->tail + c->tail_pos, c->tail_cap - c->tail_pos);
+		sb_add(sb, c->tail, c->tail_pos);
+	}
+}
+
+void capture_free(struct capture *c)
+{
+	free(c->head);
+	free(c->tail);
+	c->head = c->tail = NULL;
+}

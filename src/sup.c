@@ -1,0 +1,548 @@
+#include "sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "proto.h"
+#include "util.h"
+#include "wake.h"
+
+#define MAX_WORKERS 256
+
+struct sup;
+
+struct child {
+	struct sup *s;
+	int index;
+	pid_t pid; /* 0: not running */
+	int fd;
+	ev_io io;
+	ev_child cw;
+	ev_timer restart_w;
+	double started;
+	double backoff;
+	bool ready, idle, wake_inflight, retired;
+};
+
+struct sup {
+	struct kyu_config cfg;
+	struct ev_loop *loop;
+	struct child children[MAX_WORKERS];
+	int n_children; /* slots in use: >= cfg.workers after a shrinking reload */
+	ev_signal term_w, int_w, hup_w;
+	ev_timer poll_w, kill_w;
+	ev_io wake_w;
+	int wake_fd;
+	struct rate_limit rl;
+	bool stopping, announced, hint_pending;
+	int rr;
+	char exe[PATH_MAX];
+	unsigned long hints, hints_bad, hints_limited;
+};
+
+static void send_msg(struct child *c, uint32_t type)
+{
+	struct msg m = { .type = type };
+	if (c->pid && c->fd >= 0)
+		(void)send(c->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+static double jittered(double v)
+{
+	/* ±10%, so that many daemons started together drift apart. */
+	return v * (0.9 + 0.2 * ((double)random() / RAND_MAX));
+}
+
+static void arm_poll(struct sup *s, double after)
+{
+	ev_timer_stop(s->loop, &s->poll_w);
+	ev_timer_set(&s->poll_w, after, 0.);
+	ev_timer_start(s->loop, &s->poll_w);
+}
+
+/* Ask one idle worker to acquire. Hints that arrive while a claim is in
+ * flight are folded into one follow-up claim. */
+static void sup_wake(struct sup *s)
+{
+	if (s->stopping || !s->announced)
+		return;
+	for (int i = 0; i < s->n_children; i++) {
+		if (s->children[i].pid && s->children[i].wake_inflight) {
+			s->hint_pending = true;
+			return;
+		}
+	}
+	for (int k = 0; k < s->n_children; k++) {
+		struct child *c = &s->children[(s->rr + k) % s->n_children];
+		if (c->pid && c->ready && c->idle && !c->retired) {
+			s->rr = (c->index + 1) % s->n_children;
+			c->wake_inflight = true;
+			send_msg(c, KYU_WAKE);
+			return;
+		}
+	}
+}
+
+/* A worker found a full batch: bring in another idle worker too. */
+static void wake_another(struct sup *s, struct child *busy)
+{
+	for (int k = 0; k < s->n_children; k++) {
+		struct child *c = &s->children[(s->rr + k) % s->n_children];
+		if (c != busy && c->pid && c->ready && c->idle && !c->retired && !c->wake_inflight) {
+			s->rr = (c->index + 1) % s->n_children;
+			c->idle = false;
+			send_msg(c, KYU_WAKE);
+			return;
+		}
+	}
+}
+
+static void spawn_worker(struct sup *s, struct child *c);
+
+static void check_ready(struct sup *s)
+{
+	int ready = 0;
+	if (s->announced)
+		return;
+	for (int i = 0; i < s->cfg.workers; i++)
+		ready += s->children[i].ready;
+	if (ready < s->cfg.workers)
+		return;
+	s->announced = true;
+	log_notice("ready: %d workers", s->cfg.workers);
+	sd_notify(0, "READY=1");
+	sup_wake(s);
+}
+
+static void on_child_msg(EV_P_ ev_io *io, int revents)
+{
+	struct child *c = io->data;
+	struct sup *s = c->s;
+	struct msg m;
+	(void)EV_A;
+	(void)revents;
+
+	for (;;) {
+		ssize_t n = recv(c->fd, &m, sizeof(m), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* EOF: the worker is exiting; its ev_child reports how. */
+			if (n == 0 || errno != EAGAIN) {
+				ev_io_stop(s->loop, io);
+			}
+			return;
+		}
+		if ((size_t)n != sizeof(m))
+			continue;
+		switch (m.type) {
+		case KYU_READY:
+			c->ready = true;
+			c->idle = true;
+			check_ready(s);
+			if (s->announced)
+				sup_wake(s);
+			break;
+		case KYU_IDLE: {
+			double next = s->cfg.poll_interval, due = (double)m.value / 1e6;
+			c->idle = true;
+			c->wake_inflight = false;
+			next = jittered(next);
+			if (m.value != INT64_MAX && due < next)
+				next = due < 0.01 ? 0.01 : due;
+			if (!s->stopping)
+				arm_poll(s, next);
+			if (s->hint_pending) {
+				s->hint_pending = false;
+				sup_wake(s);
+			}
+			break;
+		}
+		case KYU_MORE:
+			c->idle = false;
+			c->wake_inflight = false;
+			s->hint_pending = false;
+			wake_another(s, c);
+			break;
+		}
+	}
+}
+
+static void on_poll(EV_P_ ev_timer *t, int revents)
+{
+	struct sup *s = t->data;
+	(void)EV_A;
+	(void)revents;
+	/* Re-armed at the full interval in case no worker answers; an answer
+	 * re-arms it to the next due time. */
+	arm_poll(s, jittered(s->cfg.poll_interval));
+	/* A claim lost with its worker must not block all further wakes. */
+	for (int i = 0; i < s->n_children; i++)
+		s->children[i].wake_inflight = false;
+	sup_wake(s);
+}
+
+static void on_wake_datagram(EV_P_ ev_io *io, int revents)
+{
+	struct sup *s = io->data;
+	char buf[512], queue[WAKE_QUEUE_MAX + 1];
+	bool wake = false;
+	(void)EV_A;
+	(void)revents;
+
+	/* Drain everything queued: a burst of hints becomes one wake. */
+	for (int i = 0; i < 1024; i++) {
+		ssize_t n = recv(s->wake_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		s->hints++;
+		if (wake_parse(buf, (size_t)n, queue, sizeof(queue)) < 0) {
+			s->hints_bad++;
+			if (s->hints_bad == 1 || s->hints_bad % 1000 == 0)
+				log_notice("ignored %lu malformed wake-up datagram(s)", s->hints_bad);
+			continue;
+		}
+		if (queue[0] && s->cfg.n_queues) {
+			bool ours = false;
+			for (int q = 0; q < s->cfg.n_queues; q++)
+				ours |= strcmp(queue, s->cfg.queues[q]) == 0;
+			if (!ours)
+				continue;
+		}
+		wake = true;
+	}
+	if (!wake)
+		return;
+	if (!rate_allow(&s->rl, mono_now())) {
+		/* Over the rate: the poll timer still runs; pick it up shortly. */
+		s->hints_limited++;
+		if (!ev_is_active(&s->poll_w) || ev_timer_remaining(s->loop, &s->poll_w) > 0.1)
+			arm_poll(s, 0.1);
+		return;
+	}
+	sup_wake(s);
+}
+
+static void close_wake(struct sup *s)
+{
+	if (s->wake_fd >= 0) {
+		ev_io_stop(s->loop, &s->wake_w);
+		close(s->wake_fd);
+		s->wake_fd = -1;
+	}
+}
+
+static int open_wake(struct sup *s, const struct kyu_config *cfg)
+{
+	char err[256];
+	int fd;
+
+	if (!cfg->listen || !*cfg->listen)
+		return 0;
+	fd = wake_listen(cfg->listen, err, sizeof(err));
+	if (fd < 0) {
+		log_err("%s", err);
+		return fd;
+	}
+	close_wake(s);
+	s->wake_fd = fd;
+	ev_io_init(&s->wake_w, on_wake_datagram, fd, EV_READ);
+	s->wake_w.data = s;
+	ev_io_start(s->loop, &s->wake_w);
+	log_info("listening for wake-ups on udp %s", cfg->listen);
+	return 0;
+}
+
+static bool all_exited(const struct sup *s)
+{
+	for (int i = 0; i < s->n_children; i++)
+		if (s->children[i].pid)
+			return false;
+	return true;
+}
+
+static void on_restart(EV_P_ ev_timer *t, int revents)
+{
+	struct child *c = t->data;
+	(void)EV_A;
+	(void)revents;
+	if (!c->s->stopping && !c->retired)
+		spawn_worker(c->s, c);
+}
+
+static void on_child_exit(EV_P_ ev_child *w, int revents)
+{
+	struct child *c = w->data;
+	struct sup *s = c->s;
+	int st = w->rstatus;
+	double ran = mono_now() - c->started;
+	(void)revents;
+
+	ev_child_stop(EV_A_ w);
+	ev_io_stop(EV_A_ & c->io);
+	close(c->fd);
+	c->fd = -1;
+	c->pid = 0;
+	c->ready = c->idle = c->wake_inflight = false;
+
+	if (s->stopping || c->retired) {
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			log_info("worker %d (pid %d) exited", c->index, (int)w->rpid);
+		else if (WIFSIGNALED(st))
+			log_warn("worker %d (pid %d) killed by signal %d", c->index, (int)w->rpid, WTERMSIG(st));
+		else
+			log_warn("worker %d (pid %d) exited with status %d", c->index, (int)w->rpid,
+				 WEXITSTATUS(st));
+		if (s->stopping && all_exited(s)) {
+			log_notice("stopped");
+			ev_break(EV_A_ EVBREAK_ALL);
+		}
+		return;
+	}
+	/* Restart at least 1 s later, doubling while it keeps dying young. */
+	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
+	if (WIFSIGNALED(st))
+		log_err("worker %d (pid %d) killed by signal %d%s; restarting in %.0f s", c->index,
+			(int)w->rpid, WTERMSIG(st), WCOREDUMP(st) ? " (core dumped)" : "", c->backoff);
+	else
+		log_err("worker %d (pid %d) exited with status %d; restarting in %.0f s", c->index,
+			(int)w->rpid, WEXITSTATUS(st), c->backoff);
+	ev_timer_set(&c->restart_w, c->backoff, 0.);
+	ev_timer_start(EV_A_ & c->restart_w);
+}
+
+static void spawn_worker(struct sup *s, struct child *c)
+{
+	int sv[2];
+	pid_t pid;
+	char idx[16];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		log_err("worker %d: socketpair: %s", c->index, strerror(errno));
+		goto retry;
+	}
+	snprintf(idx, sizeof(idx), "%d", c->index);
+	pid = fork();
+	if (pid < 0) {
+		log_err("worker %d: fork: %s", c->index, strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		goto retry;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls until exec. libev may block
+		 * signals for its signalfd; the worker starts with none blocked. */
+		sigset_t none;
+		char *argv[] = { "kyud", "--worker", idx, "-c", s->cfg.path, NULL };
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (sv[1] == PROTO_FD)
+			fcntl(PROTO_FD, F_SETFD, 0);
+		else if (dup2(sv[1], PROTO_FD) < 0)
+			_exit(71);
+		execv(s->exe, argv);
+		_exit(71);
+	}
+	close(sv[1]);
+	c->fd = sv[0];
+	c->pid = pid;
+	c->started = mono_now();
+	c->ready = c->idle = c->wake_inflight = false;
+	ev_io_init(&c->io, on_child_msg, c->fd, EV_READ);
+	c->io.data = c;
+	ev_io_start(s->loop, &c->io);
+	ev_child_init(&c->cw, on_child_exit, pid, 0);
+	c->cw.data = c;
+	ev_child_start(s->loop, &c->cw);
+	log_info("worker %d started (pid %d)", c->index, (int)pid);
+	return;
+retry:
+	c->backoff = c->backoff < 1 ? 1 : c->backoff;
+	ev_timer_set(&c->restart_w, c->backoff, 0.);
+	ev_timer_start(s->loop, &c->restart_w);
+}
+
+static void init_child(struct sup *s, int i)
+{
+	struct child *c = &s->children[i];
+	memset(c, 0, sizeof(*c));
+	c->s = s;
+	c->index = i + 1;
+	c->fd = -1;
+	ev_init(&c->restart_w, on_restart);
+	c->restart_w.data = c;
+}
+
+static void on_kill_deadline(EV_P_ ev_timer *t, int revents)
+{
+	struct sup *s = t->data;
+	(void)EV_A;
+	(void)revents;
+	for (int i = 0; i < s->n_children; i++) {
+		if (s->children[i].pid) {
+			log_err("worker %d (pid %d) did not stop in time; killing it", s->children[i].index,
+				(int)s->children[i].pid);
+			kill(s->children[i].pid, SIGKILL);
+		}
+	}
+}
+
+static void begin_stop(struct sup *s, bool now)
+{
+	if (!s->stopping) {
+		s->stopping = true;
+		log_notice("stopping%s", now ? " (interrupting running jobs)" : "");
+		sd_notify(0, "STOPPING=1");
+		ev_timer_stop(s->loop, &s->poll_w);
+		close_wake(s);
+		for (int i = 0; i < s->n_children; i++)
+			ev_timer_stop(s->loop, &s->children[i].restart_w);
+		ev_timer_set(&s->kill_w,
+			     (now ? 0 : s->cfg.shutdown_grace) + s->cfg.kill_grace + 15.0, 0.);
+		ev_timer_start(s->loop, &s->kill_w);
+	}
+	for (int i = 0; i < s->n_children; i++)
+		send_msg(&s->children[i], now ? KYU_STOP_NOW : KYU_STOP);
+	if (all_exited(s)) {
+		log_notice("stopped");
+		ev_break(s->loop, EVBREAK_ALL);
+	}
+}
+
+static void on_term(EV_P_ ev_signal *w, int revents)
+{
+	struct sup *s = w->data;
+	(void)EV_A;
+	(void)revents;
+	/* A second TERM while draining means "now". */
+	begin_stop(s, s->stopping);
+}
+
+static void on_int(EV_P_ ev_signal *w, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	begin_stop(w->data, true);
+}
+
+static void on_hup(EV_P_ ev_signal *w, int revents)
+{
+	struct sup *s = w->data;
+	struct kyu_config nc;
+	char err[512];
+	bool listen_changed;
+	(void)EV_A;
+	(void)revents;
+
+	if (s->stopping)
+		return;
+	sd_notify(0, "RELOADING=1");
+	if (config_load(s->cfg.path, &nc, err, sizeof(err)) < 0) {
+		log_err("reload failed, keeping old config: %s", err);
+		sd_notify(0, "READY=1");
+		return;
+	}
+	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
+	if (listen_changed) {
+		close_wake(s);
+		if (open_wake(s, &nc) < 0)
+			log_err("wake-ups are off until the next reload; polling continues");
+	}
+	/* Grow or shrink the pool; retired workers drain and are not restarted. */
+	for (int i = 0; i < s->n_children || i < nc.workers; i++) {
+		if (i >= s->n_children) {
+			init_child(s, i);
+			s->n_children = i + 1;
+		}
+		struct child *c = &s->children[i];
+		if (i < nc.workers) {
+			c->retired = false;
+			if (c->pid)
+				send_msg(c, KYU_RELOAD);
+			else if (!ev_is_active(&c->restart_w))
+				spawn_worker(s, c);
+		} else if (!c->retired) {
+			c->retired = true;
+			ev_timer_stop(s->loop, &c->restart_w);
+			send_msg(c, KYU_STOP);
+		}
+	}
+	config_free(&s->cfg);
+	s->cfg = nc;
+	log_set_level((enum log_level)s->cfg.log_level);
+	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
+	log_notice("reloaded %s", s->cfg.path);
+	sd_notify(0, "READY=1");
+	sup_wake(s);
+}
+
+int sup_main(struct kyu_config *cfg)
+{
+	struct sup *s = xcalloc(1, sizeof(*s));
+	ssize_t n;
+	int rc = 0;
+
+	log_set_role("sup");
+	s->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	s->wake_fd = -1;
+	s->loop = EV_DEFAULT;
+	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+	signal(SIGPIPE, SIG_IGN);
+
+	n = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1);
+	if (n <= 0) {
+		log_err("cannot find my own executable: %s", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	s->exe[n] = '\0';
+
+	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
+	if (open_wake(s, &s->cfg) < 0) {
+		rc = 1;
+		goto out;
+	}
+	ev_signal_init(&s->term_w, on_term, SIGTERM);
+	s->term_w.data = s;
+	ev_signal_start(s->loop, &s->term_w);
+	ev_signal_init(&s->int_w, on_int, SIGINT);
+	s->int_w.data = s;
+	ev_signal_start(s->loop, &s->int_w);
+	ev_signal_init(&s->hup_w, on_hup, SIGHUP);
+	s->hup_w.data = s;
+	ev_signal_start(s->loop, &s->hup_w);
+	ev_init(&s->poll_w, on_poll);
+	s->poll_w.data = s;
+	ev_init(&s->kill_w, on_kill_deadline);
+	s->kill_w.data = s;
+
+	log_info("starting %d worker(s) x %d slot(s), lease %d s", s->cfg.workers, s->cfg.slots,
+		 s->cfg.lease);
+	s->n_children = s->cfg.workers;
+	for (int i = 0; i < s->n_children; i++) {
+		init_child(s, i);
+		spawn_worker(s, &s->children[i]);
+	}
+	arm_poll(s, jittered(s->cfg.poll_interval));
+
+	ev_run(s->loop, 0);
+out:
+	close_wake(s);
+	config_free(&s->cfg);
+	free(s);
+	return rc;
+}

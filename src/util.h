@@ -1,0 +1,37 @@
+/* Small checked helpers: number parsing, growable strings, clocks. */
+#ifndef KYU_UTIL_H
+#define KYU_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parse a whole decimal number in [min, max]; -EINVAL / -ERANGE otherwise. */
+int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret);
+/* yes/no/true/false/on/off/1/0 */
+int parse_bool(const char *s, bool *ret);
+/* "ADDR:PORT" or "[V6]:PORT" into host (NUL-terminated) and port. */
+int parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+/* A growable NUL-terminated byte string. Allocation failure aborts: the
+ * process cannot do anything useful without memory. */
+struct strbuf {
+	char *buf;
+	size_t len, cap;
+};
+void sb_reserve(struct strbuf *sb, size_t extra);
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Monotonic seconds, for local timers only (never for job times). */
+double mono_now(void);
+
+#endif
