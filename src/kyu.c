@@ -1,1 +1,371 @@
-int main(void){return 0;}
+/* kyu: a convenience over the SQL interface of kyu_jobs. Everything it
+ * does is one plain statement that a user could type instead. */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "db.h"
+#include "util.h"
+#include "wake.h"
+
+#define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kyu [-c FILE] COMMAND [ARGS]\n"
+		"\n"
+		"Commands:\n"
+		"  submit [OPTIONS] -s 'SHELL LINE'    enqueue a shell command\n"
+		"  submit [OPTIONS] -- PROGRAM [ARG]...  enqueue a program run without a shell\n"
+		"      -i ID  -q QUEUE  -p PRIORITY  -d DELAY_S  -m MAX_ATTEMPTS  -t TIME_LIMIT_S\n"
+		"      -C DIR  -e NAME=VALUE (repeatable)\n"
+		"  show ID                             print every column of one job\n"
+		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20)\n"
+		"  cancel ID                           cancel a waiting or running job\n"
+		"  retry ID                            run a failed or cancelled job again\n"
+		"  wake [QUEUE]                        send a wake-up datagram to kyud\n"
+		"  stats                               count jobs per queue and status\n"
+		"\n"
+		"  -c FILE   configuration (default $KYU_CONFIG or %s); uses [database]\n"
+		"            and [kyud] listen\n"
+		"  -h        show this help;  -V  show the version\n",
+		DEFAULT_CONFIG);
+}
+
+static int die_db(struct db *db, const char *what)
+{
+	fprintf(stderr, "kyu: %s: %s\n", what, db->err);
+	return 1;
+}
+
+/* Run a statement and print its result set as tab-separated rows. */
+static int print_query(struct db *db, const char *sql, size_t len, bool vertical)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	MYSQL_FIELD *fields;
+	unsigned nf;
+	int rows = 0;
+
+	if (db_exec(db, sql, len) != DB_OK)
+		return -1;
+	res = mysql_store_result(db->my);
+	if (!res)
+		return 0;
+	nf = mysql_num_fields(res);
+	fields = mysql_fetch_fields(res);
+	if (!vertical) {
+		for (unsigned i = 0; i < nf; i++)
+			printf("%s%s", i ? "\t" : "", fields[i].name);
+		printf("\n");
+	}
+	while ((row = mysql_fetch_row(res))) {
+		unsigned long *lens = mysql_fetch_lengths(res);
+		rows++;
+		for (unsigned i = 0; i < nf; i++) {
+			const char *v = row[i] ? row[i] : "NULL";
+			if (vertical)
+				printf("%12s: %.*s\n", fields[i].name, (int)(row[i] ? lens[i] : 4), v);
+			else
+				printf("%s%.*s", i ? "\t" : "", (int)(row[i] ? lens[i] : 4), v);
+		}
+		if (!vertical)
+			printf("\n");
+	}
+	mysql_free_result(res);
+	return rows;
+}
+
+static int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char host[256], port_s[8], msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
+	uint16_t port;
+	int fd, r = -1;
+
+	if (!cfg->listen || !*cfg->listen || parse_hostport(cfg->listen, host, sizeof(host), &port) < 0) {
+		if (!quiet)
+			fprintf(stderr, "kyu: wake: [kyud] listen is not set in %s\n", cfg->path);
+		return -1;
+	}
+	if (strlen(queue) > WAKE_QUEUE_MAX) {
+		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
+		return -1;
+	}
+	snprintf(port_s, sizeof(port_s), "%u", port);
+	if (getaddrinfo(host, port_s, &hints, &ai) != 0)
+		return -1;
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		int n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+		r = sendto(fd, msg, (size_t)n, 0, ai->ai_addr, ai->ai_addrlen) == n ? 0 : -1;
+		if (r < 0 && !quiet)
+			fprintf(stderr, "kyu: wake: sendto %s: %s\n", cfg->listen, strerror(errno));
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return r;
+}
+
+static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv)
+{
+	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL;
+	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
+	json_t *env = json_object(), *args = NULL;
+	struct strbuf sb = { 0 };
+	char *json;
+	int c, rc = 1;
+
+	optind = 1;
+	while ((c = getopt(argc, argv, "+i:q:p:d:m:t:C:e:s:")) != -1) {
+		char *eq;
+		int bad = 0;
+		switch (c) {
+		case 'i': id = optarg; break;
+		case 'q': queue = optarg; break;
+		case 's': shell = optarg; break;
+		case 'C': cwd = optarg; break;
+		case 'p': bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio); break;
+		case 'd': bad = parse_i64(optarg, 0, 315360000, &delay); break;
+		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
+		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
+		case 'e':
+			eq = strchr(optarg, '=');
+			if (!eq || eq == optarg) {
+				fprintf(stderr, "kyu: submit: -e expects NAME=VALUE, got '%s'\n", optarg);
+				goto out;
+			}
+			*eq = '\0';
+			json_object_set_new(env, optarg, json_string(eq + 1));
+			*eq = '=';
+			break;
+		default:
+			usage(stderr);
+			goto out;
+		}
+		if (bad) {
+			fprintf(stderr, "kyu: submit: -%c: bad number '%s'\n", c, optarg);
+			goto out;
+		}
+	}
+	if (!shell == (optind >= argc)) {
+		fprintf(stderr, "kyu: submit: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
+		goto out;
+	}
+	sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, priority, run_at, command, argv, env, cwd, "
+		     "max_attempts, time_limit) VALUES (");
+	if (id)
+		db_quote(db, &sb, id, strlen(id));
+	else
+		sb_adds(&sb, "UUID()");
+	sb_adds(&sb, ", ");
+	db_quote(db, &sb, queue, strlen(queue));
+	sb_printf(&sb, ", %lld, NOW(6) + INTERVAL %lld SECOND, ", (long long)prio, (long long)delay);
+	db_quote(db, &sb, shell, shell ? strlen(shell) : 0);
+	sb_adds(&sb, ", ");
+	if (!shell) {
+		args = json_array();
+		for (int i = optind; i < argc; i++)
+			json_array_append_new(args, json_string(argv[i]));
+		json = json_dumps(args, JSON_COMPACT);
+		db_quote(db, &sb, json, strlen(json));
+		free(json);
+	} else {
+		sb_adds(&sb, "NULL");
+	}
+	sb_adds(&sb, ", ");
+	if (json_object_size(env)) {
+		json = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
+		db_quote(db, &sb, json, strlen(json));
+		free(json);
+	} else {
+		sb_adds(&sb, "NULL");
+	}
+	sb_adds(&sb, ", ");
+	db_quote(db, &sb, cwd, cwd ? strlen(cwd) : 0);
+	if (max_attempts)
+		sb_printf(&sb, ", %lld", (long long)max_attempts);
+	else
+		sb_adds(&sb, ", NULL");
+	if (time_limit >= 0)
+		sb_printf(&sb, ", %lld)", (long long)time_limit);
+	else
+		sb_adds(&sb, ", NULL)");
+	if (db_execs(db, &sb) != DB_OK) {
+		die_db(db, "submit");
+		goto out;
+	}
+	if (id) {
+		printf("%s\n", id);
+	} else {
+		const char *q = "SELECT id FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
+		print_query(db, q, strlen(q), true);
+	}
+	if (delay == 0)
+		send_wake(cfg, queue, true);
+	rc = 0;
+out:
+	json_decref(env);
+	json_decref(args);
+	sb_free(&sb);
+	return rc;
+}
+
+static int cmd_show(struct db *db, const char *id)
+{
+	struct strbuf sb = { 0 };
+	int n;
+
+	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, run_at, "
+		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, started_at, "
+		     "finished_at, duration, host, pid, owner, lease_until, created_at, updated_at, "
+		     "output FROM kyu_jobs WHERE id = ");
+	db_quote(db, &sb, id, strlen(id));
+	n = print_query(db, sb.buf, sb.len, true);
+	sb_free(&sb);
+	if (n < 0)
+		return die_db(db, "show");
+	if (n == 0) {
+		fprintf(stderr, "kyu: show: no job with id '%s'\n", id);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_list(struct db *db, int argc, char **argv)
+{
+	const char *queue = NULL, *status = NULL;
+	int64_t limit = 20;
+	struct strbuf sb = { 0 };
+	int c, rc = 1;
+
+	optind = 1;
+	while ((c = getopt(argc, argv, "q:s:n:")) != -1) {
+		switch (c) {
+		case 'q': queue = optarg; break;
+		case 's': status = optarg; break;
+		case 'n':
+			if (parse_i64(optarg, 1, 1000000, &limit) < 0) {
+				fprintf(stderr, "kyu: list: -n: bad number '%s'\n", optarg);
+				return 1;
+			}
+			break;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	sb_adds(&sb, "SELECT id, queue, status, attempts, exit_code, run_at, finished_at, "
+		     "LEFT(COALESCE(command, argv), 60) AS what FROM kyu_jobs WHERE 1");
+	if (queue) {
+		sb_adds(&sb, " AND queue = ");
+		db_quote(db, &sb, queue, strlen(queue));
+	}
+	if (status) {
+		sb_adds(&sb, " AND status = ");
+		db_quote(db, &sb, status, strlen(status));
+	}
+	sb_printf(&sb, " ORDER BY seq DESC LIMIT %lld", (long long)limit);
+	if (print_query(db, sb.buf, sb.len, false) < 0)
+		die_db(db, "list");
+	else
+		rc = 0;
+	sb_free(&sb);
+	return rc;
+}
+
+static int cmd_update(struct db *db, const char *what, const char *id)
+{
+	struct strbuf sb = { 0 };
+	int rc = 1;
+
+	if (strcmp(what, "cancel") == 0)
+		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'cancelled' "
+			     "WHERE status IN ('waiting', 'running') AND id = ");
+	else
+		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
+			     "error = NULL WHERE status IN ('failed', 'cancelled') AND id = ");
+	db_quote(db, &sb, id, strlen(id));
+	if (db_execs(db, &sb) != DB_OK) {
+		die_db(db, what);
+	} else if (db_affected(db) == 0) {
+		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", what,
+			strcmp(what, "cancel") == 0 ? "waiting or running" : "failed or cancelled", id);
+	} else {
+		printf("%s %s\n", strcmp(what, "cancel") == 0 ? "cancelled" : "retrying",
+		       id);
+		rc = 0;
+	}
+	sb_free(&sb);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = getenv("KYU_CONFIG") ? getenv("KYU_CONFIG") : DEFAULT_CONFIG;
+	struct kyu_config cfg;
+	struct db db = { 0 };
+	char err[512];
+	const char *cmd;
+	int c, rc = 1;
+
+	while ((c = getopt(argc, argv, "+c:hV")) != -1) {
+		switch (c) {
+		case 'c': path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("kyu %s\n", KYU_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[optind];
+	argc -= optind;
+	argv += optind;
+	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kyu: %s\n", err);
+		return 78;
+	}
+	if (strcmp(cmd, "wake") == 0) {
+		rc = send_wake(&cfg, argc > 1 ? argv[1] : "", false) < 0;
+		goto out;
+	}
+	if (db_connect(&db, &cfg) < 0) {
+		fprintf(stderr, "kyu: cannot connect to the database: %s\n", db.err);
+		goto out;
+	}
+	if (strcmp(cmd, "submit") == 0) {
+		rc = cmd_submit(&db, &cfg, argc, argv);
+	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
+		rc = cmd_show(&db, argv[1]);
+	} else if (strcmp(cmd, "list") == 0) {
+		rc = cmd_list(&db, argc, argv);
+	} else if ((strcmp(cmd, "cancel") == 0 || strcmp(cmd, "retry") == 0) && argc == 2) {
+		rc = cmd_update(&db, cmd, argv[1]);
+	} else if (strcmp(cmd, "stats") == 0 && argc == 1) {
+		const char *q = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
+				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
+		rc = print_query(&db, q, strlen(q), false) < 0 ? die_db(&db, "stats") : 0;
+	} else {
+		fprintf(stderr, "kyu: unknown command or wrong arguments: %s\n", cmd);
+		usage(stderr);
+		rc = 2;
+	}
+out:
+	db_close(&db);
+	config_free(&cfg);
+	return rc;
+}

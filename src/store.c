@@ -211,6 +211,8 @@ static enum db_fail finish_one(struct db *db, const struct kyu_config *cfg, cons
 
 	sb_reset(sb);
 	sb_adds(sb, "UPDATE kyu_jobs SET lease_until = NULL, ");
+	if (f->pid > 0)
+		sb_printf(sb, "pid = %d, ", f->pid);
 	if (f->outcome == OUT_RELEASE) {
 		/* kyud interrupted the attempt itself: not the job's fault. */
 		sb_adds(sb, "attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
@@ -270,6 +272,7 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 {
 	struct strbuf sb = { 0 };
 	bool *done = xcalloc((size_t)n, sizeof(bool));
+	int *group = xcalloc((size_t)n, sizeof(int));
 	int written = 0;
 
 	*rejected = 0;
@@ -278,20 +281,24 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 		int count = 0;
 		if (done[i] || !plain_success(&f[i]))
 			continue;
+		for (int j = i; j < n; j++) {
+			if (!done[j] && plain_success(&f[j]) && f[j].token == f[i].token) {
+				group[count++] = j;
+				done[j] = true;
+			}
+		}
 		/* All plain successes of one claim in one statement: the common
 		 * case under load costs one round trip per batch. */
 		sb_reset(&sb);
 		sb_adds(&sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
 			     "error = NULL, output = NULL, finished_at = NOW(6), "
-			     "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, "
-			     "status = IF(status = 'cancelled', 'cancelled', 'succeeded') WHERE seq IN (");
-		for (int j = i; j < n; j++) {
-			if (done[j] || !plain_success(&f[j]) || f[j].token != f[i].token)
-				continue;
-			sb_printf(&sb, "%s%" PRIu64, count ? "," : "", f[j].seq);
-			done[j] = true;
-			count++;
-		}
+			     "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
+		for (int k = 0; k < count; k++)
+			sb_printf(&sb, " WHEN %" PRIu64 " THEN %d", f[group[k]].seq, f[group[k]].pid);
+		sb_adds(&sb, " ELSE pid END, status = IF(status = 'cancelled', 'cancelled', 'succeeded') "
+			     "WHERE seq IN (");
+		for (int k = 0; k < count; k++)
+			sb_printf(&sb, "%s%" PRIu64, k ? "," : "", f[group[k]].seq);
 		sb_printf(&sb, ") AND owner = %" PRIu64 " AND status IN ('running', 'cancelled')",
 			  f[i].token);
 		if ((*fail = db_execs(db, &sb)) != DB_OK)
@@ -306,6 +313,7 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 			goto out;
 	}
 out:
+	free(group);
 	free(done);
 	sb_free(&sb);
 	return *fail == DB_OK ? written : -1;

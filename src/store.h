@@ -26,6 +26,7 @@ enum outcome {
 
 struct finish {
 	uint64_t seq, token;
+	int pid; /* the job's process, 0 if it never started */
 	enum outcome outcome;
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */

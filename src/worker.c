@@ -334,6 +334,7 @@ static void job_finished(struct worker *w, struct job *j, int wstatus)
 			 j->max_attempts);
 
 	p = pend_add(w, j, o);
+	p->f.pid = (int)j->pid;
 	p->f.exit_code = code;
 	p->f.signal = sig;
 	p->f.tempfail = tempfail;
