@@ -335,3 +335,13 @@ bool config_is_permanent_code(const struct kyu_config *cfg, int code)
 			return true;
 	return false;
 }
+
+bool config_key_at(size_t i, const char **section, const char **name, const char **def)
+{
+	if (i >= N_KEYS)
+		return false;
+	*section = keys[i].section;
+	*name = keys[i].name;
+	*def = keys[i].def;
+	return true;
+}

@@ -63,4 +63,7 @@ void config_free(struct kyu_config *cfg);
 double config_heartbeat(const struct kyu_config *cfg);
 bool config_is_permanent_code(const struct kyu_config *cfg, int code);
 
+/* The key table, for documentation checks: returns false past the end. */
+bool config_key_at(size_t i, const char **section, const char **name, const char **def);
+
 #endif

@@ -19,6 +19,7 @@
 #include "db.h"
 #include "jobspec.h"
 #include "log.h"
+#include "orphans.h"
 #include "proto.h"
 #include "jobproc.h"
 #include "store.h"
@@ -262,6 +263,28 @@ static void job_free(struct worker *w, struct job *j)
 	free(j);
 }
 
+/* Keep children that are running jobs, or members of a running job's
+ * process group (re-parented but still part of a live attempt). */
+static bool keep_child(void *arg, pid_t pid)
+{
+	struct worker *w = arg;
+	pid_t pgid = getpgid(pid);
+
+	for (int i = 0; i < w->cfg.slots; i++) {
+		const struct job *j = w->slots[i];
+		if (j && (j->pid == pid || j->pid == pgid))
+			return true;
+	}
+	return false;
+}
+
+static void kill_orphans(struct worker *w)
+{
+	int n = orphans_kill(keep_child, w);
+	if (n > 0)
+		log_info("killed %d process(es) left behind by finished jobs", n);
+}
+
 static bool retryable(const struct job *j)
 {
 	return j->attempts < j->max_attempts;
@@ -388,14 +411,16 @@ static void on_output(EV_P_ ev_io *io, int revents)
 static void on_child(EV_P_ ev_child *c, int revents)
 {
 	struct job *j = c->data;
+	struct worker *w = j->w;
 	(void)EV_A;
 	(void)revents;
-	ev_child_stop(j->w->loop, c);
+	ev_child_stop(w->loop, c);
 	/* The attempt is over: nothing it started may outlive it. */
 	spawn_kill_group(j->pid, SIGKILL);
 	if (j->out_fd >= 0)
-		read_output(j->w, j, 1 << 20);
-	job_finished(j->w, j, c->rstatus);
+		read_output(w, j, 1 << 20);
+	job_finished(w, j, c->rstatus);
+	kill_orphans(w);
 }
 
 static void terminate(struct worker *w, struct job *j, enum end_reason why)

@@ -1,0 +1,41 @@
+#include "orphans.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg)
+{
+	char path[64], buf[8192];
+	ssize_t n;
+	int fd, killed = 0;
+	char *p, *end;
+
+	/* The worker is single-threaded: its main thread's children are all
+	 * of its children. */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 1 && !keep(arg, (pid_t)pid)) {
+			/* A process that is still in a running job's process group
+			 * belongs to that attempt: keep() says so. Everything else
+			 * outlived its attempt. */
+			if (kill((pid_t)pid, SIGKILL) == 0)
+				killed++;
+		}
+	}
+	return killed;
+}
