@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# The kyu_notify UDF and the triggers of sql/notify.sql, in a throwaway
+# mariadbd: a due INSERT sends "kyu:QUEUE", a future one sends nothing, an
+# UPDATE that makes a job due sends one, a multi-row INSERT one per row, and
+# INSERTs succeed whether or not anyone listens or the send fails.
+#
+# Environment (all optional):
+#   KYU_UDF        path of the built kyu_notify.so (else looked for next to
+#                  $KYUD, $KYU, or under $KYU_SRC/build)
+#   KYU_UDP_RECV   path of kyu_udp_recv (else next to kyu_notify.so)
+#   KYU_SRC        source tree (else two levels above this script)
+#   KYU_TEST_DIR   where to make the scratch directory (else $TMPDIR or /tmp)
+# Exit 0 pass, 1 fail, 77 skipped (plugin not built, no mariadbd).
+set -euo pipefail
+
+src=${KYU_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+me=udf_notify
+
+skip() { echo "$me: SKIP: $*"; exit 77; }
+fail() { echo "$me: FAIL: $*" >&2; exit 1; }
+say() { echo "$me: $*"; }
+
+find_udf() {
+	local d
+	[ -n "${KYU_UDF:-}" ] && { echo "$KYU_UDF"; return; }
+	for d in ${KYUD:+"$(dirname "$KYUD")"} ${KYU:+"$(dirname "$KYU")"} "$src/build"; do
+		[ -f "$d/src/udf/kyu_notify.so" ] && { echo "$d/src/udf/kyu_notify.so"; return; }
+		[ -f "$d/kyu_notify.so" ] && { echo "$d/kyu_notify.so"; return; }
+	done
+	echo ""
+}
+udf=$(find_udf)
+if [ -z "$udf" ] || [ ! -f "$udf" ]; then skip "kyu_notify.so not found (set KYU_UDF)"; fi
+recv=${KYU_UDP_RECV:-$(dirname "$udf")/kyu_udp_recv}
+[ -x "$recv" ] || skip "kyu_udp_recv not found next to $udf (set KYU_UDP_RECV)"
+client=$(command -v mariadb || command -v mysql || true)
+[ -n "$client" ] || skip "no mariadb client"
+command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || command -v mysqld >/dev/null ||
+	[ -x /usr/sbin/mysqld ] || skip "no mariadbd"
+
+base=${KYU_TEST_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$base"
+work=$(mktemp -d "$base/$me.XXXXXX")
+# mariadbd's socket path must fit in 108 bytes; deep build dirs don't.
+if [ ${#work} -gt 80 ]; then rmdir "$work"; work=$(mktemp -d "/tmp/kyu-$me.XXXXXX"); fi
+pids=()
+ok=0
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	"$src/scripts/sandbox-db" stop "$work/db" >/dev/null 2>&1 || true
+	if [ "$ok" = 1 ]; then
+		rm -rf "$work"
+	else
+		echo "$me: scratch directory kept: $work" >&2
+		[ -f "$work/db/mysqld.err" ] && tail -n 20 "$work/db/mysqld.err" >&2
+	fi
+}
+trap cleanup EXIT
+
+# The plugin directory holds a copy, as an installation would.
+mkdir -p "$work/plugin"
+cp "$udf" "$work/plugin/kyu_notify.so"
+
+# A free TCP port for mariadbd (it also listens on its own socket, which is
+# what we use); retry on the rare collision.
+started=0
+for _ in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 30000))
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+	if KYU_PLUGIN_DIR="$work/plugin" "$src/scripts/sandbox-db" start "$work/db" "$port" \
+		>>"$work/sandbox.log" 2>&1; then
+		started=1
+		break
+	fi
+	# Start again from nothing: a failed attempt (port taken, or a
+	# mariadb-install-db that failed under load) may leave a server or a
+	# half-made data directory behind.
+	"$src/scripts/sandbox-db" stop "$work/db" >/dev/null 2>&1 || true
+	if [ -d "$work/db" ]; then mv "$work/db" "$work/db.failed.$port"; fi
+done
+[ "$started" = 1 ] || { cat "$work/sandbox.log" >&2; fail "could not start mariadbd"; }
+sock=$work/db/mysqld.sock
+
+sql() { "$client" --no-defaults -uroot --socket="$sock" -N -B kyu "$@"; }
+# sql_err STATEMENT: the statement must fail; prints the error.
+sql_err() {
+	local out
+	if out=$(sql -e "$1" 2>&1); then fail "expected an error from: $1"; fi
+	echo "$out"
+}
+
+sql <"$src/sql/schema.sql"
+
+# A listener on a port of its own choosing. start_recv ADDR FILE sets
+# recv_port (empty if ADDR cannot be bound) and recv_pid.
+start_recv() {
+	recv_port=
+	"$recv" -b "$1" -t 300 >"$2" 2>"$2.err" &
+	recv_pid=$!
+	pids+=("$recv_pid")
+	for _ in $(seq 1 200); do
+		if [ -s "$2" ]; then recv_port=$(sed -n '1s/^port //p' "$2"); return 0; fi
+		kill -0 "$recv_pid" 2>/dev/null || return 0
+		sleep 0.01
+	done
+	fail "kyu_udp_recv did not start"
+}
+start_recv 127.0.0.1 "$work/recv.out"
+[ -n "$recv_port" ] || fail "kyu_udp_recv could not bind 127.0.0.1: $(cat "$work/recv.out.err")"
+rport=$recv_port
+recv_file=$work/recv.out
+main_recv_pid=$recv_pid
+target=127.0.0.1:$rport
+
+# received: sets got to the datagrams that arrived since the previous call,
+# one per line. It sends a marker datagram of its own and waits for it:
+# loopback delivery to one socket keeps order, so whatever a statement sent
+# before the marker is in by then.
+seen=1
+marks=0
+received() {
+	local mark line
+	marks=$((marks + 1))
+	mark="kyu:@mark$marks"
+	printf '%s' "$mark" >"/dev/udp/127.0.0.1/$rport"
+	line=
+	for _ in $(seq 1 500); do
+		line=$(grep -n -x -F "$mark" "$recv_file" | cut -d: -f1 || true)
+		[ -n "$line" ] && break
+		sleep 0.01
+	done
+	[ -n "$line" ] || fail "marker $mark never arrived"
+	got=
+	# (sed prints the first line of a range whose end is before its start.)
+	[ "$line" -gt $((seen + 1)) ] && got=$(sed -n "$((seen + 1)),$((line - 1))p" "$recv_file")
+	seen=$line
+}
+expect() { # WHAT EXPECTED-LINES (newline separated; empty = nothing)
+	received
+	[ "$got" = "$2" ] || fail "$1: expected [$2], received [$got]"
+	say "ok: $1"
+}
+
+# --- install, with the target set the documented way, twice (idempotent)
+for _ in 1 2; do
+	{ echo "SET @kyu_notify_target = '$target';"; cat "$src/sql/notify.sql"; } | sql
+done
+expect "install checks the target (one any-queue wake-up per run)" "kyu:
+kyu:"
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
+	WHERE EVENT_OBJECT_TABLE = 'kyu_jobs' AND ACTION_STATEMENT LIKE '%$target%'")" = 2 ] ||
+	fail "the two triggers with target $target are not installed"
+
+# A bad target stops the install before the triggers are replaced.
+if { echo "SET @kyu_notify_target = 'localhost:7711';"; cat "$src/sql/notify.sql"; } |
+	sql >"$work/bad.out" 2>&1; then
+	fail "notify.sql accepted the target localhost:7711"
+fi
+grep -q "bad target" "$work/bad.out" || fail "no 'bad target' message: $(cat "$work/bad.out")"
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 2 ] || fail "a failed install changed the triggers"
+say "ok: a bad target is refused and changes nothing"
+
+# --- the function itself
+err=$(sql_err "SELECT kyu_notify()")
+[[ $err == *"1 or 2 arguments"* ]] || fail "arity message: $err"
+err=$(sql_err "SELECT kyu_notify('q', 7711)")
+[[ $err == *"must be a string"* ]] || fail "type message: $err"
+err=$(sql_err "SELECT kyu_notify('q', '::1:7711')")
+[[ $err == *"bad target"* ]] || fail "bad target message: $err"
+say "ok: argument errors are reported by init"
+
+[ "$(sql -e "SELECT kyu_notify('direct', '$target')")" = 1 ] || fail "kyu_notify did not return 1"
+[ "$(sql -e "SELECT kyu_notify(NULL, '$target')")" = 1 ] || fail "kyu_notify(NULL) did not return 1"
+[ "$(sql -e "SELECT kyu_notify(42, '$target')")" = 1 ] || fail "kyu_notify(42) did not return 1"
+q64=$(printf 'x%.0s' $(seq 1 64))
+long=$(printf '\xc3\xa9%.0s' $(seq 1 40)) # 40 characters, 80 bytes: fits the column, not a datagram
+[ "$(sql -e "SELECT kyu_notify('$q64', '$target'), kyu_notify('$long', '$target')")" = "1	1" ] ||
+	fail "long queue names"
+expect "payloads: queue, NULL, number, 64 bytes, too long" "kyu:direct
+kyu:
+kyu:42
+kyu:$q64
+kyu:"
+
+# A target that varies per row is parsed per row; a bad one returns 0, no error.
+sql -e "CREATE TABLE t_targets (n INT PRIMARY KEY, t VARCHAR(300));
+	INSERT INTO t_targets VALUES (1, '$target'), (2, 'nonsense'), (3, REPEAT('1', 200)), (4, '$target')"
+[ "$(sql -e "SELECT GROUP_CONCAT(kyu_notify(CONCAT('row', n), t) ORDER BY n) FROM t_targets")" = "1,0,0,1" ] ||
+	fail "per-row targets"
+expect "per-row targets" "kyu:row1
+kyu:row4"
+
+# A send that fails (broadcast without SO_BROADCAST: EACCES) returns 0, no error.
+[ "$(sql -e "SELECT kyu_notify('q', '255.255.255.255:9')")" = 0 ] || fail "failed send did not return 0"
+say "ok: a failed send returns 0"
+
+# IPv6, when this host has ::1.
+start_recv ::1 "$work/recv6.out"
+r6=$recv_port
+if [ -n "$r6" ]; then
+	[ "$(sql -e "SELECT kyu_notify('six', '[::1]:$r6')")" = 1 ] || fail "IPv6 send"
+	for _ in $(seq 1 200); do grep -q -x 'kyu:six' "$work/recv6.out" && break; sleep 0.01; done
+	grep -q -x 'kyu:six' "$work/recv6.out" || fail "nothing received on [::1]:$r6"
+	say "ok: IPv6 target"
+else
+	say "IPv6 not available here, not tested"
+fi
+
+# --- the triggers
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('q1', 'true')"
+expect "a due INSERT wakes its queue" "kyu:q1"
+
+sql -e "INSERT INTO kyu_jobs (id, queue, command, run_at) VALUES ('later', 'q2', 'true', NOW(6) + INTERVAL 1 HOUR)"
+expect "a future INSERT sends nothing" ""
+
+sql -e "UPDATE kyu_jobs SET priority = 5 WHERE id = 'later'"
+expect "an UPDATE that leaves a job in the future sends nothing" ""
+
+sql -e "UPDATE kyu_jobs SET run_at = NOW(6) WHERE id = 'later'"
+expect "an UPDATE making a job due wakes its queue once" "kyu:q2"
+
+sql -e "UPDATE kyu_jobs SET priority = 7 WHERE id = 'later'"
+expect "an UPDATE of an already due job sends nothing" ""
+
+sql -e "UPDATE kyu_jobs SET status = 'running', owner = 1, lease_until = NOW(6) + INTERVAL 60 SECOND WHERE id = 'later';
+	UPDATE kyu_jobs SET status = 'failed', owner = NULL WHERE id = 'later'"
+expect "claim and finish send nothing" ""
+
+sql -e "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6) + INTERVAL 10 SECOND WHERE id = 'later'"
+expect "a retry with backoff sends nothing" ""
+sql -e "UPDATE kyu_jobs SET status = 'failed' WHERE id = 'later';
+	UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6) WHERE id = 'later'"
+expect "a manual retry wakes its queue" "kyu:q2"
+
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('a', 'true'), ('b', 'true'), ('a', 'true');
+	INSERT INTO kyu_jobs (queue, command, run_at) VALUES ('c', 'true', NOW(6)), ('d', 'true', NOW(6) + INTERVAL 1 DAY)"
+expect "a multi-row INSERT sends one datagram per due row" "kyu:a
+kyu:b
+kyu:a
+kyu:c"
+
+sql -e "INSERT INTO kyu_jobs (queue, command, status) VALUES ('e', 'true', 'cancelled')"
+expect "an INSERT of a finished row sends nothing" ""
+
+# Installed without the UPDATE trigger: a manual retry waits for the poll.
+{ echo "SET @kyu_notify_target = '$target'; SET @kyu_notify_update = 0;"; cat "$src/sql/notify.sql"; } | sql
+[ "$(sql -e "SELECT GROUP_CONCAT(TRIGGER_NAME) FROM information_schema.TRIGGERS
+	WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = kyu_jobs_notify_insert ] || fail "@kyu_notify_update = 0"
+sql -e "UPDATE kyu_jobs SET status = 'failed' WHERE id = 'later';
+	UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6) WHERE id = 'later';
+	INSERT INTO kyu_jobs (queue, command) VALUES ('f', 'true')"
+expect "@kyu_notify_update = 0 installs the INSERT trigger only" "kyu:
+kyu:f"
+{ echo "SET @kyu_notify_target = '$target';"; cat "$src/sql/notify.sql"; } | sql
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = 2 ] ||
+	fail "reinstall did not bring back the UPDATE trigger"
+expect "a reinstall restores the UPDATE trigger" "kyu:"
+
+# --- nobody listening: INSERTs still succeed
+kill "$main_recv_pid"
+wait "$main_recv_pid" 2>/dev/null || true
+before=$(sql -e "SELECT COUNT(*) FROM kyu_jobs")
+for _ in $(seq 1 20); do echo "INSERT INTO kyu_jobs (queue, command) VALUES ('gone', 'true');"; done | sql
+sql -e "INSERT INTO kyu_jobs (queue, command) SELECT 'gone', 'true' FROM seq_1_to_100"
+[ "$(sql -e "SELECT COUNT(*) FROM kyu_jobs")" = $((before + 120)) ] || fail "rows lost without a listener"
+say "ok: INSERTs succeed with nobody listening"
+
+# ... and when every send fails.
+{ echo "SET @kyu_notify_target = '255.255.255.255:9';"; cat "$src/sql/notify.sql"; } | sql
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('fails', 'true'), ('fails', 'true')"
+[ "$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'fails'")" = 2 ] || fail "INSERT with failing sends"
+say "ok: INSERTs succeed when the send fails"
+
+# --- removal
+sql <"$src/sql/unnotify.sql"
+sql <"$src/sql/unnotify.sql"
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = 0 ] ||
+	fail "unnotify.sql left triggers"
+[ "$(sql -e "SELECT COUNT(*) FROM mysql.func WHERE name = 'kyu_notify'")" = 0 ] ||
+	fail "unnotify.sql left the function"
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('plain', 'true')"
+say "ok: unnotify.sql removes triggers and function; INSERT works without them"
+
+# The server unloaded the library (and its shared sockets); a new install
+# loads it again and works.
+start_recv 127.0.0.1 "$work/recv2.out"
+[ -n "$recv_port" ] || fail "kyu_udp_recv could not bind 127.0.0.1 again"
+rport=$recv_port
+recv_file=$work/recv2.out
+seen=1
+target=127.0.0.1:$rport
+{ echo "SET @kyu_notify_target = '$target';"; cat "$src/sql/notify.sql"; } | sql
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('again', 'true')"
+expect "reinstalled after removal, a due INSERT wakes its queue" "kyu:
+kyu:again"
+
+ok=1
+say "PASS"
