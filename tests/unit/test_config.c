@@ -57,7 +57,8 @@ static void check_docs(const char *src)
 	for (size_t i = 0; config_key_at(i, &section, &name, &def); i++) {
 		char want[256], sect[64];
 		snprintf(sect, sizeof(sect), "[%s]", section);
-		snprintf(want, sizeof(want), "\n;%s = %s\n", name, def);
+		/* an empty default is written ";key =", without a trailing blank */
+		snprintf(want, sizeof(want), "\n;%s =%s%s\n", name, *def ? " " : "", def);
 		const char *s = ini ? strstr(ini, sect) : NULL;
 		const char *next = s ? strstr(s + 1, "\n[") : NULL;
 		const char *hit = s ? strstr(s, want) : NULL;

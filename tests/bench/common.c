@@ -1,0 +1,257 @@
+/* Shared helpers for the kyu benchmark programs. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "common.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+extern char **environ;
+
+double bench_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void bench_db_defaults(struct bench_db *db)
+{
+	const char *s;
+	memset(db, 0, sizeof *db);
+	db->host = "localhost";
+	db->port = 3306;
+	db->socket = getenv("KYU_DB_SOCKET");
+	db->user = "kyu";
+	db->password = "kyu";
+	db->database = "kyu";
+	if ((s = getenv("KYU_DB_PORT")) != NULL)
+		db->port = (unsigned)atoi(s);
+}
+
+int bench_db_option(struct bench_db *db, const char *name, const char *value)
+{
+	if (strcmp(name, "host") == 0)
+		db->host = value;
+	else if (strcmp(name, "port") == 0)
+		db->port = (unsigned)atoi(value);
+	else if (strcmp(name, "socket") == 0)
+		db->socket = value;
+	else if (strcmp(name, "database") == 0)
+		db->database = value;
+	else if (strcmp(name, "user") == 0)
+		db->user = value;
+	else if (strcmp(name, "password") == 0)
+		db->password = value;
+	else
+		return 0;
+	return 1;
+}
+
+MYSQL *bench_connect(const struct bench_db *db)
+{
+	MYSQL *m = mysql_init(NULL);
+	const char *sock = db->socket && *db->socket ? db->socket : NULL;
+	if (m == NULL) {
+		fprintf(stderr, "bench: mysql_init failed\n");
+		exit(1);
+	}
+	if (mysql_real_connect(m, sock ? NULL : db->host, db->user, db->password,
+			       db->database, sock ? 0 : db->port, sock, 0) == NULL) {
+		fprintf(stderr, "bench: connect: %s\n", mysql_error(m));
+		exit(1);
+	}
+	return m;
+}
+
+unsigned bench_try(MYSQL *m, const char *sql, size_t len, struct bench_stats *st)
+{
+	unsigned e;
+	if (mysql_real_query(m, sql, (unsigned long)len) == 0)
+		return 0;
+	e = mysql_errno(m);
+	if (e == BENCH_ER_LOCK_DEADLOCK || e == BENCH_ER_LOCK_WAIT_TIMEOUT) {
+		if (st != NULL) {
+			if (e == BENCH_ER_LOCK_DEADLOCK)
+				st->deadlocks++;
+			else
+				st->lockwaits++;
+		}
+		return e;
+	}
+	fprintf(stderr, "bench: query failed (%u): %s\n  %.200s\n", e, mysql_error(m), sql);
+	exit(1);
+}
+
+void bench_must(MYSQL *m, const char *sql)
+{
+	MYSQL_RES *r;
+	if (mysql_query(m, sql) != 0) {
+		fprintf(stderr, "bench: query failed: %s\n  %.200s\n", mysql_error(m), sql);
+		exit(1);
+	}
+	if ((r = mysql_store_result(m)) != NULL)
+		mysql_free_result(r);
+}
+
+unsigned long long bench_scalar(MYSQL *m, const char *sql)
+{
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	unsigned long long v = 0;
+	if (mysql_query(m, sql) != 0 || (r = mysql_store_result(m)) == NULL) {
+		fprintf(stderr, "bench: query failed: %s\n  %.200s\n", mysql_error(m), sql);
+		exit(1);
+	}
+	if ((row = mysql_fetch_row(r)) != NULL && row[0] != NULL)
+		v = strtoull(row[0], NULL, 10);
+	mysql_free_result(r);
+	return v;
+}
+
+void bench_status(MYSQL *m, struct bench_gstatus *g)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} keys[] = {
+		{ "Questions", offsetof(struct bench_gstatus, questions) },
+		{ "Com_select", offsetof(struct bench_gstatus, com_select) },
+		{ "Com_update", offsetof(struct bench_gstatus, com_update) },
+		{ "Com_update_multi", offsetof(struct bench_gstatus, com_update_multi) },
+		{ "Com_insert", offsetof(struct bench_gstatus, com_insert) },
+		{ "Com_delete", offsetof(struct bench_gstatus, com_delete) },
+		{ "Com_begin", offsetof(struct bench_gstatus, com_begin) },
+		{ "Com_commit", offsetof(struct bench_gstatus, com_commit) },
+		{ "Com_rollback", offsetof(struct bench_gstatus, com_rollback) },
+		{ "Connections", offsetof(struct bench_gstatus, connections) },
+	};
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	memset(g, 0, sizeof *g);
+	if (mysql_query(m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions',"
+			   "'Com_select','Com_update','Com_update_multi','Com_insert','Com_delete','Com_begin',"
+			   "'Com_commit','Com_rollback','Connections')") != 0 ||
+	    (r = mysql_store_result(m)) == NULL) {
+		fprintf(stderr, "bench: SHOW GLOBAL STATUS: %s\n", mysql_error(m));
+		exit(1);
+	}
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		size_t i;
+		for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+			if (strcasecmp(row[0], keys[i].name) == 0)
+				*(unsigned long long *)(void *)((char *)g + keys[i].off) =
+					strtoull(row[1], NULL, 10);
+	}
+	mysql_free_result(r);
+}
+
+void bench_buf_printf(struct bench_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	for (;;) {
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			fprintf(stderr, "bench: vsnprintf failed\n");
+			exit(1);
+		}
+		if (b->p != NULL && (size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = (b->cap + (size_t)n + 1) * 2;
+		if ((b->p = realloc(b->p, b->cap)) == NULL) {
+			fprintf(stderr, "bench: out of memory\n");
+			exit(1);
+		}
+	}
+}
+
+void bench_fill(MYSQL *m, long n, int as_command)
+{
+	struct bench_buf b = { 0 };
+	long i = 0;
+	bench_must(m, "TRUNCATE TABLE kyu_jobs");
+	while (i < n) {
+		long k;
+		b.len = 0;
+		bench_buf_printf(&b, "INSERT INTO kyu_jobs (%s) VALUES ",
+				 as_command ? "command" : "argv");
+		for (k = 0; k < 1000 && i < n; k++, i++)
+			bench_buf_printf(&b, "%s('%s')", k ? "," : "",
+					 as_command ? "/bin/true" : "[\"/bin/true\"]");
+		if (mysql_real_query(m, b.p, (unsigned long)b.len) != 0) {
+			fprintf(stderr, "bench: fill: %s\n", mysql_error(m));
+			exit(1);
+		}
+	}
+	free(b.p);
+}
+
+pid_t bench_spawn(const char *cmd)
+{
+	static char sh[] = "/bin/sh", dash_c[] = "-c", tru[] = "/bin/true";
+	char *argv[4];
+	pid_t pid;
+	int rc;
+	if (cmd != NULL) {
+		argv[0] = sh;
+		argv[1] = dash_c;
+		argv[2] = (char *)cmd;
+		argv[3] = NULL;
+	} else {
+		argv[0] = tru;
+		argv[1] = NULL;
+	}
+	rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	return pid;
+}
+
+void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
+		       const struct bench_gstatus *b, unsigned long long jobs,
+		       unsigned long long own_queries)
+{
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	double j = jobs ? (double)jobs : 1.0;
+	/* own_queries: statements this parent sent between the two snapshots,
+	 * including the second SHOW GLOBAL STATUS. */
+	printf(" q_per_job=%.3f upd_per_job=%.3f sel_per_job=%.3f",
+	       (double)(b->questions - a->questions - own_queries) / j,
+	       (double)(b->com_update + b->com_update_multi - a->com_update - a->com_update_multi) / j,
+	       (double)(b->com_select - a->com_select) / j);
+	if (mysql_query(m, "SELECT COUNT(*), SUM(status='succeeded'), SUM(attempts=1),"
+			   " SUM(attempts>1), SUM(status='waiting'),"
+			   " TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at))"
+			   " FROM kyu_jobs") != 0 ||
+	    (r = mysql_store_result(m)) == NULL) {
+		fprintf(stderr, "bench: verify: %s\n", mysql_error(m));
+		exit(1);
+	}
+	row = mysql_fetch_row(r);
+	if (row != NULL) {
+		unsigned long long done = row[1] ? strtoull(row[1], NULL, 10) : 0;
+		double span = row[5] ? strtod(row[5], NULL) / 1e6 : 0;
+		printf(" rows=%s succeeded=%s attempts1=%s double_claims=%s waiting=%s"
+		       " db_span_s=%.3f db_jobs_per_s=%.0f",
+		       row[0] ? row[0] : "0", row[1] ? row[1] : "0", row[2] ? row[2] : "0",
+		       row[3] ? row[3] : "0", row[4] ? row[4] : "0", span,
+		       span > 0 ? (double)done / span : 0.0);
+	}
+	mysql_free_result(r);
+}

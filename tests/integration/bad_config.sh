@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A bad config (unknown key, unknown section, bad number) is refused with
+# FILE:LINE: [section] key = 'value': reason on stderr and exit 78
+# (EX_CONFIG), by --check-config and by a plain start alike.
+. "$KYU_SRC/tests/lib.sh"
+
+# bad_ini NAME LINE...: a config with a valid [database] section (lines
+# 1-5) followed by the given lines; prints its path.
+bad_ini() {
+	local f=$T_DIR/$1.ini
+	shift
+	printf '%s\n' "[database]" "socket = $KYU_DB_SOCKET" "user = kyu" "password = kyu" \
+		"database = $T_DB" "$@" >"$f"
+	echo "$f"
+}
+
+# expect_refused INI LINE TEXT: both modes exit 78 and name INI:LINE, TEXT.
+expect_refused() {
+	local ini=$1 line=$2 text=$3 rc mode
+	for mode in --check-config start; do
+		rc=0
+		if [ $mode = start ]; then
+			timeout 10 "$KYUD" -c "$ini" 2>"$T_DIR/err" >/dev/null || rc=$?
+		else
+			timeout 10 "$KYUD" -c "$ini" --check-config 2>"$T_DIR/err" >/dev/null || rc=$?
+		fi
+		cat "$T_DIR/err" >>"$KYUD_LOG"
+		assert_eq 78 "$rc" "exit status of kyud ($mode) with $(basename "$ini")"
+		grep -qF -- "$ini:$line: $text" "$T_DIR/err" ||
+			fail "kyud ($mode) stderr lacks '$ini:$line: $text'; it said: $(cat "$T_DIR/err")"
+		! grep -q 'ready:' "$T_DIR/err" || fail "kyud ($mode) started with a bad config"
+	done
+}
+
+# The control: the same file without the bad line is accepted.
+good=$(bad_ini good "[kyud]" "workers = 1" "lease = 12")
+rc=0
+"$KYUD" -c "$good" --check-config 2>"$T_DIR/err" || rc=$?
+assert_eq 0 "$rc" "--check-config of a good file (stderr: $(cat "$T_DIR/err"))"
+
+ini=$(bad_ini unknown-key "[kyud]" "workers = 1" "no_such_key = 1")
+expect_refused "$ini" 8 "[kyud] no_such_key = '1': "
+
+ini=$(bad_ini bad-number "[kyud]" "workers = 1" "lease = 12x")
+expect_refused "$ini" 8 "[kyud] lease = '12x': "
+
+ini=$(bad_ini bad-workers "[kyud]" "workers = abc")
+expect_refused "$ini" 7 "[kyud] workers = 'abc': "
+
+ini=$(bad_ini unknown-section "[kyud]" "workers = 1" "[nosuch]" "foo = 1")
+expect_refused "$ini" 9 "[nosuch] foo = '1': "
+
+ini=$(bad_ini database-key "[kyud]" "workers = 1" "[database]" "hostname = db1")
+expect_refused "$ini" 9 "[database] hostname = 'db1': "

@@ -1,0 +1,309 @@
+# shellcheck shell=bash
+# Helpers for the integration tests, and the ctest fixture that owns the one
+# private mariadbd shared by a whole test run.
+#
+# A test is a bash script that sources this file, then drives a real kyud:
+#
+#     . "$KYU_SRC/tests/lib.sh"
+#     start_kyud kyud.workers=1 job.max_attempts=1
+#     sql "INSERT INTO kyu_jobs (id, command) VALUES ('a', 'true')"
+#     wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 1 10
+#     stop_kyud
+#
+# ctest provides KYUD, KYU (the built binaries), KYU_SRC (source tree) and
+# KYU_TEST_DIR (the build's tests dir, where the fixture wrote db.env).
+# Run one test with its fixture:  ctest --test-dir build -R batch_succeed -V
+#
+# Every test gets its own database t_<name>, its own directory
+# $KYU_TEST_DIR/run/<name> ($T_DIR) and its own kyud, so tests run in
+# parallel. The directory and database are kept when a test fails.
+#
+# Fixture mode (executed, not sourced): bash tests/lib.sh db-start|db-stop
+
+# ---------------------------------------------------------------- fixture
+
+# True when something accepts TCP connections on 127.0.0.1:$1.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+db_stop() {
+	local env=$KYU_TEST_DIR/db.env
+	[ -f "$env" ] || return 0
+	# shellcheck source=/dev/null
+	. "$env"
+	"$KYU_SRC/scripts/sandbox-db" stop "$KYU_DB_DIR"
+	case $KYU_DB_DIR in /tmp/kyu-test-db.*) rm -rf "$KYU_DB_DIR" ;; esac
+	rm -f "$env"
+}
+
+db_start() {
+	local dir=$KYU_TEST_DIR/db base port
+	# A run that was interrupted may have left its server behind.
+	db_stop
+	# A Unix socket path must fit in 108 bytes; deep build dirs don't.
+	if [ ${#dir} -gt 90 ]; then dir=$(mktemp -d /tmp/kyu-test-db.XXXXXX); fi
+	# A fresh data directory every run: no state leaks between runs.
+	rm -rf "$dir"
+	# Several suites may share the machine: start at a random port and move
+	# on when it is taken (probed first, or mariadbd fails to bind it).
+	base=$((20000 + RANDOM % 30000))
+	for port in $(seq "$base" $((base + 40))); do
+		port_in_use "$port" && continue
+		# Check that the server answering on the socket is the one started
+		# on this port, not a leftover that sandbox-db found "already running".
+		if "$KYU_SRC/scripts/sandbox-db" start "$dir" "$port" &&
+			[ "$(mariadb --no-defaults -uroot --socket="$dir/mysqld.sock" -N -e 'SELECT @@port')" = "$port" ]; then
+			printf 'KYU_DB_DIR=%q\nKYU_DB_SOCKET=%q\nKYU_DB_PORT=%q\n' \
+				"$dir" "$dir/mysqld.sock" "$port" >"$KYU_TEST_DIR/db.env"
+			return 0
+		fi
+		# A server that started but did not answer in time would be taken
+		# for ours on the next try.
+		"$KYU_SRC/scripts/sandbox-db" stop "$dir" || true
+	done
+	echo "db-start: could not start mariadbd on any port from $base" >&2
+	return 1
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -euo pipefail
+	: "${KYU_SRC:?}" "${KYU_TEST_DIR:?}"
+	case ${1:-} in
+	db-start) db_start ;;
+	db-stop) db_stop ;;
+	*) echo "usage: $0 db-start|db-stop" >&2; exit 2 ;;
+	esac
+	exit
+fi
+
+# ---------------------------------------------------------------- assertions
+
+set -euo pipefail
+
+# fail MSG: the test's only way out with an error; shows what kyud said.
+fail() {
+	echo "FAIL: $T_NAME: $*" >&2
+	if [ -s "${KYUD_LOG:-}" ]; then
+		# In a busy log the cause scrolled away long ago: show the last
+		# lines that are not per-job routine, then the plain tail.
+		echo "---- $KYUD_LOG, last lines other than job started/succeeded/acquired:" >&2
+		grep -Ev 'job .* (attempt [0-9]+ started|succeeded)|acquired [0-9]+ job' "$KYUD_LOG" | tail -n 25 >&2
+		echo "---- last lines:" >&2
+		tail -n 15 "$KYUD_LOG" >&2
+		echo "----" >&2
+	fi
+	exit 1
+}
+
+assert_eq() { # assert_eq EXPECTED ACTUAL WHAT
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
+}
+
+# Extended regular expression, anywhere in kyud's log (all runs of this test).
+assert_log_contains() {
+	grep -Eq -- "$1" "$KYUD_LOG" 2>/dev/null || fail "kyud log has no line matching /$1/"
+}
+
+assert_log_lacks() {
+	local hit
+	if hit=$(grep -E -m1 -- "$1" "$KYUD_LOG" 2>/dev/null); then
+		fail "kyud log has an unexpected line: $hit"
+	fi
+}
+
+# A sanitizer report means a bug even when the outcome looked right (a
+# worker that died of it is simply restarted by the supervisor).
+assert_no_sanitizer_report() {
+	assert_log_lacks 'ERROR: (Address|Leak)Sanitizer|runtime error:|Sanitizer:DEADLYSIGNAL'
+}
+
+# The supervisor restarts a crashed worker, so a crash can hide behind a
+# correct outcome. A test that kills a worker itself sets WORKER_DEATHS_OK=1.
+assert_no_worker_death() {
+	[ "${WORKER_DEATHS_OK:-0}" = 1 ] ||
+		assert_log_lacks 'kyud\[sup\]: worker [0-9]+ \(pid [0-9]+\) (killed by signal|exited with status [1-9])'
+}
+
+# ---------------------------------------------------------------- database
+
+root_sql() { mariadb --no-defaults -uroot --socket="$KYU_DB_SOCKET" "$@"; }
+
+# sql "STATEMENT": run in the test's database; tab-separated, no headers.
+sql() { root_sql -N -B -D "$T_DB" -e "$1"; }
+
+# wait_for "SELECT returning one value" EXPECTED TIMEOUT_S
+# Polls until the value is EXPECTED; fails with the last value seen.
+wait_for() {
+	local query=$1 want=$2 deadline got
+	deadline=$(($(date +%s) + $3))
+	while :; do
+		got=$(sql "$query" 2>&1) || fail "wait_for: query failed: $got"
+		[ "$got" = "$want" ] && return 0
+		[ "$(date +%s)" -lt "$deadline" ] || break
+		sleep 0.2
+	done
+	fail "waited $3 s for [$query] = '$want', last value '$got'"
+}
+
+# ---------------------------------------------------------------- kyud
+
+# write_ini FILE [section.key=value ...]: the test defaults with overrides.
+# Small timings keep tests short; listen is off so parallel tests never
+# compete for a UDP port (a test that wants it passes kyud.listen=...).
+write_ini() {
+	local file=$1 kv key section i
+	shift
+	local -a keys=() vals=()
+	set_key() {
+		local i
+		for i in "${!keys[@]}"; do
+			if [ "${keys[$i]}" = "$1" ]; then vals[i]=$2; return; fi
+		done
+		keys+=("$1"); vals+=("$2")
+	}
+	set_key database.socket "$KYU_DB_SOCKET"
+	set_key database.user kyu
+	set_key database.password kyu
+	set_key database.database "$T_DB"
+	set_key kyud.workers 2
+	set_key kyud.lease 6
+	set_key kyud.poll_interval 1
+	set_key kyud.listen ""
+	set_key kyud.shutdown_grace 10
+	set_key kyud.log_level debug
+	for kv in "$@"; do
+		key=${kv%%=*}
+		key=${key%"${key##*[![:space:]]}"}
+		kv=${kv#*=}
+		set_key "$key" "${kv#"${kv%%[![:space:]]*}"}"
+	done
+	{
+		for section in database kyud job; do
+			echo "[$section]"
+			for i in "${!keys[@]}"; do
+				[ "${keys[$i]%%.*}" = "$section" ] || continue
+				echo "${keys[$i]#*.} = ${vals[$i]}"
+			done
+			echo
+		done
+	} >"$file"
+}
+
+# start_kyud [section.key=value ...]: write $T_DIR/kyud.ini, start kyud in
+# the background (stderr appended to $KYUD_LOG), return once it is ready.
+start_kyud() {
+	[ -z "$KYUD_PID" ] || fail "start_kyud: kyud already running"
+	KYUD_INI=$T_DIR/kyud.ini
+	write_ini "$KYUD_INI" "$@"
+	local from deadline
+	from=$(($(wc -l <"$KYUD_LOG") + 1))
+	# Background jobs of a script start with INT and QUIT ignored; env resets
+	# every signal so kyud starts as it would under systemd, and what its
+	# jobs see is kyud's own doing.
+	env --default-signal "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
+	KYUD_PID=$!
+	deadline=$(($(date +%s) + 20))
+	until tail -n +"$from" "$KYUD_LOG" | grep -q 'kyud\[sup\]: ready:'; do
+		if ! kill -0 "$KYUD_PID" 2>/dev/null; then
+			local rc=0
+			wait "$KYUD_PID" || rc=$?
+			KYUD_PID=
+			fail "kyud exited with status $rc before it was ready"
+		fi
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud not ready after 20 s"
+		sleep 0.1
+	done
+}
+
+# wait_kyud_exit TIMEOUT_S: reap kyud; its status lands in KYUD_STATUS.
+wait_kyud_exit() {
+	local deadline=$(($(date +%s) + $1))
+	while kill -0 "$KYUD_PID" 2>/dev/null; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud (pid $KYUD_PID) still running after $1 s"
+		sleep 0.1
+	done
+	KYUD_STATUS=0
+	wait "$KYUD_PID" || KYUD_STATUS=$?
+	KYUD_PID=
+}
+
+# signal_kyud SIG: send SIG to the supervisor; failing if it already died
+# says so, instead of a bare "no such process".
+signal_kyud() {
+	[ -n "$KYUD_PID" ] || fail "signal_kyud: kyud was not started"
+	if ! kill -"$1" "$KYUD_PID" 2>/dev/null; then
+		local rc=0
+		wait "$KYUD_PID" || rc=$?
+		KYUD_PID=
+		fail "kyud died before it was sent $1 (exit status $rc)"
+	fi
+}
+
+# stop_kyud [TIMEOUT_S]: TERM, wait for the drain, demand exit status 0.
+stop_kyud() {
+	signal_kyud TERM
+	wait_kyud_exit "${1:-30}"
+	assert_eq 0 "$KYUD_STATUS" "kyud exit status after TERM"
+	assert_no_sanitizer_report
+	assert_no_worker_death
+}
+
+# True while PID runs (a zombie whose parent has not reaped it yet is dead).
+pid_alive() {
+	local state
+	state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "${state%% *}" != Z ]
+}
+
+# Print PID's descendants, deepest first (workers, then their jobs).
+descendants() {
+	local c
+	for c in $(pgrep -P "$1" || true); do
+		descendants "$c"
+		echo "$c"
+	done
+}
+
+# On any exit: never leave a kyud, a worker or a job behind. A passing test
+# also removes its directory and database; a failing one keeps them.
+cleanup() {
+	local rc=$?
+	if [ -n "${KYUD_PID:-}" ]; then
+		# shellcheck disable=SC2046
+		kill -KILL $(descendants "$KYUD_PID") "$KYUD_PID" 2>/dev/null || true
+		wait "$KYUD_PID" 2>/dev/null || true
+	fi
+	if [ "$rc" = 0 ]; then
+		rm -rf "$T_DIR"
+		root_sql -e "DROP DATABASE IF EXISTS $T_DB" || true
+	else
+		echo "kept for inspection: $T_DIR, database $T_DB" >&2
+	fi
+	exit "$rc"
+}
+
+# ---------------------------------------------------------------- set-up
+
+: "${KYUD:?set by ctest}" "${KYU_SRC:?set by ctest}" "${KYU_TEST_DIR:?set by ctest}"
+T_NAME=$(basename "$0" .sh)
+T_DB=t_${T_NAME//[^A-Za-z0-9_]/_}
+T_DIR=$KYU_TEST_DIR/run/$T_NAME
+KYUD_PID=
+KYUD_LOG=$T_DIR/kyud.log
+[ -f "$KYU_TEST_DIR/db.env" ] || { echo "no $KYU_TEST_DIR/db.env: run through ctest (fixture db)" >&2; exit 1; }
+# shellcheck source=/dev/null
+. "$KYU_TEST_DIR/db.env"
+
+rm -rf "$T_DIR"
+mkdir -p "$T_DIR"
+: >"$KYUD_LOG"
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+root_sql <<-SQL
+	DROP DATABASE IF EXISTS $T_DB;
+	CREATE DATABASE $T_DB;
+	GRANT ALL ON $T_DB.* TO 'kyu'@'localhost';
+	GRANT ALL ON $T_DB.* TO 'kyu'@'127.0.0.1';
+SQL
+root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql"
