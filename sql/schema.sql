@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   time_limit   INT UNSIGNED NULL,
   -- Attempts started so far; an attempt whose worker died counts.
   attempts     INT UNSIGNED NOT NULL DEFAULT 0,
+  -- Attempts that ended with exit code 75 (EX_TEMPFAIL, "try again later"):
+  -- retried with backoff and not counted against max_attempts.
+  tempfails    INT UNSIGNED NOT NULL DEFAULT 0,
   -- The claim token of the attempt that holds (or last held) the job, and
   -- until when its lease runs. Heartbeats extend the lease.
   owner        BIGINT UNSIGNED NULL,
@@ -67,5 +70,7 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_due (due, priority),
   KEY kyu_jobs_queue_due (queue, due, priority),
   KEY kyu_jobs_owner (owner),
-  KEY kyu_jobs_finished (status, updated_at)
+  KEY kyu_jobs_finished (status, updated_at),
+  -- Refused at INSERT time rather than failing the job later.
+  CONSTRAINT kyu_jobs_max_attempts CHECK (max_attempts IS NULL OR max_attempts >= 1)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

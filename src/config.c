@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
 #include <ini.h>
 
 #include "log.h"
@@ -57,7 +58,7 @@ static const struct key_def keys[] = {
 	{ "job", "backoff_base", T_INT, OFF(backoff_base), "10", 0, 86400 },
 	{ "job", "backoff_cap", T_INT, OFF(backoff_cap), "3600", 0, 31536000 },
 	{ "job", "permanent_exit_codes", T_CODES, OFF(perm_codes_raw), "", 0, 0 },
-	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, 16 * 1024 * 1024 },
+	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, 4 * 1024 * 1024 },
 	{ "job", "shell", T_STR, OFF(shell), "/bin/sh", 0, 0 },
 };
 
@@ -132,8 +133,12 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 	case T_HOSTPORT: {
 		char host[256];
 		uint16_t port;
+		unsigned char addr[16];
 		if (*value && parse_hostport(value, host, sizeof(host), &port) < 0)
 			return "expected ADDRESS:PORT, [IPV6]:PORT or nothing";
+		/* kyud binds before it could resolve anything: numeric only. */
+		if (*value && inet_pton(AF_INET, host, addr) != 1 && inet_pton(AF_INET6, host, addr) != 1)
+			return "the address must be a numeric IPv4 or IPv6 address";
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
 		return NULL;

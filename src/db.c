@@ -34,6 +34,10 @@ int db_connect(struct db *db, const struct kyu_config *cfg)
 	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
 	mysql_options(db->my, MYSQL_INIT_COMMAND, init);
+	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
+	 * locks that make concurrent claims and finishes deadlock; READ
+	 * COMMITTED locks only the rows it marks (tests/bench: claims). */
+	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	if (!mysql_real_connect(db->my, use_socket ? NULL : cfg->db_host, cfg->db_user,
 				cfg->db_password, cfg->db_name, use_socket ? 0 : (unsigned)cfg->db_port,

@@ -75,7 +75,7 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 	/* Select: read what this token marked. */
 	sb_reset(&sb);
 	sb_printf(&sb,
-		  "SELECT seq, id, queue, command, argv, env, cwd, attempts, "
+		  "SELECT seq, id, queue, command, argv, env, cwd, attempts, tempfails, "
 		  "COALESCE(max_attempts, %d), COALESCE(time_limit, %d) "
 		  "FROM kyu_jobs WHERE owner = %" PRIu64 " AND status = 'running'",
 		  cfg->max_attempts, cfg->time_limit, token);
@@ -100,8 +100,9 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 		c->env_json = dup_field(row[5]);
 		c->cwd = dup_field(row[6]);
 		c->attempts = to_uint(row[7]);
-		c->max_attempts = to_uint(row[8]);
-		c->time_limit = to_uint(row[9]);
+		c->tempfails = to_uint(row[8]);
+		c->max_attempts = to_uint(row[9]);
+		c->time_limit = to_uint(row[10]);
 	}
 	*ret = rows;
 	rows = NULL;
@@ -235,8 +236,9 @@ static enum db_fail finish_one(struct db *db, const struct kyu_config *cfg, cons
 		sb_adds(sb, ", finished_at = NOW(6), "
 			    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, ");
 		if (f->outcome == OUT_RETRY) {
+			/* attempts keeps counting, so the backoff grows. */
 			if (f->tempfail)
-				sb_adds(sb, "attempts = IF(attempts > 0, attempts - 1, 0), ");
+				sb_adds(sb, "tempfails = tempfails + 1, ");
 			sb_adds(sb, "run_at = ");
 			add_backoff(sb, cfg);
 			sb_adds(sb, ", ");

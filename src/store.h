@@ -12,7 +12,7 @@
 struct claimed {
 	uint64_t seq;
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
-	unsigned attempts, max_attempts, time_limit;
+	unsigned attempts, tempfails, max_attempts, time_limit;
 };
 
 /* How an attempt ended, as recorded in the row. */
@@ -30,7 +30,7 @@ struct finish {
 	enum outcome outcome;
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
-	bool tempfail; /* EX_TEMPFAIL: retry without counting the attempt */
+	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
 	const char *error;
 	const char *output;
 	size_t output_len;

@@ -37,7 +37,7 @@ struct job {
 	int slot;
 	uint64_t seq, token;
 	char *id, *queue;
-	unsigned attempts, max_attempts, time_limit;
+	unsigned attempts, tempfails, max_attempts, time_limit;
 	pid_t pid;
 	bool pid_reported;
 	int out_fd;
@@ -46,8 +46,10 @@ struct job {
 	ev_timer limit_w;
 	struct capture cap;
 	enum end_reason reason;
-	bool term_sent;
-	double renewed; /* monotonic time the lease was last known good */
+	bool term_sent, fenced;
+	/* Monotonic time just before the statement that last set the lease:
+	 * the server's lease runs at least `lease` seconds from here. */
+	double renewed;
 };
 
 struct pend {
@@ -70,6 +72,10 @@ struct worker {
 	ev_prepare prep_w;
 	ev_signal term_w, hup_w;
 	ev_timer grace_w;
+	ev_timer fence_w; /* next self-fencing deadline while leases cannot be renewed */
+	ev_timer flush_w; /* retry of results that hit a deadlock */
+	ev_timer stats_w;
+	double flush_after;
 	struct job **slots;
 	int n_running;
 	bool wanted, more, more_sent;
@@ -78,7 +84,8 @@ struct worker {
 	struct pend *pend;
 	int n_pend, cap_pend;
 	uint64_t claims;
-	uint64_t n_started, n_rejected;
+	uint64_t n_started, n_rejected, n_finished;
+	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
 	char host[256];
 	char exit_msg[64];
 };
@@ -106,10 +113,14 @@ static uint64_t new_token(void)
 
 /* ---- database connection state ------------------------------------- */
 
+static void fence(struct worker *w);
+
 static void db_lost(struct worker *w)
 {
 	if (w->db_up)
 		log_warn("database connection lost: %s", w->db.err);
+	if (w->n_running)
+		fence(w);
 	w->db_up = false;
 	db_close(&w->db);
 	if (!ev_is_active(&w->reconnect_w)) {
@@ -214,7 +225,7 @@ static void flush_pending(struct worker *w)
 	enum db_fail f;
 	int rejected = 0;
 
-	if (w->n_pend == 0 || !w->db_up)
+	if (w->n_pend == 0 || !w->db_up || mono_now() < w->flush_after)
 		return;
 	fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
 	for (int i = 0; i < w->n_pend; i++) {
@@ -230,12 +241,25 @@ static void flush_pending(struct worker *w)
 				 "(late write; %" PRIu64 " so far)",
 				 rejected, w->n_rejected);
 		}
+		w->n_finished += (uint64_t)w->n_pend;
 		pend_clear(w);
-	} else if (db_ok(w, f, "recording results")) {
-		pend_clear(w);
-	} else if (f != DB_LOST) {
-		/* A statement error will not heal by retrying: drop, loudly. */
-		log_err("dropping %d result(s) that could not be recorded", w->n_pend);
+	} else if (f == DB_RETRY) {
+		/* Deadlocked even after the immediate retries: keep the results
+		 * and try again shortly; they are only lost if the lease runs
+		 * out first, and then the job simply runs again. */
+		log_debug("recording results: %s; retrying", w->db.err);
+		w->flush_after = mono_now() + 0.05;
+		if (!ev_is_active(&w->flush_w)) {
+			ev_timer_set(&w->flush_w, 0.05, 0.);
+			ev_timer_start(w->loop, &w->flush_w);
+		}
+	} else if (!db_ok(w, f, "recording results") && f != DB_LOST) {
+		/* A statement error will not heal by retrying. The rows stay
+		 * 'running' under a lease nobody renews, so the jobs run again
+		 * once it expires: at-least-once still holds. */
+		log_err("dropping %d result(s) that could not be recorded; those jobs run again "
+			"after their lease",
+			w->n_pend);
 		pend_clear(w);
 	}
 	free(fs);
@@ -285,9 +309,10 @@ static void kill_orphans(struct worker *w)
 		log_info("killed %d process(es) left behind by finished jobs", n);
 }
 
+/* Attempts that ended in EX_TEMPFAIL do not count against max_attempts. */
 static bool retryable(const struct job *j)
 {
-	return j->attempts < j->max_attempts;
+	return j->attempts - j->tempfails < j->max_attempts;
 }
 
 /* Decide how the attempt ended and queue the row update. */
@@ -331,13 +356,14 @@ static void job_finished(struct worker *w, struct job *j, int wstatus)
 	default:
 		if (code == 0) {
 			o = OUT_SUCCEEDED;
+		} else if (code > 0 && config_is_permanent_code(&w->cfg, code)) {
+			/* Checked first: an operator who lists 75 means it. */
+			o = OUT_FAILED;
+			snprintf(err, sizeof(err), "exit code %d (permanent: not retried)", code);
 		} else if (code == 75) {
 			o = OUT_RETRY;
 			tempfail = true;
 			snprintf(err, sizeof(err), "temporary failure (exit 75): retrying later");
-		} else if (code > 0 && config_is_permanent_code(&w->cfg, code)) {
-			o = OUT_FAILED;
-			snprintf(err, sizeof(err), "exit code %d (permanent: not retried)", code);
 		} else {
 			o = retryable(j) ? OUT_RETRY : OUT_FAILED;
 			if (code == 127)
@@ -460,7 +486,7 @@ static void fail_unstarted(struct worker *w, const struct claimed *c, uint64_t t
 	log_info("job %s failed: %s", c->id, why);
 }
 
-static void start_job(struct worker *w, struct claimed *c, uint64_t token)
+static void start_job(struct worker *w, struct claimed *c, uint64_t token, double claimed_at)
 {
 	struct jobspec_input in = {
 		.shell = w->cfg.shell,
@@ -477,10 +503,10 @@ static void start_job(struct worker *w, struct claimed *c, uint64_t token)
 	char err[512];
 	int slot;
 
-	if (c->attempts > c->max_attempts) {
+	if (c->attempts - c->tempfails > c->max_attempts) {
 		snprintf(err, sizeof(err),
 			 "lease expired during the last attempt (%u of %u): its worker or host was lost",
-			 c->attempts - 1, c->max_attempts);
+			 c->attempts - c->tempfails - 1, c->max_attempts);
 		fail_unstarted(w, c, token, err, OUT_FAILED);
 		return;
 	}
@@ -499,10 +525,11 @@ static void start_job(struct worker *w, struct claimed *c, uint64_t token)
 	j->queue = c->queue;
 	c->id = c->queue = NULL;
 	j->attempts = c->attempts;
+	j->tempfails = c->tempfails;
 	j->max_attempts = c->max_attempts;
 	j->time_limit = c->time_limit;
 	j->out_fd = -1;
-	j->renewed = mono_now();
+	j->renewed = claimed_at;
 	capture_init(&j->cap, (size_t)w->cfg.output_limit);
 
 	if (spawn_job(&spec, c->cwd, &j->pid, &j->out_fd, err, sizeof(err)) < 0) {
@@ -540,6 +567,7 @@ static void do_claim(struct worker *w, int n)
 {
 	struct claimed *rows = NULL;
 	uint64_t token = new_token();
+	double claimed_at = mono_now();
 	enum db_fail f;
 	int got;
 
@@ -551,7 +579,7 @@ static void do_claim(struct worker *w, int n)
 	}
 	w->claims++;
 	for (int i = 0; i < got; i++)
-		start_job(w, &rows[i], token);
+		start_job(w, &rows[i], token, claimed_at);
 	store_claimed_free(rows, got);
 	if (got > 0)
 		log_debug("acquired %d job(s) (asked for %d)", got, n);
@@ -628,22 +656,43 @@ static void on_inspect(void *arg, uint64_t seq, uint64_t owner, const char *stat
 	}
 }
 
+/* While leases cannot be renewed: kill every job whose lease is within
+ * fence_margin of running out (another claim may take the row over when
+ * it does), and wake up again at the next such deadline. */
 static void fence(struct worker *w)
 {
-	double now = mono_now(), limit = w->cfg.lease - w->cfg.fence_margin;
+	double now = mono_now(), limit = w->cfg.lease - w->cfg.fence_margin, next = 0;
 
+	ev_timer_stop(w->loop, &w->fence_w);
 	if (w->cfg.fence_margin == 0)
 		return;
 	for (int i = 0; i < w->cfg.slots; i++) {
 		struct job *j = w->slots[i];
-		if (!j || j->reason != END_NONE || now - j->renewed < limit)
+		if (!j || j->fenced || j->reason == END_LOST)
 			continue;
-		log_warn("job %s: lease not renewed for %.0f s; killing it before another worker "
-			 "may take it over",
-			 j->id, now - j->renewed);
+		if (now < j->renewed + limit) {
+			if (next == 0 || j->renewed + limit < next)
+				next = j->renewed + limit;
+			continue;
+		}
+		log_warn("job %s: lease not renewed for %.1f s (lease %d s, fence_margin %d s); "
+			 "killing it before another worker may take it over",
+			 j->id, now - j->renewed, w->cfg.lease, w->cfg.fence_margin);
+		j->fenced = true;
 		terminate(w, j, END_FENCE);
 		spawn_kill_group(j->pid, SIGKILL);
 	}
+	if (next > 0) {
+		ev_timer_set(&w->fence_w, next - now, 0.);
+		ev_timer_start(w->loop, &w->fence_w);
+	}
+}
+
+static void on_fence(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	fence(t->data);
 }
 
 static void heartbeat(struct worker *w)
@@ -668,16 +717,17 @@ static void heartbeat(struct worker *w)
 		fence(w);
 		return;
 	}
+	double sent_at = mono_now();
 	got = store_heartbeat(&w->db, &w->cfg, seqs, tokens, pids, n, &f);
 	if (got < 0) {
 		db_ok(w, f, "extending leases");
 		fence(w);
 		return;
 	}
-	double now = mono_now();
+	ev_timer_stop(w->loop, &w->fence_w);
 	for (int i = 0; i < w->cfg.slots; i++) {
 		if (w->slots[i]) {
-			w->slots[i]->renewed = now;
+			w->slots[i]->renewed = sent_at;
 			w->slots[i]->pid_reported = true;
 		}
 	}
@@ -708,6 +758,32 @@ static void on_heartbeat(EV_P_ ev_timer *t, int revents)
 		return;
 	}
 	heartbeat(w);
+}
+
+static void on_flush(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	flush_pending(t->data);
+}
+
+/* Progress for the operator: one line per STATS_EVERY seconds, only when
+ * something happened. */
+#define STATS_EVERY 300.
+
+static void on_stats(EV_P_ ev_timer *t, int revents)
+{
+	struct worker *w = t->data;
+	(void)EV_A;
+	(void)revents;
+	if (w->n_started == w->stats_started && w->db.deadlocks == w->stats_deadlocks)
+		return;
+	log_info("last %.0f s: %" PRIu64 " job(s) started, %d running; %" PRIu64
+		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64 " late write(s) rejected",
+		 STATS_EVERY, w->n_started - w->stats_started, w->n_running,
+		 w->db.deadlocks - w->stats_deadlocks, w->n_started, w->n_rejected);
+	w->stats_started = w->n_started;
+	w->stats_deadlocks = w->db.deadlocks;
 }
 
 /* ---- stopping ------------------------------------------------------- */
@@ -853,6 +929,13 @@ int worker_main(int index, const char *config_path)
 	w.hb_w.data = &w;
 	ev_init(&w.grace_w, on_grace);
 	w.grace_w.data = &w;
+	ev_init(&w.fence_w, on_fence);
+	w.fence_w.data = &w;
+	ev_init(&w.flush_w, on_flush);
+	w.flush_w.data = &w;
+	ev_timer_init(&w.stats_w, on_stats, STATS_EVERY, STATS_EVERY);
+	w.stats_w.data = &w;
+	ev_timer_start(w.loop, &w.stats_w);
 	ev_io_init(&w.ctl_w, on_ctl, PROTO_FD, EV_READ);
 	w.ctl_w.data = &w;
 	ev_io_start(w.loop, &w.ctl_w);
@@ -872,7 +955,9 @@ int worker_main(int index, const char *config_path)
 
 	ev_run(w.loop, 0);
 
-	log_info("exiting: %" PRIu64 " job(s) started", w.n_started);
+	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
+		 " deadlock(s) retried, %" PRIu64 " late write(s) rejected",
+		 w.n_started, w.n_finished, w.db.deadlocks, w.n_rejected);
 	pend_clear(&w);
 	free(w.pend);
 	free(w.slots);
