@@ -31,8 +31,17 @@ static unsigned to_uint(const char *s)
 	return s ? (unsigned)strtoul(s, NULL, 10) : 0;
 }
 
+static void add_next_due(struct db *db, struct strbuf *sb, const struct kyu_config *cfg)
+{
+	sb_adds(sb, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(due)) FROM kyu_jobs");
+	if (cfg->n_queues) {
+		sb_adds(sb, " WHERE 1");
+		add_queue_filter(db, sb, cfg);
+	}
+}
+
 int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
-		struct claimed **ret, enum db_fail *fail)
+		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail)
 {
 	struct strbuf sb = { 0 };
 	MYSQL_RES *res = NULL;
@@ -67,18 +76,30 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 	if ((*fail = db_execs(db, &sb)) != DB_OK)
 		goto out;
 	got = (int)db_affected(db);
+	*next_due_us = INT64_MIN;
 	if (got == 0) {
+		if (store_next_due(db, cfg, next_due_us, fail) < 0)
+			goto out;
 		count = 0;
 		goto out;
 	}
 
-	/* Select: read what this token marked. */
+	/* Select: read what this token marked. A short batch means the due
+	 * rows ran out: the same round trip brings the next due time, which
+	 * tells the supervisor how long everyone may sleep. */
 	sb_reset(&sb);
 	sb_printf(&sb,
 		  "SELECT seq, id, queue, command, argv, env, cwd, attempts, tempfails, "
-		  "COALESCE(max_attempts, %d), COALESCE(time_limit, %d) "
-		  "FROM kyu_jobs WHERE owner = %" PRIu64 " AND status = 'running'",
-		  cfg->max_attempts, cfg->time_limit, token);
+		  "COALESCE(max_attempts, %d), COALESCE(time_limit, %d), ",
+		  cfg->max_attempts, cfg->time_limit);
+	if (got < n) {
+		sb_adds(&sb, "(");
+		add_next_due(db, &sb, cfg);
+		sb_adds(&sb, ")");
+	} else {
+		sb_adds(&sb, "NULL");
+	}
+	sb_printf(&sb, " FROM kyu_jobs WHERE owner = %" PRIu64 " AND status = 'running'", token);
 	if ((*fail = db_execs(db, &sb)) != DB_OK)
 		goto out;
 	res = mysql_store_result(db->my);
@@ -103,6 +124,8 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 		c->tempfails = to_uint(row[8]);
 		c->max_attempts = to_uint(row[9]);
 		c->time_limit = to_uint(row[10]);
+		if (got < n)
+			*next_due_us = row[11] ? strtoll(row[11], NULL, 10) : INT64_MAX;
 	}
 	*ret = rows;
 	rows = NULL;
@@ -135,6 +158,16 @@ static void add_id_list(struct strbuf *sb, const uint64_t *v, int n)
 		sb_printf(sb, "%s%" PRIu64, i ? "," : "", v[i]);
 }
 
+/* Each row must still belong to the claim that took it; the seq list
+ * before this finds the rows by primary key, this only filters them. */
+static void add_owner_match(struct strbuf *sb, const uint64_t *seqs, const uint64_t *tokens, int n)
+{
+	sb_adds(sb, " AND owner = CASE seq");
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, seqs[i], tokens[i]);
+	sb_adds(sb, " END");
+}
+
 int64_t store_heartbeat(struct db *db, const struct kyu_config *cfg, const uint64_t *seqs,
 			const uint64_t *tokens, const int *pids, int n, enum db_fail *fail)
 {
@@ -156,9 +189,9 @@ int64_t store_heartbeat(struct db *db, const struct kyu_config *cfg, const uint6
 		sb_adds(&sb, " ELSE pid END");
 	sb_adds(&sb, " WHERE seq IN (");
 	add_id_list(&sb, seqs, n);
-	sb_adds(&sb, ") AND owner IN (");
-	add_id_list(&sb, tokens, n);
-	sb_adds(&sb, ") AND status = 'running'");
+	sb_adds(&sb, ")");
+	add_owner_match(&sb, seqs, tokens, n);
+	sb_adds(&sb, " AND status = 'running'");
 	if ((*fail = db_execs(db, &sb)) == DB_OK)
 		r = (int64_t)db_affected(db);
 	sb_free(&sb);
@@ -273,50 +306,44 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 		 int *rejected, enum db_fail *fail)
 {
 	struct strbuf sb = { 0 };
-	bool *done = xcalloc((size_t)n, sizeof(bool));
-	int *group = xcalloc((size_t)n, sizeof(int));
-	int written = 0;
+	uint64_t *seqs = xcalloc((size_t)n, sizeof(*seqs)), *tokens = xcalloc((size_t)n, sizeof(*tokens));
+	int written = 0, count = 0;
 
 	*rejected = 0;
 	*fail = DB_OK;
+	/* All plain successes, whatever their claim, in one statement: the
+	 * common case under load costs one round trip per batch. */
+	sb_adds(&sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
+		     "error = NULL, output = NULL, finished_at = NOW(6), "
+		     "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
 	for (int i = 0; i < n; i++) {
-		int count = 0;
-		if (done[i] || !plain_success(&f[i]))
+		if (!plain_success(&f[i]))
 			continue;
-		for (int j = i; j < n; j++) {
-			if (!done[j] && plain_success(&f[j]) && f[j].token == f[i].token) {
-				group[count++] = j;
-				done[j] = true;
-			}
-		}
-		/* All plain successes of one claim in one statement: the common
-		 * case under load costs one round trip per batch. */
-		sb_reset(&sb);
-		sb_adds(&sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
-			     "error = NULL, output = NULL, finished_at = NOW(6), "
-			     "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
-		for (int k = 0; k < count; k++)
-			sb_printf(&sb, " WHEN %" PRIu64 " THEN %d", f[group[k]].seq, f[group[k]].pid);
+		sb_printf(&sb, " WHEN %" PRIu64 " THEN %d", f[i].seq, f[i].pid);
+		seqs[count] = f[i].seq;
+		tokens[count++] = f[i].token;
+	}
+	if (count) {
 		sb_adds(&sb, " ELSE pid END, status = IF(status = 'cancelled', 'cancelled', 'succeeded') "
 			     "WHERE seq IN (");
-		for (int k = 0; k < count; k++)
-			sb_printf(&sb, "%s%" PRIu64, k ? "," : "", f[group[k]].seq);
-		sb_printf(&sb, ") AND owner = %" PRIu64 " AND status IN ('running', 'cancelled')",
-			  f[i].token);
+		add_id_list(&sb, seqs, count);
+		sb_adds(&sb, ")");
+		add_owner_match(&sb, seqs, tokens, count);
+		sb_adds(&sb, " AND status IN ('running', 'cancelled')");
 		if ((*fail = db_execs(db, &sb)) != DB_OK)
 			goto out;
 		written += (int)db_affected(db);
 		*rejected += count - (int)db_affected(db);
 	}
 	for (int i = 0; i < n; i++) {
-		if (done[i])
+		if (plain_success(&f[i]))
 			continue;
 		if ((*fail = finish_one(db, cfg, &f[i], &sb, &written, rejected)) != DB_OK)
 			goto out;
 	}
 out:
-	free(group);
-	free(done);
+	free(seqs);
+	free(tokens);
 	sb_free(&sb);
 	return *fail == DB_OK ? written : -1;
 }
@@ -374,11 +401,7 @@ int store_next_due(struct db *db, const struct kyu_config *cfg, int64_t *ret_us,
 	MYSQL_ROW row;
 	int r = -1;
 
-	sb_adds(&sb, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(due)) FROM kyu_jobs");
-	if (cfg->n_queues) {
-		sb_adds(&sb, " WHERE 1");
-		add_queue_filter(db, &sb, cfg);
-	}
+	add_next_due(db, &sb, cfg);
 	if ((*fail = db_execs(db, &sb)) != DB_OK)
 		goto out;
 	res = mysql_store_result(db->my);

@@ -38,9 +38,10 @@ struct finish {
 
 /* Claim up to n due jobs for token (mark), then read them (select).
  * Returns the number claimed (rows in *ret, caller frees with
- * store_claimed_free) or -1 with db->err set. */
+ * store_claimed_free) or -1 with db->err set. When fewer than n were
+ * claimed, *next_due_us is set as by store_next_due (else INT64_MIN). */
 int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
-		struct claimed **ret, enum db_fail *fail);
+		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail);
 void store_claimed_free(struct claimed *rows, int n);
 
 /* Extend the leases of the given (seq, token) pairs, and record the pid of

@@ -73,9 +73,10 @@ struct worker {
 	ev_signal term_w, hup_w;
 	ev_timer grace_w;
 	ev_timer fence_w; /* next self-fencing deadline while leases cannot be renewed */
-	ev_timer flush_w; /* retry of results that hit a deadlock */
+	ev_timer flush_w; /* delayed flush of results, or its retry after a deadlock */
 	ev_timer stats_w;
 	double flush_after;
+	double pend_since; /* when the oldest unrecorded result arrived */
 	struct job **slots;
 	int n_running;
 	bool wanted, more, more_sent;
@@ -199,6 +200,8 @@ static struct pend *pend_add(struct worker *w, const struct job *j, enum outcome
 		w->cap_pend = w->cap_pend ? w->cap_pend * 2 : 16;
 		w->pend = xrealloc(w->pend, (size_t)w->cap_pend * sizeof(*w->pend));
 	}
+	if (w->n_pend == 0)
+		w->pend_since = mono_now();
 	p = &w->pend[w->n_pend++];
 	memset(p, 0, sizeof(*p));
 	p->f.seq = j->seq;
@@ -219,14 +222,26 @@ static void pend_clear(struct worker *w)
 	w->n_pend = 0;
 }
 
+/* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
+ * batch of short jobs costs one UPDATE rather than one per job. */
+#define FLUSH_DELAY 0.01
+
 static void flush_pending(struct worker *w)
 {
 	struct finish *fs;
 	enum db_fail f;
 	int rejected = 0;
+	double now = mono_now();
 
-	if (w->n_pend == 0 || !w->db_up || mono_now() < w->flush_after)
+	if (w->n_pend == 0 || !w->db_up || now < w->flush_after)
 		return;
+	if (w->n_running > 0 && !w->draining && now < w->pend_since + FLUSH_DELAY) {
+		if (!ev_is_active(&w->flush_w)) {
+			ev_timer_set(&w->flush_w, w->pend_since + FLUSH_DELAY - now, 0.);
+			ev_timer_start(w->loop, &w->flush_w);
+		}
+		return;
+	}
 	fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
 	for (int i = 0; i < w->n_pend; i++) {
 		fs[i] = w->pend[i].f;
@@ -568,10 +583,11 @@ static void do_claim(struct worker *w, int n)
 	struct claimed *rows = NULL;
 	uint64_t token = new_token();
 	double claimed_at = mono_now();
+	int64_t due_us = INT64_MIN;
 	enum db_fail f;
 	int got;
 
-	got = store_claim(&w->db, &w->cfg, token, w->host, n, &rows, &f);
+	got = store_claim(&w->db, &w->cfg, token, w->host, n, &rows, &due_us, &f);
 	w->wanted = false;
 	if (got < 0) {
 		db_ok(w, f, "acquiring jobs");
@@ -598,12 +614,9 @@ static void do_claim(struct worker *w, int n)
 			w->more_sent = true;
 		}
 	} else {
-		int64_t due_us = INT64_MAX;
 		w->more = false;
 		w->more_sent = false;
-		if (w->db_up && store_next_due(&w->db, &w->cfg, &due_us, &f) < 0)
-			db_ok(w, f, "reading the next due time");
-		send_msg(w, KYU_IDLE, due_us);
+		send_msg(w, KYU_IDLE, due_us == INT64_MIN ? INT64_MAX : due_us);
 	}
 }
 
@@ -887,6 +900,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 
 	flush_pending(w);
 	maybe_claim(w);
+	/* Jobs refused at start (bad JSON...) are results too. */
 	flush_pending(w);
 	if (w->draining && w->n_running == 0 &&
 	    (w->n_pend == 0 || (!w->db_up && mono_now() > w->drain_deadline))) {
