@@ -294,7 +294,7 @@ static int cmd_update(struct db *db, const char *what, const char *id)
 		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'cancelled' "
 			     "WHERE status IN ('waiting', 'running') AND id = ");
 	else
-		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
+		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, tempfails = 0, "
 			     "error = NULL WHERE status IN ('failed', 'cancelled') AND id = ");
 	db_quote(db, &sb, id, strlen(id));
 	if (db_execs(db, &sb) != DB_OK) {
