@@ -209,8 +209,17 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	if (id) {
 		printf("%s\n", id);
 	} else {
+		/* The id the server generated, printed the same way as a given one. */
 		const char *q = "SELECT id FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
-		print_query(db, q, strlen(q), true);
+		MYSQL_RES *res;
+		MYSQL_ROW row;
+		if (db_exec(db, q, strlen(q)) != DB_OK || !(res = mysql_store_result(db->my))) {
+			die_db(db, "submit: reading the generated id");
+			goto out;
+		}
+		if ((row = mysql_fetch_row(res)) && row[0])
+			printf("%s\n", row[0]);
+		mysql_free_result(res);
 	}
 	if (delay == 0)
 		send_wake(cfg, queue, true);
