@@ -1,5 +1,6 @@
 #include "capture.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,17 +51,35 @@ void capture_add(struct capture *c, const char *data, size_t n)
 void capture_render(const struct capture *c, struct strbuf *sb)
 {
 	uint64_t omitted = c->total - c->head_len - c->tail_len;
+	size_t head = c->head_len, tail = c->tail_len, cut = 0;
+	char mark[64];
+	int m = 0;
 
-	if (c->head_len)
-		sb_add(sb, c->head, c->head_len);
+	if (omitted) {
+		/* The marker takes its room from the kept bytes, so that the
+		 * column never holds more than the limit; the bytes it replaces
+		 * are counted as omitted, which may lengthen it by a digit. */
+		for (int i = 0; i < 3; i++) {
+			m = snprintf(mark, sizeof(mark), "\n[kyu: %llu bytes omitted]\n",
+				     (unsigned long long)(omitted + cut));
+			cut = (size_t)m < head + tail ? (size_t)m : head + tail;
+		}
+		tail -= cut < tail ? cut : tail;
+		head -= cut - (c->tail_len - tail);
+	}
+	if (head)
+		sb_add(sb, c->head, head);
 	if (omitted)
-		sb_printf(sb, "\n[kyu: %llu bytes omitted]\n", (unsigned long long)omitted);
+		sb_add(sb, mark, (size_t)m);
 	if (c->tail_len < c->tail_cap) {
-		sb_add(sb, c->tail, c->tail_len);
-	} else if (c->tail_len) {
-		/* The ring is full: its oldest byte sits at tail_pos. */
-		sb_add(sb, c->tail + c->tail_pos, c->tail_cap - c->tail_pos);
-		sb_add(sb, c->tail, c->tail_pos);
+		sb_add(sb, c->tail + (c->tail_len - tail), tail);
+	} else if (tail) {
+		/* The ring is full: its oldest byte sits at tail_pos; skip the
+		 * oldest tail_len - tail bytes. */
+		size_t start = (c->tail_pos + (c->tail_len - tail)) % c->tail_cap;
+		size_t first = c->tail_cap - start < tail ? c->tail_cap - start : tail;
+		sb_add(sb, c->tail + start, first);
+		sb_add(sb, c->tail, tail - first);
 	}
 }
 

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,33 +32,47 @@ int main(void)
 	free(s);
 	capture_free(&c);
 
-	/* Head keeps the first half, tail the last half, the middle is marked. */
-	capture_init(&c, 10);
-	capture_add(&c, "0123456789abcdefghij", 20);
+	/* Head keeps the first half, tail the last half, the middle is marked;
+	 * the marker takes its room from the tail, so exactly 70 bytes are
+	 * kept: 35 + a 26-byte marker counting 156 omitted + the last 9. */
+	char in[200], want[128];
+	for (int i = 0; i < 200; i++)
+		in[i] = (char)('a' + i % 26);
+	snprintf(want, sizeof(want), "%.35s\n[kyu: 156 bytes omitted]\n%.9s", in, in + 191);
+	capture_init(&c, 70);
+	capture_add(&c, in, sizeof(in));
 	s = render(&c);
-	CHECK_STR(s, "01234\n[kyu: 10 bytes omitted]\nfghij");
+	CHECK_STR(s, want);
+	CHECK(strlen(s) == 70);
 	free(s);
 	capture_free(&c);
 
-	/* Many small writes wrap the tail ring. */
-	capture_init(&c, 8);
-	for (int i = 0; i < 26; i++) {
-		char ch = (char)('a' + i);
-		capture_add(&c, &ch, 1);
-	}
+	/* Many small writes wrap the tail ring: same result. */
+	capture_init(&c, 70);
+	for (int i = 0; i < 200; i++)
+		capture_add(&c, &in[i], 1);
 	s = render(&c);
-	CHECK_STR(s, "abcd\n[kyu: 18 bytes omitted]\nwxyz");
+	CHECK_STR(s, want);
 	free(s);
-	CHECK(c.total == 26);
+	CHECK(c.total == 200);
 	capture_free(&c);
 
 	/* One huge write bigger than the whole limit. */
 	memset(big, 'x', sizeof(big));
 	big[999] = 'E';
-	capture_init(&c, 4);
+	capture_init(&c, 70);
 	capture_add(&c, big, sizeof(big));
 	s = render(&c);
-	CHECK_STR(s, "xx\n[kyu: 996 bytes omitted]\nxE");
+	snprintf(want, sizeof(want), "%.35s\n[kyu: 956 bytes omitted]\nxxxxxxxxE", big);
+	CHECK_STR(s, want);
+	free(s);
+	capture_free(&c);
+
+	/* A limit smaller than the marker keeps only the marker. */
+	capture_init(&c, 8);
+	capture_add(&c, in, 26);
+	s = render(&c);
+	CHECK_STR(s, "\n[kyu: 26 bytes omitted]\n");
 	free(s);
 	capture_free(&c);
 
