@@ -88,7 +88,7 @@ static void sup_wake(struct sup *s)
 	for (int k = 0; k < s->n_children; k++) {
 		struct child *c = &s->children[(s->rr + k) % s->n_children];
 		if (c->pid && c->ready && c->idle && !c->retired) {
-			s->rr = (c->index + 1) % s->n_children;
+			s->rr = (int)(c - s->children + 1) % s->n_children;
 			c->wake_inflight = true;
 			send_msg(c, KYU_WAKE);
 			return;
@@ -102,7 +102,7 @@ static void wake_another(struct sup *s, struct child *busy)
 	for (int k = 0; k < s->n_children; k++) {
 		struct child *c = &s->children[(s->rr + k) % s->n_children];
 		if (c != busy && c->pid && c->ready && c->idle && !c->retired && !c->wake_inflight) {
-			s->rr = (c->index + 1) % s->n_children;
+			s->rr = (int)(c - s->children + 1) % s->n_children;
 			c->idle = false;
 			send_msg(c, KYU_WAKE);
 			return;

@@ -75,6 +75,7 @@ struct worker {
 	ev_timer fence_w; /* next self-fencing deadline while leases cannot be renewed */
 	ev_timer flush_w; /* delayed flush of results, or its retry after a deadlock */
 	ev_timer stats_w;
+	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
 	double flush_after;
 	double pend_since; /* when the oldest unrecorded result arrived */
 	struct job **slots;
@@ -302,26 +303,51 @@ static void job_free(struct worker *w, struct job *j)
 	free(j);
 }
 
-/* Keep children that are running jobs, or members of a running job's
- * process group (re-parented but still part of a live attempt). */
+/* Keep children that are running jobs, members of a running job's process
+ * group, or processes that left its group (setsid) but carry the job id
+ * and attempt of an attempt that is still running: they are re-parented
+ * here while their attempt lives and must outlive only the attempt. */
 static bool keep_child(void *arg, pid_t pid)
 {
 	struct worker *w = arg;
 	pid_t pgid = getpgid(pid);
+	char id[512], attempt[16];
 
 	for (int i = 0; i < w->cfg.slots; i++) {
 		const struct job *j = w->slots[i];
 		if (j && (j->pid == pid || j->pid == pgid))
 			return true;
 	}
+	if (orphans_getenv(pid, "KYU_JOB_ID", id, sizeof(id)) < 0 ||
+	    orphans_getenv(pid, "KYU_ATTEMPT", attempt, sizeof(attempt)) < 0)
+		return false;
+	for (int i = 0; i < w->cfg.slots; i++) {
+		const struct job *j = w->slots[i];
+		if (j && strcmp(j->id, id) == 0 && strtoul(attempt, NULL, 10) == j->attempts)
+			return true;
+	}
 	return false;
 }
 
+/* Killing an orphan re-parents its own children here a moment later, so
+ * sweeps repeat until one finds nothing. */
 static void kill_orphans(struct worker *w)
 {
 	int n = orphans_kill(keep_child, w);
-	if (n > 0)
-		log_info("killed %d process(es) left behind by finished jobs", n);
+	if (n <= 0)
+		return;
+	log_info("killed %d process(es) left behind by finished jobs", n);
+	if (!ev_is_active(&w->sweep_w)) {
+		ev_timer_set(&w->sweep_w, 0.02, 0.);
+		ev_timer_start(w->loop, &w->sweep_w);
+	}
+}
+
+static void on_sweep(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	kill_orphans(t->data);
 }
 
 /* Attempts that ended in EX_TEMPFAIL do not count against max_attempts. */
@@ -394,8 +420,8 @@ static void job_finished(struct worker *w, struct job *j, int wstatus)
 	}
 	if (o != OUT_SUCCEEDED && o != OUT_RELEASE && o != OUT_CANCELLED && o == OUT_FAILED &&
 	    j->attempts > 1)
-		snprintf(err + strlen(err), sizeof(err) - strlen(err), " (attempt %u of %u)", j->attempts,
-			 j->max_attempts);
+		snprintf(err + strlen(err), sizeof(err) - strlen(err), " (attempt %u of %u)",
+			 j->attempts - j->tempfails, j->max_attempts);
 
 	p = pend_add(w, j, o);
 	p->f.pid = (int)j->pid;
@@ -691,8 +717,11 @@ static void fence(struct worker *w)
 		log_warn("job %s: lease not renewed for %.1f s (lease %d s, fence_margin %d s); "
 			 "killing it before another worker may take it over",
 			 j->id, now - j->renewed, w->cfg.lease, w->cfg.fence_margin);
+		/* No grace: the deadline is already the safety margin. */
 		j->fenced = true;
-		terminate(w, j, END_FENCE);
+		if (j->reason == END_NONE)
+			j->reason = END_FENCE;
+		j->term_sent = true;
 		spawn_kill_group(j->pid, SIGKILL);
 	}
 	if (next > 0) {
@@ -945,6 +974,8 @@ int worker_main(int index, const char *config_path)
 	w.grace_w.data = &w;
 	ev_init(&w.fence_w, on_fence);
 	w.fence_w.data = &w;
+	ev_init(&w.sweep_w, on_sweep);
+	w.sweep_w.data = &w;
 	ev_init(&w.flush_w, on_flush);
 	w.flush_w.data = &w;
 	ev_timer_init(&w.stats_w, on_stats, STATS_EVERY, STATS_EVERY);

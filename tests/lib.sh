@@ -307,3 +307,136 @@ root_sql <<-SQL
 	GRANT ALL ON $T_DB.* TO 'kyu'@'127.0.0.1';
 SQL
 root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql"
+
+# ---------------------------------------------------------------- private database
+# For tests that stop and restart the database server (db_restart,
+# self_fence): a mariadbd of the test's own, so that the shared one keeps
+# serving the other tests.
+#
+#     private_db_start       # first call: create it, load the schema; from
+#                            # now on sql, root_sql and start_kyud use it
+#     private_db_stop        # stop it (clean shutdown)
+#     private_db_start       # again: same directory and port, data kept
+#
+# It is stopped when the test exits; its directory is kept with $T_DIR
+# when the test fails.
+
+PRIVATE_DB_DIR=
+PRIVATE_DB_PORT=
+SHARED_DB_SOCKET=$KYU_DB_SOCKET
+
+# private_db_try PORT: start the server in $PRIVATE_DB_DIR on PORT, and check
+# that the server answering on its socket is really the one on PORT.
+private_db_try() {
+	"$KYU_SRC/scripts/sandbox-db" start "$PRIVATE_DB_DIR" "$1" >>"$T_DIR/private-db.log" 2>&1 &&
+		[ "$(mariadb --no-defaults -uroot --socket="$PRIVATE_DB_DIR/mysqld.sock" -N -e 'SELECT @@port')" = "$1" ]
+}
+
+private_db_start() {
+	local base port
+	if [ -n "$PRIVATE_DB_PORT" ]; then
+		# The same port: kyud's config (the socket) and the data stay valid.
+		private_db_try "$PRIVATE_DB_PORT" ||
+			fail "private_db_start: could not restart mariadbd on port $PRIVATE_DB_PORT (see $T_DIR/private-db.log)"
+		return
+	fi
+	PRIVATE_DB_DIR=$T_DIR/db
+	# A Unix socket path must fit in 108 bytes; deep build dirs don't.
+	[ ${#PRIVATE_DB_DIR} -le 90 ] || PRIVATE_DB_DIR=$(mktemp -d /tmp/kyu-private-db.XXXXXX)
+	trap private_db_exit EXIT
+	base=$((20000 + RANDOM % 30000))
+	for port in $(seq "$base" $((base + 40))); do
+		port_in_use "$port" && continue
+		if private_db_try "$port"; then
+			PRIVATE_DB_PORT=$port
+			break
+		fi
+		"$KYU_SRC/scripts/sandbox-db" stop "$PRIVATE_DB_DIR" >>"$T_DIR/private-db.log" 2>&1 || true
+	done
+	[ -n "$PRIVATE_DB_PORT" ] || fail "private_db_start: could not start mariadbd (see $T_DIR/private-db.log)"
+	KYU_DB_SOCKET=$PRIVATE_DB_DIR/mysqld.sock
+	root_sql <<-SQL
+		CREATE DATABASE $T_DB;
+		GRANT ALL ON $T_DB.* TO 'kyu'@'localhost';
+		GRANT ALL ON $T_DB.* TO 'kyu'@'127.0.0.1';
+	SQL
+	root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql"
+}
+
+private_db_stop() {
+	[ -n "$PRIVATE_DB_PORT" ] || fail "private_db_stop: no private database was started"
+	"$KYU_SRC/scripts/sandbox-db" stop "$PRIVATE_DB_DIR" >>"$T_DIR/private-db.log" 2>&1
+}
+
+# EXIT trap once a private server exists: stop it, then the usual cleanup
+# (which drops the test's database on the shared server, made at set-up).
+private_db_exit() {
+	local rc=$?
+	set +e
+	"$KYU_SRC/scripts/sandbox-db" stop "$PRIVATE_DB_DIR" >>"$T_DIR/private-db.log" 2>&1
+	case $PRIVATE_DB_DIR in
+	/tmp/kyu-private-db.*)
+		if [ "$rc" = 0 ]; then rm -rf "$PRIVATE_DB_DIR"; else echo "kept: private database $PRIVATE_DB_DIR" >&2; fi
+		;;
+	esac
+	KYU_DB_SOCKET=$SHARED_DB_SOCKET
+	(exit "$rc")
+	cleanup
+}
+# ---------------------------------------------------------------- end of private database
+
+# ---------------------------------------------------------------- wake-ups, statement counts
+# (for the wake-up and polling tests: wake_*.sh, poll_fallback, idle_cost, udf_wake)
+
+# free_udp_port: print a UDP port on 127.0.0.1 that nothing is bound to
+# right now (the kernel's choice, so parallel tests do not collide).
+free_udp_port() {
+	python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# use_own_db_user: create T_USER, a database user of this test's own with
+# rights on $T_DB only, and turn on the server's per-user statistics
+# (SET GLOBAL userstat = 1: server-wide, costs other tests nothing), so
+# that db_statements counts exactly what a kyud started with "$T_USER_KV"
+# sends: start_kyud $T_USER_KV kyud.workers=...
+use_own_db_user() {
+	T_USER=k_${T_DB#t_}
+	T_USER=${T_USER:0:80}
+	root_sql <<-SQL
+		SET GLOBAL userstat = 1;
+		DROP USER IF EXISTS '$T_USER'@'localhost';
+		CREATE USER '$T_USER'@'localhost' IDENTIFIED BY 'kyu';
+		GRANT ALL ON $T_DB.* TO '$T_USER'@'localhost';
+	SQL
+	# shellcheck disable=SC2034
+	T_USER_KV="database.user=$T_USER database.password=kyu"
+}
+
+# db_statements: statements T_USER's connections have run so far (SELECT,
+# UPDATE and other commands, from information_schema.USER_STATISTICS; a
+# user's row survives DROP USER, so compare two readings, never one).
+db_statements() {
+	root_sql -N -B -e "SELECT COALESCE(SUM(SELECT_COMMANDS + UPDATE_COMMANDS + OTHER_COMMANDS), 0)
+		FROM information_schema.USER_STATISTICS WHERE USER = '$T_USER'"
+}
+
+# db_updates: UPDATE statements T_USER's connections have run so far.
+db_updates() {
+	root_sql -N -B -e "SELECT COALESCE(SUM(UPDATE_COMMANDS), 0)
+		FROM information_schema.USER_STATISTICS WHERE USER = '$T_USER'"
+}
+
+# ms_between FROM_EXPR TO_EXPR ID: milliseconds from one column (or SQL
+# expression) to another of job ID, by the database clock.
+ms_between() {
+	sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, $1, $2) / 1000) FROM kyu_jobs WHERE id = '$3'"
+}
+
+# worker_pids: the supervisor's children, sorted, on one line.
+worker_pids() {
+	pgrep -P "$KYUD_PID" | sort -n | tr '\n' ' '
+}
+# ---------------------------------------------------------------- end of wake-ups, statement counts

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# An idle kyud costs the database one claim (an UPDATE that finds nothing
+# and a SELECT of the next due time) per poll_interval in total, however
+# many workers it has: 8 workers cost what 1 does. Statements are counted
+# on the server (per-user statistics of a user only this kyud uses).
+. "$KYU_SRC/tests/lib.sh"
+
+POLL=2
+WINDOW=8
+# Polls that fit in the window at the shortest jittered interval (0.9 x
+# POLL), one more for the phase; two statements each, two to spare.
+MAX_POLLS=$((WINDOW * 10 / (POLL * 9) + 1))
+MAX_STATEMENTS=$((2 * MAX_POLLS + 2))
+
+use_own_db_user
+
+# idle_statements WORKERS: set idle_n to the statements kyud sent during
+# WINDOW seconds of idleness (after its start-up: connections, session
+# set-up, first claims, retention delete).
+idle_statements() {
+	local s0 s1
+	# shellcheck disable=SC2086
+	start_kyud $T_USER_KV kyud.workers="$1" kyud.poll_interval=$POLL
+	sleep 1.5
+	s0=$(db_statements)
+	sleep $WINDOW
+	s1=$(db_statements)
+	stop_kyud
+	idle_n=$((s1 - s0))
+}
+
+idle_statements 8
+n8=$idle_n
+echo "idle, 8 workers, poll_interval $POLL: $n8 statement(s) in $WINDOW s"
+[ "$n8" -ge 2 ] || fail "8 idle workers sent $n8 statements in $WINDOW s: not even one poll was counted"
+[ "$n8" -le "$MAX_STATEMENTS" ] ||
+	fail "8 idle workers sent $n8 statements in $WINDOW s (at most $MAX_STATEMENTS: 2 per poll interval in total)"
+
+idle_statements 1
+n1=$idle_n
+echo "idle, 1 worker, poll_interval $POLL: $n1 statement(s) in $WINDOW s"
+[ "$n1" -ge 2 ] || fail "1 idle worker sent $n1 statements in $WINDOW s: not even one poll was counted"
+[ "$n1" -le "$MAX_STATEMENTS" ] ||
+	fail "1 idle worker sent $n1 statements in $WINDOW s (at most $MAX_STATEMENTS: 2 per poll interval)"
+# Jitter moves a poll in or out of the window: one poll's worth of slack.
+[ "$n8" -le $((n1 + 2)) ] || fail "8 idle workers cost more than 1: $n8 statements against $n1"

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# time_limit: a job that ignores SIGTERM gets SIGKILL kill_grace later; its
+# whole process group is gone, and the row says so: failed when it was the
+# last attempt, waiting for a retry otherwise, error "timed out after N s",
+# signal 9.
+. "$KYU_SRC/tests/lib.sh"
+
+# backoff_base 60: the retried job stays waiting while we look at it.
+start_kyud kyud.workers=1 job.kill_grace=1 job.backoff_base=60 job.backoff_cap=60
+# `trap '' TERM` is inherited by the sleep (ignored signals survive exec), so
+# only SIGKILL ends either of them.
+sql "INSERT INTO kyu_jobs (id, command, time_limit, max_attempts) VALUES
+     ('last',  'trap \"\" TERM; echo \$\$ > $T_DIR/last.pid; sleep 30; touch $T_DIR/last.done', 1, 1),
+     ('retry', 'trap \"\" TERM; echo \$\$ > $T_DIR/retry.pid; sleep 30; touch $T_DIR/retry.done', 1, 2)"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 10
+# The shells and their sleeps, while they run.
+for _ in $(seq 50); do [ -s "$T_DIR/last.pid" ] && [ -s "$T_DIR/retry.pid" ] && break; sleep 0.1; done
+shells="$(cat "$T_DIR/last.pid") $(cat "$T_DIR/retry.pid")"
+pids=$shells
+for p in $shells; do
+	pids="$pids $(pgrep -P "$p" -x sleep)" || fail "no sleep under job shell $p"
+done
+
+# 1 s limit + 1 s grace + bookkeeping.
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE finished_at IS NOT NULL" 2 8
+assert_eq "failed	1	NULL	9	timed out after 1 s" \
+	"$(sql "SELECT status, attempts, IFNULL(exit_code, 'NULL'), \`signal\`, error FROM kyu_jobs WHERE id = 'last'")" \
+	"last attempt: status, attempts, exit_code, signal, error"
+assert_eq "waiting	1	NULL	9	timed out after 1 s	1" \
+	"$(sql "SELECT status, attempts, IFNULL(exit_code, 'NULL'), \`signal\`, error, run_at > NOW(6) FROM kyu_jobs WHERE id = 'retry'")" \
+	"attempt 1 of 2: status, attempts, exit_code, signal, error, run_at ahead"
+# TERM was ignored: the attempt lasted the limit plus the grace, no more.
+assert_eq 1 "$(sql "SELECT duration BETWEEN 1.9 AND 4 FROM kyu_jobs WHERE id = 'last'")" \
+	"duration between 1.9 and 4 s (was $(sql "SELECT duration FROM kyu_jobs WHERE id = 'last'"))"
+
+# Nothing of either job is left: not the shells, not the sleeps.
+for _ in $(seq 30); do
+	left=
+	for p in $pids; do pid_alive "$p" && left="$left $p"; done
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+[ -z "$left" ] || fail "processes of the timed-out jobs still running:$left"
+! ps -o args= -p "$(descendants "$KYUD_PID" | paste -sd, -)" 2>/dev/null | grep -q '^sleep 30' ||
+	fail "a 'sleep 30' is still among kyud's descendants"
+[ ! -e "$T_DIR/last.done" ] || fail "the timed-out job 'last' ran to its end"
+[ ! -e "$T_DIR/retry.done" ] || fail "the timed-out job 'retry' ran to its end"
+assert_log_contains 'job last: time limit of 1 s reached; terminating'
+assert_log_contains 'job last failed: timed out after 1 s'
+assert_log_contains 'job retry will retry: timed out after 1 s'
+sql "UPDATE kyu_jobs SET status = 'cancelled' WHERE id = 'retry'"
+stop_kyud

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# End to end with the kyu_notify UDF and the triggers of sql/notify.sql: an
+# idle kyud with poll_interval = 60 starts a job < 0.5 s after its INSERT,
+# and a manual retry (an UPDATE that makes a job due) just as fast. The UDF
+# must be in the server's plugin directory, so this test runs its own
+# mariadbd (private_db_start) rather than touching the shared one.
+# Skipped (77) when the plugin is not built.
+. "$KYU_SRC/tests/lib.sh"
+
+if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
+	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
+	exit 77
+fi
+
+# The server loads the UDF from its plugin directory, which holds a copy
+# as an installation would.
+mkdir -p "$T_DIR/plugin"
+cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
+export KYU_PLUGIN_DIR=$T_DIR/plugin
+private_db_start # from here on sql and start_kyud use it
+
+port=$(free_udp_port)
+{ echo "SET @kyu_notify_target = '127.0.0.1:$port';"; cat "$KYU_SRC/sql/notify.sql"; } |
+	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
+assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.TRIGGERS
+	WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'kyu_jobs'")" "triggers installed"
+
+start_kyud kyud.workers=2 kyud.poll_interval=60 kyud.listen="127.0.0.1:$port"
+sleep 1 # the start-up claims are done: kyud sleeps for ~60 s
+
+# A plain INSERT wakes it.
+sql "INSERT INTO kyu_jobs (id, command, max_attempts) VALUES ('u1', 'exit 3', 1)"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1' AND attempts = 1" failed 10
+ms=$(ms_between created_at started_at u1)
+echo "INSERT with the trigger: job started $ms ms after its INSERT"
+[ "$ms" -ge 0 ] && [ "$ms" -lt 500 ] || fail "INSERT with the trigger: job started $ms ms after its INSERT (expected < 500)"
+
+# A manual retry (the UPDATE trigger) wakes it too.
+sleep 0.5
+t0=$(sql "SELECT NOW(6)")
+sql "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, command = 'true'
+     WHERE id = 'u1' AND status = 'failed'"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1'" succeeded 10
+ms=$(ms_between "'$t0'" started_at u1)
+echo "manual retry with the trigger: job started $ms ms after the UPDATE"
+[ "$ms" -ge 0 ] && [ "$ms" -lt 500 ] || fail "manual retry: job started $ms ms after the UPDATE (expected < 500)"
+
+# A multi-row INSERT: one datagram per row, coalesced; all start at once.
+sql "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('m', seq), 'true' FROM seq_1_to_20"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'm%' AND status = 'succeeded'" 20 10
+ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), MAX(started_at)) / 1000)
+          FROM kyu_jobs WHERE id LIKE 'm%'")
+echo "20-row INSERT with the trigger: all started within $ms ms"
+[ "$ms" -lt 1000 ] || fail "20-row INSERT with the trigger: the last job started $ms ms after the INSERT"
+stop_kyud
