@@ -44,7 +44,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "30", 1, 86400 },
 	{ "kyud", "retention", T_INT, OFF(retention), "86400", 0, 315360000 },
 	{ "kyud", "cleanup_every", T_INT, OFF(cleanup_every), "100", 1, 1000000 },
-	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 1000000 },
+	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000 },
 	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400 },
 	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0 },
 	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000 },

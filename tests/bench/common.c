@@ -153,6 +153,31 @@ void bench_status(MYSQL *m, struct bench_gstatus *g)
 	mysql_free_result(r);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+void bench_sort(double *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_double);
+}
+
+double bench_pct(const double *v, size_t n, double p)
+{
+	size_t k;
+	if (n == 0)
+		return 0;
+	k = (size_t)(p / 100.0 * (double)n + 0.999999);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
 void bench_buf_printf(struct bench_buf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -222,12 +247,9 @@ pid_t bench_spawn(const char *cmd)
 	return pid;
 }
 
-void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
-		       const struct bench_gstatus *b, unsigned long long jobs,
-		       unsigned long long own_queries)
+void bench_report_deltas(const struct bench_gstatus *a, const struct bench_gstatus *b,
+			 unsigned long long jobs, unsigned long long own_queries)
 {
-	MYSQL_RES *r;
-	MYSQL_ROW row;
 	double j = jobs ? (double)jobs : 1.0;
 	/* own_queries: statements this parent sent between the two snapshots,
 	 * including the second SHOW GLOBAL STATUS. */
@@ -235,6 +257,15 @@ void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
 	       (double)(b->questions - a->questions - own_queries) / j,
 	       (double)(b->com_update + b->com_update_multi - a->com_update - a->com_update_multi) / j,
 	       (double)(b->com_select - a->com_select) / j);
+}
+
+void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
+		       const struct bench_gstatus *b, unsigned long long jobs,
+		       unsigned long long own_queries)
+{
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	bench_report_deltas(a, b, jobs, own_queries);
 	if (mysql_query(m, "SELECT COUNT(*), SUM(status='succeeded'), SUM(attempts=1),"
 			   " SUM(attempts>1), SUM(status='waiting'),"
 			   " TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at))"

@@ -53,10 +53,19 @@ void bench_status(MYSQL *m, struct bench_gstatus *g);
 void bench_fill(MYSQL *m, long n, int as_command);
 /* Starts /bin/true, or /bin/sh -c cmd when cmd is non-NULL. Returns pid or -1. */
 pid_t bench_spawn(const char *cmd);
-/* Prints the verification and status-delta part of a result line. */
+/* Prints the status-delta part of a result line (per job). */
+void bench_report_deltas(const struct bench_gstatus *a, const struct bench_gstatus *b,
+			 unsigned long long jobs, unsigned long long own_queries);
+/* Prints the status deltas and a verification of the whole table (a full
+ * scan: not for a table of millions of rows). */
 void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
 		       const struct bench_gstatus *b, unsigned long long jobs,
 		       unsigned long long own_queries);
+
+/* Sorts v[0..n) ascending (for bench_pct). */
+void bench_sort(double *v, size_t n);
+/* Nearest-rank percentile p (0..100) of sorted v[0..n); 0 when n == 0. */
+double bench_pct(const double *v, size_t n, double p);
 
 /* A growable string buffer for building statements. */
 struct bench_buf {

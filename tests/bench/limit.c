@@ -14,6 +14,13 @@
  * the table is emptied and refilled first and, at the end, every row is
  * checked to have been claimed exactly once (attempts = 1).
  *
+ * For the scale measurements (tests/bench/run.sh, case scale): --lat keeps
+ * the time of every claim (UPDATE + SELECT) and prints percentiles; --rate
+ * paces the claims; --delete-batch adds one process that runs kyud's
+ * retention delete (the statement of store_cleanup, under the same
+ * GET_LOCK) back to back until no expired row is left, and the claimers
+ * stop when it is done; --no-verify skips the final whole-table check.
+ *
  * Prints one line of key=value figures.  Never a pass/fail test.
  */
 #ifndef _GNU_SOURCE
@@ -30,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum shape { SHAPE_PLAIN, SHAPE_JOIN, SHAPE_SKIP };
@@ -37,16 +45,24 @@ static const char *const shape_names[] = { "plain", "join", "skip_locked" };
 
 struct shared {
 	long remaining;         /* jobs still to claim (when capped) */
+	int delete_done;        /* the deleter has finished */
+	unsigned long long del_rows, del_stmts;
+	double del_secs, del_max_ms;
+	long nlat;              /* claim times recorded in lat[] */
 	struct bench_stats st[];
 };
 
+/* Claim times in ms (--lat), shared by all claimers. */
+static double *lat;
+static long lat_cap;
+
 static struct {
 	struct bench_db db;
-	long batch, inflight, procs, jobs, lease, lock_wait, timeout;
-	double time_limit;
+	long batch, inflight, procs, jobs, lease, lock_wait, timeout, delete_batch, retention;
+	double time_limit, rate;
 	const char *isolation;
 	enum shape shape;
-	int fill, as_command, explain, capped;
+	int fill, as_command, explain, capped, lat, no_verify;
 } opt;
 
 static volatile sig_atomic_t timed_out;
@@ -77,7 +93,13 @@ static void usage(FILE *f, int code)
 		"      --lock-wait S    session innodb_lock_wait_timeout (10)\n"
 		"      --isolation L    rr | rc: session isolation level (server default)\n"
 		"      --timeout S      kill the claimers after S seconds and report (120)\n"
-		"      --explain        print the EXPLAIN of the claim statement and exit\n");
+		"      --explain        print the EXPLAIN of the claim statement and exit\n"
+		"      --lat            record every claim's time; print percentiles\n"
+		"      --rate R         at most R claims per second per process (0: flat out)\n"
+		"      --delete-batch N also run kyud's retention DELETE ... LIMIT N back to\n"
+		"                       back until it deletes fewer rows; claimers stop then\n"
+		"      --retention S    retention of that DELETE, seconds (86400)\n"
+		"      --no-verify      skip the whole-table check at the end (big tables)\n");
 	exit(code);
 }
 
@@ -118,6 +140,57 @@ static void reap(long *inflight, struct bench_stats *st)
 		st->failed++;
 }
 
+static void session_setup(MYSQL *m)
+{
+	char q[128];
+	snprintf(q, sizeof q, "SET SESSION innodb_lock_wait_timeout = %ld", opt.lock_wait);
+	bench_must(m, q);
+	if (strcmp(opt.isolation, "rc") == 0)
+		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	else if (strcmp(opt.isolation, "rr") == 0)
+		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+}
+
+/* kyud's retention delete (src/store.c, store_cleanup), back to back. */
+static void deleter(struct shared *sh, int ready_fd, int go_fd)
+{
+	struct bench_buf del = { 0 };
+	MYSQL *m = bench_connect(&opt.db);
+	static const char lock[] = "SELECT GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0)";
+	static const char unlock[] = "DO RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE()))";
+	double t0, t, ms;
+	char c;
+
+	session_setup(m);
+	bench_buf_printf(&del,
+			 "DELETE FROM kyu_jobs WHERE status IN ('succeeded', 'failed', 'cancelled') "
+			 "AND updated_at < NOW(6) - INTERVAL %ld SECOND LIMIT %ld",
+			 opt.retention, opt.delete_batch);
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) < 0)
+		exit(1);
+	t0 = bench_now();
+	for (;;) {
+		unsigned long long n;
+		t = bench_now();
+		bench_must(m, lock);
+		while (bench_try(m, del.p, del.len, NULL) != 0)
+			;
+		n = mysql_affected_rows(m);
+		bench_must(m, unlock);
+		ms = (bench_now() - t) * 1000;
+		sh->del_rows += n;
+		sh->del_stmts++;
+		if (ms > sh->del_max_ms)
+			sh->del_max_ms = ms;
+		if (n < (unsigned long long)opt.delete_batch)
+			break;
+	}
+	sh->del_secs = bench_now() - t0;
+	__atomic_store_n(&sh->delete_done, 1, __ATOMIC_SEQ_CST);
+	mysql_close(m);
+	exit(0);
+}
+
 static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 {
 	struct bench_stats *st = &sh->st[idx];
@@ -125,14 +198,9 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 	MYSQL *m = bench_connect(&opt.db);
 	char q[128], c;
 	uint64_t token;
-	double deadline = 0;
+	double deadline = 0, next = 0;
 
-	snprintf(q, sizeof q, "SET SESSION innodb_lock_wait_timeout = %ld", opt.lock_wait);
-	bench_must(m, q);
-	if (strcmp(opt.isolation, "rc") == 0)
-		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	else if (strcmp(opt.isolation, "rr") == 0)
-		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+	session_setup(m);
 	/* Unique per claim: pid in the high bits, a counter in the low ones. */
 	token = ((uint64_t)(getpid() & 0x3fffff) << 40) |
 		((uint64_t)((unsigned)(bench_now() * 1000) & 0xff) << 32);
@@ -140,6 +208,7 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 		exit(1);
 	if (opt.time_limit > 0)
 		deadline = bench_now() + opt.time_limit;
+	next = bench_now();
 
 	for (;;) {
 		long n = opt.batch, got, inflight = 0;
@@ -150,6 +219,22 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 
 		if (deadline > 0 && bench_now() >= deadline)
 			break;
+		if (opt.delete_batch > 0 && __atomic_load_n(&sh->delete_done, __ATOMIC_SEQ_CST))
+			break;
+		if (opt.rate > 0) {
+			/* Paced: one claim per 1/rate s; a late claim does not
+			 * cause a burst of catch-up claims. */
+			double now = bench_now();
+			if (next > now) {
+				struct timespec ts;
+				ts.tv_sec = (time_t)(next - now);
+				ts.tv_nsec = (long)((next - now - (double)ts.tv_sec) * 1e9);
+				nanosleep(&ts, NULL);
+			} else if (now - next > 1.0 / opt.rate) {
+				next = now;
+			}
+			next += 1.0 / opt.rate;
+		}
 		if (opt.capped) {
 			long before = __atomic_fetch_sub(&sh->remaining, n, __ATOMIC_SEQ_CST);
 			if (before <= 0)
@@ -179,8 +264,14 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 				exit(1);
 			}
 		}
-		st->claim_s += bench_now() - t;
+		t = bench_now() - t;
+		st->claim_s += t;
 		st->claims++;
+		if (lat != NULL) {
+			long k = __atomic_fetch_add(&sh->nlat, 1, __ATOMIC_SEQ_CST);
+			if (k < lat_cap)
+				lat[k] = t * 1000;
+		}
 		if ((long)mysql_num_rows(res) != got)
 			st->mismatch++;
 
@@ -226,6 +317,9 @@ int main(int argc, char **argv)
 		{ "lease", required_argument, 0, 2 }, { "lock-wait", required_argument, 0, 3 },
 		{ "explain", no_argument, 0, 4 }, { "isolation", required_argument, 0, 5 },
 		{ "timeout", required_argument, 0, 6 }, { "help", no_argument, 0, 'h' },
+		{ "lat", no_argument, 0, 7 }, { "rate", required_argument, 0, 8 },
+		{ "delete-batch", required_argument, 0, 9 }, { "retention", required_argument, 0, 10 },
+		{ "no-verify", no_argument, 0, 11 },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_gstatus g0, g1;
@@ -234,7 +328,7 @@ int main(int argc, char **argv)
 	pid_t *pids;
 	MYSQL *m;
 	int ch, li, ready[2], go[2];
-	long i;
+	long i, nchild;
 	double t0, t1, secs;
 	size_t shsize;
 
@@ -247,6 +341,7 @@ int main(int argc, char **argv)
 	opt.lock_wait = 10;
 	opt.timeout = 120;
 	opt.isolation = "default";
+	opt.retention = 86400;
 	while ((ch = getopt_long(argc, argv, "b:k:p:n:s:fct:h", lo, &li)) != -1) {
 		switch (ch) {
 		case 1: bench_db_option(&opt.db, lo[li].name, optarg); break;
@@ -255,6 +350,11 @@ int main(int argc, char **argv)
 		case 4: opt.explain = 1; break;
 		case 5: opt.isolation = optarg; break;
 		case 6: opt.timeout = atol(optarg); break;
+		case 7: opt.lat = 1; break;
+		case 8: opt.rate = atof(optarg); break;
+		case 9: opt.delete_batch = atol(optarg); break;
+		case 10: opt.retention = atol(optarg); break;
+		case 11: opt.no_verify = 1; break;
 		case 'b': opt.batch = atol(optarg); break;
 		case 'k': opt.inflight = atol(optarg); break;
 		case 'p': opt.procs = atol(optarg); break;
@@ -277,7 +377,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || opt.batch < 1 || opt.procs < 1 || opt.procs > 256 ||
-	    opt.inflight < 0 || (opt.fill && opt.jobs < 0) ||
+	    opt.inflight < 0 || (opt.fill && opt.jobs < 0) || opt.rate < 0 ||
+	    opt.delete_batch < 0 || opt.retention < 0 ||
 	    (strcmp(opt.isolation, "default") != 0 && strcmp(opt.isolation, "rr") != 0 &&
 	     strcmp(opt.isolation, "rc") != 0))
 		usage(stderr, 2);
@@ -316,6 +417,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(sh, 0, shsize);
+	if (opt.lat) {
+		/* Every claim takes at least one row; without a cap, room for
+		 * far more claims than a run makes (pages are touched as used). */
+		lat_cap = opt.jobs >= 0 ? opt.jobs + 1 : 1L << 22;
+		lat = mmap(NULL, (size_t)lat_cap * sizeof *lat, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (lat == MAP_FAILED) {
+			perror("limit: mmap");
+			return 1;
+		}
+	}
 	opt.capped = opt.jobs >= 0;
 	sh->remaining = opt.jobs;
 	if (pipe(ready) != 0 || pipe(go) != 0) {
@@ -323,8 +435,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fflush(stdout);
-	pids = calloc((size_t)opt.procs, sizeof *pids);
-	for (i = 0; i < opt.procs; i++) {
+	nchild = opt.procs + (opt.delete_batch > 0);
+	pids = calloc((size_t)nchild, sizeof *pids);
+	for (i = 0; i < nchild; i++) {
 		pid_t p = fork();
 		if (p < 0) {
 			perror("limit: fork");
@@ -334,12 +447,14 @@ int main(int argc, char **argv)
 		if (p == 0) {
 			close(ready[0]);
 			close(go[1]);
+			if (i == opt.procs)
+				deleter(sh, ready[1], go[0]);
 			worker(sh, (int)i, ready[1], go[0]);
 		}
 	}
 	close(ready[1]);
 	close(go[0]);
-	for (i = 0; i < opt.procs; i++) {
+	for (i = 0; i < nchild; i++) {
 		char c;
 		if (read(ready[0], &c, 1) != 1) {
 			fprintf(stderr, "limit: a worker failed to start\n");
@@ -357,13 +472,13 @@ int main(int argc, char **argv)
 	close(go[1]);
 	if (opt.timeout > 0)
 		alarm((unsigned)opt.timeout);
-	for (i = 0; i < opt.procs;) {
+	for (i = 0; i < nchild;) {
 		int status;
 		pid_t p = wait(&status);
 		if (p < 0 && errno == EINTR && timed_out) {
 			/* Stuck (e.g. a lock livelock): stop our own claimers. */
 			long j;
-			for (j = 0; j < opt.procs; j++)
+			for (j = 0; j < nchild; j++)
 				kill(pids[j], SIGKILL);
 			timed_out = 2;
 			continue;
@@ -404,7 +519,22 @@ int main(int argc, char **argv)
 	       tot.lockwaits, tot.mismatch, tot.failed,
 	       tot.claims ? tot.claim_s * 1000 / (double)(tot.claims + tot.empty) : 0.0,
 	       tot.claims ? tot.finish_s * 1000 / (double)tot.claims : 0.0);
-	bench_report_tail(m, &g0, &g1, tot.jobs, 1);
+	if (lat != NULL) {
+		long n = sh->nlat < lat_cap ? sh->nlat : lat_cap;
+		bench_sort(lat, (size_t)n);
+		printf(" lat_claims=%ld claim_p50_ms=%.3f claim_p90_ms=%.3f claim_p99_ms=%.3f"
+		       " claim_max_ms=%.3f",
+		       n, bench_pct(lat, (size_t)n, 50), bench_pct(lat, (size_t)n, 90),
+		       bench_pct(lat, (size_t)n, 99), n ? lat[n - 1] : 0.0);
+	}
+	if (opt.delete_batch > 0)
+		printf(" delete_batch=%ld delete_rows=%llu delete_stmts=%llu delete_secs=%.3f"
+		       " delete_max_ms=%.1f",
+		       opt.delete_batch, sh->del_rows, sh->del_stmts, sh->del_secs, sh->del_max_ms);
+	if (opt.no_verify)
+		bench_report_deltas(&g0, &g1, tot.jobs, 1);
+	else
+		bench_report_tail(m, &g0, &g1, tot.jobs, 1);
 	printf("\n");
 	mysql_close(m);
 	return 0;

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # kyu benchmark suite: one command, one table.  Never a pass/fail test.
 #
-#   tests/bench/run.sh                     full run (N=20000, every case, 2 repeats)
-#   N=2000 CASES="limit naive kyud" WORKERS="1 4" IDLE_SECS=5 tests/bench/run.sh
+#   tests/bench/run.sh                     full run (N=20000, every case, 2 repeats;
+#                                          about 40 minutes on 2 cores, most of it
+#                                          claims, kyud, scale and idle)
+#   N=2000 CASES="limit naive kyud" WORKERS="1 4" tests/bench/run.sh
 #                                          quick run (well under 2 minutes)
+#   CASES=latency LAT_N=300 tests/bench/run.sh          wake-up latency only (~1 min)
+#   CASES=scale SCALE_ROWS=1000000 tests/bench/run.sh   scale, smaller (~4 min)
 #
 # It starts its own mariadbd (scripts/sandbox-db) in a temporary directory on a
 # free port, loads sql/schema.sql, and for every case empties kyu_jobs, inserts
@@ -12,10 +16,40 @@
 # Statements per job come from SHOW GLOBAL STATUS deltas (this script's own
 # queries subtracted).
 #
+# The other cases (their own tables at the end):
+#   idle     database statements of a running kyud with an empty queue, per
+#            second and per poll interval, for each [kyud] poll_interval.
+#   latency  INSERT -> start of the job's command, p50/p90/p99/max over LAT_N
+#            single-row INSERTs at LAT_RATE per second, three ways: woken by the
+#            kyu_notify UDF trigger (sql/notify.sql, plugin loaded from
+#            $BUILD_DIR/src/udf/kyu_notify.so), woken by the inserting client
+#            itself (it sends "kyu:QUEUE" after each INSERT commits), and by
+#            kyud's poll alone (poll_interval LAT_POLL).  The job is the stamp
+#            program, which sends its own start time (the host's monotonic
+#            clock) to the latency program; see latency.c.  Also shown: the
+#            INSERT's own round trip and started_at - created_at (database
+#            clock: INSERT statement to claim statement, no spawn).
+#   scale    kyu_jobs with SCALE_SMALL and SCALE_ROWS rows, filled with
+#            INSERT ... SELECT from the Sequence engine in 1M-row chunks, as
+#            "finished" (succeeded within retention) or "future" (waiting,
+#            run_at tomorrow) rows.  On top, SCALE_JOBS runnable jobs: claim
+#            time of the limit loop (UPDATE+SELECT of SCALE_BATCH rows, one
+#            process, no spawn, READ COMMITTED like kyud), then kyud jobs/s on
+#            another SCALE_JOBS.  With the SCALE_ROWS finished rows also: kyud's
+#            retention DELETE (the statement of store_cleanup, LIMIT = each of
+#            SCALE_DEL_BATCHES, back to back) of SCALE_DELETE expired rows, while
+#            the limit loop claims SCALE_CLAIM_RATE times per second: claim time
+#            during the delete against SCALE_BASE_SECS of the same loop without.
+#            (Refilling is cheaper than converting: an UPDATE of every row takes
+#            about twice as long as the INSERT, so each row mix is filled once.)
+#   memory   VmRSS of the kyud master and of each worker: at idle, and at idle
+#            again after MEM_JOBS /bin/true jobs (plus each process's VmHWM).
+#
 # Environment (defaults in brackets):
 #   N             jobs per throughput case [20000]
-#   REPEAT        runs of every case [2]
-#   CASES         any of: claims limit naive kyud idle ["claims limit naive kyud idle"]
+#   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
+#   CASES         any of: claims limit naive kyud idle latency scale memory
+#                 ["claims limit naive kyud idle latency scale memory"]
 #   MODES         argv and/or command: how the job is stored [argv command]
 #   LIMIT_SETS    limit loop variants, procs:batch:inflight ["1:100:2 1:100:4 2:100:2"]
 #   NAIVE_PROCS   naive pollers [1]        NAIVE_TIME  seconds per naive run [15]
@@ -24,17 +58,42 @@
 #   KYUD_SLOTS    [kyud] slots (empty: kyud default)   KYUD_CLAIM  [kyud] claim (empty: default)
 #   KYUD_EXTRA    extra lines for [kyud], e.g. $'poll_interval = 5\nlease = 30'
 #   KYUD_STALL    give up on a kyud case after this many seconds without progress [30]
-#   IDLE_WORKERS  worker counts for the idle measurement ["1 8"]   IDLE_SECS [20]
+#   IDLE_WORKERS  worker counts for the idle measurement ["1 8"]
+#   IDLE_POLLS    [kyud] poll_interval values for it, seconds ["30 5"]
+#   IDLE_SECS     measuring window [per interval: max(60, 2.2 x poll_interval), so
+#                 that it always holds two polls despite the +-10% jitter]
+#   IDLE_REPEAT   runs of each idle measurement [1]
+#   LAT_N         INSERTs per latency run [1000]    LAT_RATE  INSERTs per second [50]
+#   LAT_MODES     any of: udf client poll ["udf client poll"]
+#   LAT_POLL      poll_interval of the poll-only run, seconds [1]
+#   LAT_WORKERS   kyud workers in the latency runs [2]
+#   LAT_UDF       the plugin [$BUILD_DIR/src/udf/kyu_notify.so]; if missing, no udf run
+#   SCALE_ROWS    rows of the big table [10000000]   SCALE_SMALL  rows of the small one [10000]
+#   SCALE_MIXES   any of: finished future ["finished future"]
+#   SCALE_JOBS    runnable jobs added on top, per measurement [20000]
+#   SCALE_BATCH   rows per claim of the limit loop [8]
+#   SCALE_WORKERS kyud workers for the scale throughput [4]
+#   SCALE_DELETE  expired rows for the retention delete, 0 = skip it [1000000]
+#   SCALE_DEL_BATCHES  LIMIT of the delete (cleanup_batch) ["1000 1000000"]
+#   SCALE_CLAIM_RATE   claims per second during (and before) the delete [50]
+#   SCALE_BASE_SECS    length of the run without the delete [10]
+#   MEM_WORKERS   kyud workers for the memory case [4]   MEM_JOBS  jobs run [100000]
 #   CLAIM_SHAPES  ["plain join skip_locked"]   CLAIM_PROCS ["1 2 4 8"]
 #   CLAIM_BATCHES ["1 10 100"]   CLAIM_ISOLATION ["rr rc"]   CLAIM_N [10000; 3000 for batch 1]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
+#
+# The latency case gives kyud a UDP listen port (a random free one from
+# 20000-59999); the other kyud runs have listen empty (the memory case polls
+# every second).  Its udf run installs the triggers of sql/notify.sql as root
+# and removes them again (sql/unnotify.sql) before the next run.  The scale
+# case needs about 3 GB in TMPDIR for its 10M-row table.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle}
+CASES=${CASES:-claims limit naive kyud idle latency scale memory}
 MODES=${MODES:-argv command}
 LIMIT_SETS=${LIMIT_SETS:-1:100:2 1:100:4 2:100:2}
 NAIVE_PROCS=${NAIVE_PROCS:-1}
@@ -47,7 +106,27 @@ KYUD_CLAIM=${KYUD_CLAIM:-}
 KYUD_EXTRA=${KYUD_EXTRA:-}
 KYUD_STALL=${KYUD_STALL:-30}
 IDLE_WORKERS=${IDLE_WORKERS:-1 8}
-IDLE_SECS=${IDLE_SECS:-20}
+IDLE_SECS=${IDLE_SECS:-}
+IDLE_POLLS=${IDLE_POLLS:-30 5}
+IDLE_REPEAT=${IDLE_REPEAT:-1}
+LAT_N=${LAT_N:-1000}
+LAT_RATE=${LAT_RATE:-50}
+LAT_MODES=${LAT_MODES:-udf client poll}
+LAT_POLL=${LAT_POLL:-1}
+LAT_WORKERS=${LAT_WORKERS:-2}
+LAT_UDF=${LAT_UDF:-$BUILD_DIR/src/udf/kyu_notify.so}
+SCALE_ROWS=${SCALE_ROWS:-10000000}
+SCALE_SMALL=${SCALE_SMALL:-10000}
+SCALE_MIXES=${SCALE_MIXES:-finished future}
+SCALE_JOBS=${SCALE_JOBS:-20000}
+SCALE_BATCH=${SCALE_BATCH:-8}
+SCALE_WORKERS=${SCALE_WORKERS:-4}
+SCALE_DELETE=${SCALE_DELETE:-1000000}
+SCALE_DEL_BATCHES=${SCALE_DEL_BATCHES:-1000 1000000}
+SCALE_CLAIM_RATE=${SCALE_CLAIM_RATE:-50}
+SCALE_BASE_SECS=${SCALE_BASE_SECS:-10}
+MEM_WORKERS=${MEM_WORKERS:-4}
+MEM_JOBS=${MEM_JOBS:-100000}
 CLAIM_SHAPES=${CLAIM_SHAPES:-plain join skip_locked}
 CLAIM_PROCS=${CLAIM_PROCS:-1 2 4 8}
 CLAIM_BATCHES=${CLAIM_BATCHES:-1 10 100}
@@ -74,24 +153,37 @@ trap 'exit 130' INT TERM
 
 # --- bench programs: from the build, else compiled here -----------------------
 bin=$BUILD_DIR/tests/bench
-if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ]; then
+if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ] || [ ! -x "$bin/latency" ] || [ ! -x "$bin/stamp" ]; then
 	bin=$tmp/bin
 	mkdir -p "$bin"
 	note "bench programs not built in $BUILD_DIR; compiling them into $bin"
-	for p in limit naive; do
+	for p in limit naive latency; do
 		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror $(pkg-config --cflags libmariadb) \
 			-o "$bin/$p" "$here/$p.c" "$here/common.c" $(pkg-config --libs libmariadb)
 	done
+	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$bin/stamp" "$here/stamp.c"
 fi
+bin=$(cd "$bin" && pwd) # the stamp program's path goes into jobs' argv
 
 # --- private server ------------------------------------------------------------
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 port=$BENCH_PORT
 while port_busy "$port"; do port=$((port + 1)); done
+# The latency case's udf run needs kyu_notify.so in the server's plugin
+# directory: a directory of our own holding a copy, as an installation would.
+have_udf=0
+if has_case latency && [ -f "$LAT_UDF" ]; then
+	mkdir -p "$tmp/plugin"
+	cp "$LAT_UDF" "$tmp/plugin/kyu_notify.so"
+	export KYU_PLUGIN_DIR=$tmp/plugin
+	have_udf=1
+fi
 "$root/scripts/sandbox-db" start "$tmp/db" "$port" >/dev/null
+unset KYU_PLUGIN_DIR
 sock=$tmp/db/mysqld.sock
 export KYU_DB_SOCKET=$sock
 sql() { mariadb --no-defaults -ukyu -pkyu --socket="$sock" -N -B kyu "$@"; }
+sql_root() { mariadb --no-defaults -uroot --socket="$sock" -N -B kyu; } # SQL on stdin
 sql <"$root/sql/schema.sql"
 
 status_snapshot() { # prints: questions com_update(+multi) com_select connections
@@ -129,8 +221,23 @@ kv() { # kv KEY LINE
 
 results=$tmp/results   # case mode n rep jobs secs jobs/s q/job upd/job sel/job conns rss_m rss_w note
 claims=$tmp/claims
+idle_res=$tmp/idle     # one line per run of each new case, tab-separated
+lat_res=$tmp/latency
+scale_res=$tmp/scale
+del_res=$tmp/delete
+mem_res=$tmp/memory
 : >"$results"
 : >"$claims"
+: >"$idle_res"
+: >"$lat_res"
+: >"$scale_res"
+: >"$del_res"
+: >"$mem_res"
+row() { # row FILE FIELD...: one tab-separated line
+	local f=$1
+	shift
+	(IFS=$'\t'; printf '%s\n' "$*") >>"$f"
+}
 add() { printf '%s\n' "$*" | tr ' ' '\t' | sed 's/\t/ /14g' >>"$results"; }
 
 echo "kyu bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)," \
@@ -196,7 +303,7 @@ fi
 
 # --- kyud ----------------------------------------------------------------------------
 kyud_ok=1
-if has_case kyud || has_case idle; then
+if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory; then
 	if [ ! -x "$KYUD" ]; then
 		note "kyud not found at $KYUD (set KYUD or BUILD_DIR); skipping the kyud cases"
 		echo "note: kyud cases skipped: no kyud binary at $KYUD"
@@ -204,6 +311,10 @@ if has_case kyud || has_case idle; then
 	fi
 fi
 
+# Set by the newer cases for one kyud run: its listen address, and lines
+# written after KYUD_EXTRA (in kyu.ini the last value of a key wins).
+conf_listen=
+conf_extra=
 write_conf() { # write_conf WORKERS FILE
 	{
 		echo "[database]"
@@ -213,10 +324,11 @@ write_conf() { # write_conf WORKERS FILE
 		echo "database = kyu"
 		echo "[kyud]"
 		echo "workers = $1"
-		echo "listen ="
+		echo "listen = $conf_listen"
 		[ -n "$KYUD_SLOTS" ] && echo "slots = $KYUD_SLOTS"
 		[ -n "$KYUD_CLAIM" ] && echo "claim = $KYUD_CLAIM"
 		[ -n "$KYUD_EXTRA" ] && printf '%s\n' "$KYUD_EXTRA"
+		[ -n "$conf_extra" ] && printf '%s\n' "$conf_extra"
 	} >"$2"
 }
 
@@ -273,19 +385,32 @@ stop_kyud() {
 }
 
 if has_case idle && [ "$kyud_ok" = 1 ]; then
-	for w in $IDLE_WORKERS; do
-		for rep in $(seq 1 "$REPEAT"); do
-			fill 0 argv
-			log=$tmp/kyud-idle-$w-$rep.log
-			start_kyud "$w" "$log" || { add idle - "$w" "$rep" - - - - - - - - - kyud_failed; continue; }
-			sleep 3
-			read -r rm rw < <(rss_pair)
-			read -r qa ua sa ca < <(status_snapshot)
-			sleep "$IDLE_SECS"
-			read -r qb ub sb cb < <(status_snapshot)
-			qps=$(awk -v d=$((qb - qa - self_q)) -v s="$IDLE_SECS" 'BEGIN {printf "%.3f", d / s}')
-			stop_kyud
-			add idle - "$w" "$rep" 0 "$IDLE_SECS" - - - - $((cb - ca - 1)) "$rm" "$rw" "idle_queries_per_s=$qps"
+	for poll in $IDLE_POLLS; do
+		secs=${IDLE_SECS:-$(awk -v p="$poll" 'BEGIN {s = 2.2 * p; s = (s == int(s)) ? s : int(s) + 1; print (s < 60 ? 60 : s)}')}
+		for w in $IDLE_WORKERS; do
+			for rep in $(seq 1 "$IDLE_REPEAT"); do
+				fill 0 argv
+				log=$tmp/kyud-idle-$w-$poll-$rep.log
+				conf_extra="poll_interval = $poll"
+				if ! start_kyud "$w" "$log"; then
+					row "$idle_res" "$w" "$poll" "$rep" "$secs" - - - - - - - - kyud_failed
+					conf_extra=
+					continue
+				fi
+				conf_extra=
+				note "idle: workers=$w poll_interval=$poll: measuring ${secs}s"
+				sleep 3
+				read -r qa ua sa ca < <(status_snapshot)
+				sleep "$secs"
+				read -r qb ub sb cb < <(status_snapshot)
+				read -r rm rw < <(rss_pair)
+				stop_kyud
+				q=$((qb - qa - self_q))
+				read -r qps qpi < <(awk -v d="$q" -v s="$secs" -v p="$poll" \
+					'BEGIN {printf "%.3f %.2f\n", d / s, d / s * p}')
+				row "$idle_res" "$w" "$poll" "$rep" "$secs" "$q" "$qps" "$qpi" $((ub - ua)) $((sb - sa)) \
+					$((cb - ca - 1)) "$rm" "$rw" ok
+			done
 		done
 	done
 fi
@@ -327,6 +452,235 @@ if has_case kyud && [ "$kyud_ok" = 1 ]; then
 					"$(per $((ub - ua)))" "$(per $((sb - sa - polls)))" $((cb - ca - polls - 1)) $rss \
 					"${why:-ok}${dbl:+,attempts>1:$dbl}"
 				[ -n "$why" ] && note "kyud $mode workers=$w: $why; log: $(tail -n 2 "$log" | tr '\n' ' ')"
+			done
+		done
+	done
+fi
+
+# --- helpers of the latency, scale and memory cases ---------------------------------
+# Until no row matching the condition is waiting or running; sets why on failure.
+wait_jobs() { # wait_jobs CONDITION
+	local left last=-1 stall=0
+	why=
+	while :; do
+		sleep 0.5
+		left=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE ($1) AND status IN ('waiting','running')")
+		[ "$left" = 0 ] && return 0
+		if ! kill -0 "$kyud_pid" 2>/dev/null; then why=kyud_exited; kyud_pid=; return 1; fi
+		if [ "$left" = "$last" ]; then
+			stall=$((stall + 1))
+			[ $((stall / 2)) -ge "$KYUD_STALL" ] && { why="no_progress_${KYUD_STALL}s"; return 1; }
+		else
+			stall=0 last=$left
+		fi
+	done
+}
+# kyud with a UDP listen address on a random free port (sets conf_listen).
+start_kyud_listen() { # start_kyud_listen WORKERS LOG
+	local p
+	for _ in 1 2 3 4 5; do
+		p=$((20000 + RANDOM % 40000))
+		ss -Huln "sport = :$p" 2>/dev/null | grep -q . && continue
+		conf_listen=127.0.0.1:$p
+		start_kyud "$1" "$2" && return 0
+		grep -qi 'udp\|listen\|bind' "$2" 2>/dev/null || return 1
+	done
+	return 1
+}
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
+max_seq() { sql -e "SELECT COALESCE(MAX(seq), 0) FROM kyu_jobs"; }
+kyud_rate() { # kyud_rate CONDITION: "jobs jobs/s" of the finished rows matching it
+	sql -e "SELECT SUM(status = 'succeeded'),
+		IFNULL(ROUND(SUM(status = 'succeeded') /
+		      (TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6)), '-')
+		FROM kyu_jobs WHERE $1"
+}
+
+# --- wake-up latency: INSERT -> start of the command -------------------------------
+if has_case latency && [ "$kyud_ok" = 1 ]; then
+	for rep in $(seq 1 "$REPEAT"); do
+		for mode in $LAT_MODES; do
+			if [ "$mode" = udf ] && [ "$have_udf" != 1 ]; then
+				note "latency: no kyu_notify.so at $LAT_UDF (set LAT_UDF or BUILD_DIR); no udf run"
+				row "$lat_res" "$mode" "$rep" - - - - - - - - - - - - "no kyu_notify.so"
+				continue
+			fi
+			fill 0 argv
+			log=$tmp/kyud-latency-$mode-$rep.log
+			wopt=()
+			wait_s=10
+			ok=0
+			if [ "$mode" = poll ]; then
+				conf_listen='' conf_extra="poll_interval = $LAT_POLL"
+				wait_s=$((2 * LAT_POLL + 5))
+				start_kyud "$LAT_WORKERS" "$log" && ok=1
+			else
+				conf_extra=
+				start_kyud_listen "$LAT_WORKERS" "$log" && ok=1
+			fi
+			if [ "$ok" = 1 ] && [ "$mode" = udf ]; then
+				{ echo "SET @kyu_notify_target = '$conf_listen';"; cat "$root/sql/notify.sql"; } |
+					sql_root >/dev/null 2>"$tmp/notify.err" || {
+					note "latency: sql/notify.sql failed: $(tr '\n' ' ' <"$tmp/notify.err")"
+					ok=0
+				}
+			fi
+			[ "$mode" = client ] && wopt=(-w "$conf_listen")
+			if [ "$ok" = 1 ]; then
+				note "latency: $mode, $LAT_N INSERTs at $LAT_RATE/s"
+				sleep 1
+				line=$("$bin/latency" -n "$LAT_N" -r "$LAT_RATE" -s "$bin/stamp" -l "$tmp/latency.sock" \
+					"${wopt[@]}" -W "$wait_s" 2>&1) || { note "latency failed: $line"; line=; }
+			else
+				line=
+			fi
+			stop_kyud
+			if [ "$mode" = udf ]; then sql_root <"$root/sql/unnotify.sql" >/dev/null 2>&1 || true; fi
+			conf_listen='' conf_extra=''
+			if [ -z "$line" ]; then
+				row "$lat_res" "$mode" "$rep" - - - - - - - - - - - - failed
+				continue
+			fi
+			pi=-
+			[ "$mode" = poll ] && pi=$LAT_POLL
+			row "$lat_res" "$mode" "$rep" "$pi" "$(kv received "$line")" "$(kv lost "$line")" \
+				"$(kv start_p50_ms "$line")" "$(kv start_p90_ms "$line")" "$(kv start_p99_ms "$line")" \
+				"$(kv start_max_ms "$line")" "$(kv start_mean_ms "$line")" \
+				"$(kv insert_p50_ms "$line")" "$(kv insert_p99_ms "$line")" \
+				"$(kv dbclaim_p50_ms "$line")" "$(kv dbclaim_p99_ms "$line")" ok
+		done
+	done
+fi
+
+# --- memory of the master and of each worker -----------------------------------------
+proc_mem() { # proc_mem PID: "VmRSS VmHWM" in KiB
+	awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {print r + 0, h + 0}' "/proc/$1/status" 2>/dev/null ||
+		echo "0 0"
+}
+mem_rows() { # mem_rows PHASE
+	local p idx r h
+	read -r r h < <(proc_mem "$kyud_pid")
+	row "$mem_res" "$1" master "$kyud_pid" "$r" "$h"
+	for p in $(children "$kyud_pid"); do
+		idx=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | sed -n 's/.*--worker \([0-9]*\).*/\1/p')
+		read -r r h < <(proc_mem "$p")
+		row "$mem_res" "$1" "worker ${idx:-?}" "$p" "$r" "$h"
+	done
+}
+if has_case memory && [ "$kyud_ok" = 1 ]; then
+	fill 0 argv
+	log=$tmp/kyud-memory.log
+	conf_extra="poll_interval = 1"
+	if start_kyud "$MEM_WORKERS" "$log"; then
+		sleep 3
+		mem_rows idle
+		note "memory: $MEM_JOBS jobs with $MEM_WORKERS workers"
+		fill "$MEM_JOBS" argv
+		if wait_jobs 1; then
+			sleep 2
+			read -r mdone mjps < <(kyud_rate 1)
+			mem_rows "after $mdone jobs ($mjps jobs/s)"
+		else
+			note "memory: $why; log: $(tail -n 2 "$log" | tr '\n' ' ')"
+			[ -n "$kyud_pid" ] && mem_rows "after: $why"
+		fi
+		stop_kyud
+	else
+		row "$mem_res" kyud_failed - - - -
+	fi
+	conf_extra=
+fi
+
+# --- scale: claim time and throughput with a big kyu_jobs ---------------------------
+scale_insert() { # scale_insert KIND FROM TO [TAG]: rows FROM..TO of the Sequence engine as KIND
+	local kind=$1 a=$2 b=$3 tag=${4:-}
+	case $kind in
+	finished) # succeeded, updated_at 12 h ago + 1 ms per row: within the default retention
+		sql -e "INSERT INTO kyu_jobs (id, argv, status, attempts, owner, host, pid, exit_code,
+			started_at, finished_at, duration, created_at, updated_at)
+			SELECT CONCAT('scale-f-', seq), '[\"/bin/true\"]', 'succeeded', 1, seq, 'bench', 4242, 0,
+			t, t, 0.001, t, t
+			FROM (SELECT seq, NOW(6) - INTERVAL 12 HOUR + INTERVAL seq * 1000 MICROSECOND AS t
+			      FROM seq_${a}_to_${b}) s" ;;
+	expired) # succeeded, updated_at two days ago: due for the retention delete
+		sql -e "INSERT INTO kyu_jobs (id, argv, status, attempts, owner, host, pid, exit_code,
+			started_at, finished_at, duration, created_at, updated_at)
+			SELECT CONCAT('scale-x$tag-', seq), '[\"/bin/true\"]', 'succeeded', 1, seq, 'bench', 4242, 0,
+			t, t, 0.001, t, t
+			FROM (SELECT seq, NOW(6) - INTERVAL 2 DAY + INTERVAL seq * 1000 MICROSECOND AS t
+			      FROM seq_${a}_to_${b}) s" ;;
+	future) # waiting, due tomorrow (1 ms apart)
+		sql -e "INSERT INTO kyu_jobs (id, argv, run_at)
+			SELECT CONCAT('scale-w-', seq), '[\"/bin/true\"]',
+			NOW(6) + INTERVAL 1 DAY + INTERVAL seq * 1000 MICROSECOND
+			FROM seq_${a}_to_${b}" ;;
+	runnable)
+		sql -e "INSERT INTO kyu_jobs (argv) SELECT '[\"/bin/true\"]' FROM seq_${a}_to_${b}" ;;
+	esac
+}
+scale_add() { # scale_add KIND COUNT [TAG]: in statements of at most 1M rows
+	local a
+	for ((a = 1; a <= $2; a += 1000000)); do
+		scale_insert "$1" "$a" $((a + 999999 < $2 ? a + 999999 : $2)) "${3:-}"
+	done
+}
+if has_case scale && [ "$kyud_ok" = 1 ]; then
+	scale_lim=("$bin/limit" -b "$SCALE_BATCH" -k 0 -p 1 --isolation rc --lat --no-verify)
+	xtag=0
+	for rows in $SCALE_SMALL $SCALE_ROWS; do
+		for mix in $SCALE_MIXES; do
+			note "scale: filling $rows $mix rows"
+			t0=$(date +%s.%N)
+			sql -e "TRUNCATE TABLE kyu_jobs"
+			scale_add "$mix" "$rows"
+			fill_s=$(elapsed "$t0")
+			# Claim time of the limit loop on SCALE_JOBS runnable rows.
+			base=$(max_seq)
+			scale_add runnable "$SCALE_JOBS"
+			line=$("${scale_lim[@]}" -n "$SCALE_JOBS" --timeout 600 2>&1) ||
+				{ note "scale: limit failed: $line"; line=; }
+			sql -e "DELETE FROM kyu_jobs WHERE seq > $base"
+			# kyud on another SCALE_JOBS.
+			base=$(max_seq)
+			scale_add runnable "$SCALE_JOBS"
+			kdone=- kjps=- why=
+			conf_listen='' conf_extra=''
+			if start_kyud "$SCALE_WORKERS" "$tmp/kyud-scale-$rows-$mix.log"; then
+				wait_jobs "seq > $base" || note "scale: kyud $why"
+				stop_kyud
+				read -r kdone kjps < <(kyud_rate "seq > $base")
+			else
+				why=kyud_failed
+			fi
+			sql -e "DELETE FROM kyu_jobs WHERE seq > $base"
+			row "$scale_res" "$rows" "$mix" "$fill_s" "$(kv claim_p50_ms "$line")" "$(kv claim_p90_ms "$line")" \
+				"$(kv claim_p99_ms "$line")" "$(kv claim_max_ms "$line")" "$(kv jobs_per_s "$line")" \
+				"$kdone" "$kjps" "${why:-ok}"
+
+			# The retention delete, with the big table of finished rows.
+			if [ "$rows" != "$SCALE_ROWS" ] || [ "$mix" != finished ] || [ "$SCALE_DELETE" -le 0 ]; then
+				continue
+			fi
+			for b in $SCALE_DEL_BATCHES; do
+				xtag=$((xtag + 1))
+				xbase=$(max_seq)
+				note "scale: retention delete of $SCALE_DELETE rows, LIMIT $b, during claims"
+				t0=$(date +%s.%N)
+				scale_add expired "$SCALE_DELETE" "$xtag"
+				xfill_s=$(elapsed "$t0")
+				base=$(max_seq)
+				# Runnable rows for the baseline and up to 5 minutes of delete.
+				scale_add runnable $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 300)))
+				bline=$("${scale_lim[@]}" --rate "$SCALE_CLAIM_RATE" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) ||
+					{ note "scale: limit failed: $bline"; bline=; }
+				dline=$("${scale_lim[@]}" --rate "$SCALE_CLAIM_RATE" --delete-batch "$b" --timeout 900 2>&1) ||
+					{ note "scale: limit --delete-batch failed: $dline"; dline=; }
+				sql -e "DELETE FROM kyu_jobs WHERE seq > $xbase"
+				row "$del_res" "$rows" "$b" "$(kv delete_rows "$dline")" "$(kv delete_secs "$dline")" \
+					"$(kv delete_stmts "$dline")" "$(kv delete_max_ms "$dline")" \
+					"$(kv claim_p50_ms "$bline")" "$(kv claim_p99_ms "$bline")" "$(kv claim_max_ms "$bline")" \
+					"$(kv lat_claims "$dline")" "$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" \
+					"$(kv claim_max_ms "$dline")" "$xfill_s"
 			done
 		done
 	done
@@ -379,7 +733,68 @@ if [ -s "$results" ]; then
 		}
 	}' "$results"
 	echo
-	echo "rss_m/rss_w: RSS of the kyud master / largest worker after the run (idle rows: at idle);"
-	echo "idle rows: queries/s of a running kyud with an empty queue over ${IDLE_SECS}s (a window shorter"
-	echo "than [kyud] poll_interval can read 0); conns: new connections (this script's own subtracted)."
+	echo "rss_m/rss_w: RSS of the kyud master / largest worker after the run;"
+	echo "conns: new connections (this script's own subtracted)."
+fi
+
+# table FILE FORMAT COLUMN-NAMES...: prints the names, then each tab-separated
+# line of FILE, with FORMAT (only %s conversions; empty fields print as -)
+table() {
+	local f=$1 fmt=$2
+	shift 2
+	# shellcheck disable=SC2059
+	printf "$fmt" "$@"
+	awk -F'\t' -v fmt="$fmt" '{
+		out = ""; rest = fmt; k = 0
+		while ((p = index(rest, "%")) > 0) {
+			out = out substr(rest, 1, p - 1)
+			rest = substr(rest, p)
+			match(rest, /^%-?[0-9]*s/)
+			k++
+			out = out sprintf(substr(rest, 1, RLENGTH), (k > NF || $k == "") ? "-" : $k)
+			rest = substr(rest, RLENGTH + 1)
+		}
+		printf "%s", out rest
+	}' "$f"
+}
+
+if [ -s "$idle_res" ]; then
+	echo
+	echo "Idle database cost: a running kyud with an empty queue (statements the server counted in the"
+	echo "window, this script's own subtracted; q/poll = q/s x poll_interval; upd = claim UPDATEs = polls)"
+	table "$idle_res" '%7s %6s %3s %5s %7s %7s %6s %4s %4s %5s %9s %9s  %s\n' \
+		workers poll_s run secs queries q/s q/poll upd sel conns rss_m_KiB rss_w_KiB note
+fi
+
+if [ -s "$lat_res" ]; then
+	echo
+	echo "Wake-up latency, INSERT -> start of the job's command (ms; $LAT_N single-row INSERTs at $LAT_RATE/s,"
+	echo "$LAT_WORKERS workers; start = the command's own first clock reading, host monotonic clock;"
+	echo "insert = the INSERT round trip; db = started_at - created_at, database clock, no spawn)"
+	table "$lat_res" '%-7s %3s %6s %5s %4s %8s %8s %8s %8s %8s  %8s %8s  %7s %7s  %s\n' \
+		wake run poll_s got lost p50 p90 p99 max mean ins_p50 ins_p99 db_p50 db_p99 note
+fi
+
+if [ -s "$scale_res" ]; then
+	echo
+	echo "Scale: claim time (ms, UPDATE + SELECT of $SCALE_BATCH rows, limit loop, 1 process, READ COMMITTED,"
+	echo "no spawn) and throughput on $SCALE_JOBS runnable jobs added to a table of ROWS rows: finished ="
+	echo "succeeded within retention, future = waiting with run_at tomorrow; kyud: $SCALE_WORKERS workers"
+	table "$scale_res" '%9s %-9s %7s %7s %7s %7s %7s %8s %6s %7s  %s\n' \
+		rows mix fill_s p50 p90 p99 max limit_j/s kyud_n kyud_j/s note
+fi
+
+if [ -s "$del_res" ]; then
+	echo
+	echo "Retention delete while claiming: kyud's DELETE ... LIMIT batch (store_cleanup) back to back until"
+	echo "the expired rows are gone, while the limit loop claims $SCALE_CLAIM_RATE times/s ($SCALE_BATCH rows);"
+	echo "claim ms without the delete (${SCALE_BASE_SECS}s just before) and during it"
+	table "$del_res" '%9s %7s %7s %7s %6s %8s  %7s %7s %7s  %6s %7s %7s %7s  %s\n' \
+		rows batch deleted del_s stmts stmt_max base_p50 base_p99 base_max claims p50 p99 max fill_s
+fi
+
+if [ -s "$mem_res" ]; then
+	echo
+	echo "Memory of kyud ($MEM_WORKERS workers): VmRSS and VmHWM (peak) from /proc/PID/status, KiB"
+	table "$mem_res" '%-34s %-9s %8s %9s %9s\n' phase process pid VmRSS VmHWM
 fi
