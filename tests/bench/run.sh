@@ -74,7 +74,7 @@
 #   SCALE_BATCH   rows per claim of the limit loop [8]
 #   SCALE_WORKERS kyud workers for the scale throughput [4]
 #   SCALE_DELETE  expired rows for the retention delete, 0 = skip it [1000000]
-#   SCALE_DEL_BATCHES  LIMIT of the delete (cleanup_batch) ["1000 1000000"]
+#   SCALE_DEL_BATCHES  LIMIT of the delete (cleanup_batch) ["1000 10000"]
 #   SCALE_CLAIM_RATE   claims per second during (and before) the delete [50]
 #   SCALE_BASE_SECS    length of the run without the delete [10]
 #   MEM_WORKERS   kyud workers for the memory case [4]   MEM_JOBS  jobs run [100000]
@@ -122,7 +122,7 @@ SCALE_JOBS=${SCALE_JOBS:-20000}
 SCALE_BATCH=${SCALE_BATCH:-8}
 SCALE_WORKERS=${SCALE_WORKERS:-4}
 SCALE_DELETE=${SCALE_DELETE:-1000000}
-SCALE_DEL_BATCHES=${SCALE_DEL_BATCHES:-1000 1000000}
+SCALE_DEL_BATCHES=${SCALE_DEL_BATCHES:-1000 10000}
 SCALE_CLAIM_RATE=${SCALE_CLAIM_RATE:-50}
 SCALE_BASE_SECS=${SCALE_BASE_SECS:-10}
 MEM_WORKERS=${MEM_WORKERS:-4}
