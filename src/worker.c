@@ -65,6 +65,7 @@ struct worker {
 	struct ev_loop *loop;
 	struct db db;
 	bool db_up;
+	bool outage; /* a loss was logged; its end is logged once too */
 	ev_timer reconnect_w;
 	double reconnect_delay;
 	ev_io ctl_w;
@@ -119,8 +120,10 @@ static void fence(struct worker *w);
 
 static void db_lost(struct worker *w)
 {
-	if (w->db_up)
+	if (w->db_up) {
 		log_warn("database connection lost: %s", w->db.err);
+		w->outage = true;
+	}
 	if (w->n_running)
 		fence(w);
 	w->db_up = false;
@@ -163,13 +166,15 @@ static void cleanup_finished(struct worker *w)
 static bool try_connect(struct worker *w)
 {
 	if (db_connect(&w->db, &w->cfg) < 0) {
-		if (w->db_up || w->reconnect_delay == 0)
+		if (!w->outage)
 			log_warn("cannot connect to the database: %s", w->db.err);
+		w->outage = true;
 		w->db_up = false;
 		return false;
 	}
-	if (w->reconnect_delay > 0.5)
+	if (w->outage)
 		log_notice("database connection restored");
+	w->outage = false;
 	w->db_up = true;
 	w->reconnect_delay = 0.5;
 	return true;
