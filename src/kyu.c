@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"\n"
 		"  -c FILE   configuration (default $KYU_CONFIG or %s); uses [database]\n"
 		"            and [kyud] listen\n"
-		"  -h        show this help;  -V  show the version\n",
+		"  -h, --help  show this help;  -V, --version  show the version\n",
 		DEFAULT_CONFIG);
 }
 
@@ -329,7 +329,14 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int c, rc = 1;
 
-	while ((c = getopt(argc, argv, "+c:hV")) != -1) {
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((c = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;
 		case 'h': usage(stdout); return 0;
