@@ -41,29 +41,30 @@ int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg)
 	return killed;
 }
 
-int orphans_getenv(pid_t pid, const char *name, char *buf, size_t len)
+int orphans_attempt_of(pid_t pid, char *id, size_t idlen, unsigned long *attempt)
 {
 	char path[64], env[65536];
-	size_t nlen = strlen(name), got = 0;
+	size_t got = 0;
 	ssize_t n;
-	int fd, r = -1;
+	int fd, found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	/* Jobs' variables are set last (jobspec.c), but the whole block is
-	 * read: it is small, and this runs only for orphans. */
 	while (got < sizeof(env) - 1 && (n = read(fd, env + got, sizeof(env) - 1 - got)) > 0)
 		got += (size_t)n;
 	close(fd);
 	env[got] = '\0';
 	for (size_t off = 0; off < got; off += strlen(env + off) + 1) {
 		const char *v = env + off;
-		if (strncmp(v, name, nlen) == 0 && v[nlen] == '=') {
-			snprintf(buf, len, "%s", v + nlen + 1);
-			r = 0;
+		if (strncmp(v, "KYU_JOB_ID=", 11) == 0) {
+			snprintf(id, idlen, "%s", v + 11);
+			found |= 1;
+		} else if (strncmp(v, "KYU_ATTEMPT=", 12) == 0) {
+			*attempt = strtoul(v + 12, NULL, 10);
+			found |= 2;
 		}
 	}
-	return r;
+	return found == 3 ? 0 : -1;
 }

@@ -11,8 +11,9 @@
  * false. Returns the number killed, or -errno if the list is unreadable. */
 int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg);
 
-/* The value of variable name in the environment pid was started with
- * (/proc/PID/environ), copied into buf; -1 if absent or unreadable. */
-int orphans_getenv(pid_t pid, const char *name, char *buf, size_t len);
+/* The job attempt pid was started for: KYU_JOB_ID (copied into id) and
+ * KYU_ATTEMPT of the environment it was started with (/proc/PID/environ,
+ * read once); -1 if either is absent or the environment is unreadable. */
+int orphans_attempt_of(pid_t pid, char *id, size_t idlen, unsigned long *attempt);
 
 #endif

@@ -316,19 +316,19 @@ static bool keep_child(void *arg, pid_t pid)
 {
 	struct worker *w = arg;
 	pid_t pgid = getpgid(pid);
-	char id[512], attempt[16];
+	char id[512];
+	unsigned long attempt;
 
 	for (int i = 0; i < w->cfg.slots; i++) {
 		const struct job *j = w->slots[i];
 		if (j && (j->pid == pid || j->pid == pgid))
 			return true;
 	}
-	if (orphans_getenv(pid, "KYU_JOB_ID", id, sizeof(id)) < 0 ||
-	    orphans_getenv(pid, "KYU_ATTEMPT", attempt, sizeof(attempt)) < 0)
+	if (orphans_attempt_of(pid, id, sizeof(id), &attempt) < 0)
 		return false;
 	for (int i = 0; i < w->cfg.slots; i++) {
 		const struct job *j = w->slots[i];
-		if (j && strcmp(j->id, id) == 0 && strtoul(attempt, NULL, 10) == j->attempts)
+		if (j && strcmp(j->id, id) == 0 && attempt == j->attempts)
 			return true;
 	}
 	return false;

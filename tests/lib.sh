@@ -99,6 +99,16 @@ assert_eq() { # assert_eq EXPECTED ACTUAL WHAT
 }
 
 # Extended regular expression, anywhere in kyud's log (all runs of this test).
+# assert_each_ran_once N FILE: every row succeeded at its first attempt, and
+# FILE (one line per run, written by the jobs) names N distinct jobs, none twice.
+assert_each_ran_once() {
+	assert_eq "" "$(sql "SELECT CONCAT(id, ':', status, '/', attempts) FROM kyu_jobs
+	                     WHERE status <> 'succeeded' OR attempts <> 1 LIMIT 10" | tr '\n' ' ')" \
+		"rows not succeeded at the first attempt (id:status/attempts)"
+	assert_eq "$1" "$(sort -u "$2" | wc -l)" "distinct jobs that ran"
+	assert_eq "" "$(sort "$2" | uniq -d | head -5 | tr '\n' ' ')" "jobs that ran twice"
+}
+
 assert_log_contains() {
 	grep -Eq -- "$1" "$KYUD_LOG" 2>/dev/null || fail "kyud log has no line matching /$1/"
 }
