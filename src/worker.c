@@ -68,6 +68,7 @@ struct worker {
 	bool outage; /* a loss was logged; its end is logged once too */
 	ev_timer reconnect_w;
 	double reconnect_delay;
+	double connect_tried; /* monotonic time of the last connection attempt */
 	ev_io ctl_w;
 	ev_timer hb_w;
 	ev_prepare prep_w;
@@ -165,6 +166,7 @@ static void cleanup_finished(struct worker *w)
 
 static bool try_connect(struct worker *w)
 {
+	w->connect_tried = mono_now();
 	if (db_connect(&w->db, &w->cfg) < 0) {
 		if (!w->outage)
 			log_warn("cannot connect to the database: %s", w->db.err);
@@ -622,6 +624,7 @@ static void do_claim(struct worker *w, int n)
 	w->wanted = false;
 	if (got < 0) {
 		db_ok(w, f, "acquiring jobs");
+		send_msg(w, KYU_IDLE, INT64_MAX);
 		return;
 	}
 	w->claims++;
@@ -889,6 +892,16 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		switch (m.type) {
 		case KYU_WAKE:
 			w->wanted = true;
+			/* Someone has work: try the database now rather than at the
+			 * end of a backoff of up to 10 s (at most twice a second). */
+			if (!w->db_up && mono_now() - w->connect_tried >= 0.5) {
+				ev_timer_stop(EV_A_ & w->reconnect_w);
+				on_reconnect(EV_A_ & w->reconnect_w, 0);
+			}
+			/* Still unreachable: answer, so that the supervisor's next
+			 * hint is not held back waiting for this claim. */
+			if (!w->db_up)
+				send_msg(w, KYU_IDLE, INT64_MAX);
 			break;
 		case KYU_STOP:
 			begin_drain(w, false);
