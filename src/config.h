@@ -25,6 +25,7 @@ struct kyu_config {
 	/* [kyud] */
 	int workers;
 	int slots;
+	int prefetch;
 	int lease;
 	int heartbeat;
 	char *queues_raw;

@@ -41,7 +41,11 @@ int db_connect(struct db *db, const struct kyu_config *cfg)
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	if (!mysql_real_connect(db->my, use_socket ? NULL : cfg->db_host, cfg->db_user,
 				cfg->db_password, cfg->db_name, use_socket ? 0 : (unsigned)cfg->db_port,
-				use_socket ? cfg->db_socket : NULL, CLIENT_FOUND_ROWS)) {
+				use_socket ? cfg->db_socket : NULL,
+				/* Multi-statements: a claim's UPDATE and SELECT share
+				 * one round trip (store.c). Every value kyud puts in a
+				 * statement is a number or goes through db_quote. */
+				CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS)) {
 		db->err_no = mysql_errno(db->my);
 		snprintf(db->err, sizeof(db->err), "%s (%u)", mysql_error(db->my), db->err_no);
 		mysql_close(db->my);
@@ -106,6 +110,35 @@ enum db_fail db_exec(struct db *db, const char *sql, size_t len)
 	}
 	if (f == DB_LOST)
 		db_close(db);
+	return f;
+}
+
+enum db_fail db_next_result(struct db *db)
+{
+	enum db_fail f;
+	int r;
+
+	if (!db->my) {
+		snprintf(db->err, sizeof(db->err), "not connected");
+		return DB_LOST;
+	}
+	r = mysql_next_result(db->my);
+	if (r == 0)
+		return DB_OK;
+	if (r < 0) {
+		snprintf(db->err, sizeof(db->err), "expected another result set");
+		db_close(db);
+		return DB_ERROR;
+	}
+	db->err_no = mysql_errno(db->my);
+	snprintf(db->err, sizeof(db->err), "%s (%u)", mysql_error(db->my), db->err_no);
+	f = classify(db->err_no);
+	/* A failed statement ends a multi-statement: the server runs none
+	 * after it, so the connection is in step again unless it is gone. */
+	if (f == DB_LOST)
+		db_close(db);
+	else if (f == DB_RETRY)
+		db->deadlocks++;
 	return f;
 }
 

@@ -39,6 +39,11 @@ static inline enum db_fail db_execs(struct db *db, const struct strbuf *sb)
 }
 uint64_t db_affected(const struct db *db);
 
+/* After a multi-statement db_exec: move to the next statement's result.
+ * A failed statement ends the multi-statement (the server runs none after
+ * it); a deadlock there is counted but not retried. */
+enum db_fail db_next_result(struct db *db);
+
 /* Append s as a quoted SQL string literal ('...'), or NULL when s is NULL. */
 void db_quote(struct db *db, struct strbuf *sb, const char *s, size_t len);
 

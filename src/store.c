@@ -31,25 +31,85 @@ static unsigned to_uint(const char *s)
 	return s ? (unsigned)strtoul(s, NULL, 10) : 0;
 }
 
-static void add_next_due(struct db *db, struct strbuf *sb, const struct kyu_config *cfg)
+static void add_min_due(struct db *db, struct strbuf *sb, const struct kyu_config *cfg)
 {
-	sb_adds(sb, "SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(due)) FROM kyu_jobs");
+	sb_adds(sb, "SELECT MIN(due) FROM kyu_jobs");
 	if (cfg->n_queues) {
 		sb_adds(sb, " WHERE 1");
 		add_queue_filter(db, sb, cfg);
 	}
 }
 
+static void add_id_list(struct strbuf *sb, const uint64_t *v, int n);
+static void add_owner_match(struct strbuf *sb, const uint64_t *seqs, const uint64_t *tokens, int n);
+
+bool store_finish_plain(const struct finish *f)
+{
+	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error;
+}
+
+/* One UPDATE for all plain successes among f, whatever their claim: the
+ * common case under load costs one statement per batch. Returns how many
+ * it covers (0: nothing appended). seqs and tokens have room for n. */
+static int add_bulk_success(struct strbuf *sb, const struct finish *f, int n, uint64_t *seqs,
+			    uint64_t *tokens)
+{
+	size_t start = sb->len;
+	int count = 0;
+
+	sb_adds(sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
+		    "error = NULL, output = NULL, finished_at = NOW(6), "
+		    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
+	for (int i = 0; i < n; i++) {
+		if (!store_finish_plain(&f[i]))
+			continue;
+		sb_printf(sb, " WHEN %" PRIu64 " THEN %d", f[i].seq, f[i].pid);
+		seqs[count] = f[i].seq;
+		tokens[count++] = f[i].token;
+	}
+	if (count == 0) {
+		sb->len = start;
+		sb->buf[start] = '\0';
+		return 0;
+	}
+	sb_adds(sb, " ELSE pid END, status = IF(status = 'cancelled', 'cancelled', 'succeeded') "
+		    "WHERE seq IN (");
+	add_id_list(sb, seqs, count);
+	sb_adds(sb, ")");
+	add_owner_match(sb, seqs, tokens, count);
+	sb_adds(sb, " AND status IN ('running', 'cancelled')");
+	return count;
+}
+
 int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
 		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail)
+{
+	return store_claim_finish(db, cfg, token, host, n, NULL, ret, next_due_us, fail);
+}
+
+int store_claim_finish(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host,
+		       int n, struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us,
+		       enum db_fail *fail)
 {
 	struct strbuf sb = { 0 };
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 	struct claimed *rows = NULL;
-	int count = -1, got;
+	uint64_t *seqs = NULL, *tokens = NULL;
+	int count = -1, got, n_fin = 0;
 
 	*ret = NULL;
+	if (fin) {
+		fin->done = false;
+		fin->rejected = 0;
+		seqs = xcalloc((size_t)fin->n + 1, sizeof(*seqs));
+		tokens = xcalloc((size_t)fin->n + 1, sizeof(*tokens));
+		/* Results first: their rows leave the due index before the
+		 * claim scans it. */
+		n_fin = add_bulk_success(&sb, fin->f, fin->n, seqs, tokens);
+		if (n_fin)
+			sb_adds(&sb, "; ");
+	}
 	/* Mark: one statement takes up to n due rows for this claim's token.
 	 * `due` is the server-maintained due time (run_at while waiting, the
 	 * lease while running), so expired leases are reclaimed by the same
@@ -73,34 +133,30 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 		add_queue_filter(db, &sb, cfg);
 		sb_printf(&sb, " ORDER BY due, priority LIMIT %d", n);
 	}
-	if ((*fail = db_execs(db, &sb)) != DB_OK)
-		goto out;
-	got = (int)db_affected(db);
-	*next_due_us = INT64_MIN;
-	if (got == 0) {
-		if (store_next_due(db, cfg, next_due_us, fail) < 0)
-			goto out;
-		count = 0;
-		goto out;
-	}
-
-	/* Select: read what this token marked. A short batch means the due
-	 * rows ran out: the same round trip brings the next due time, which
-	 * tells the supervisor how long everyone may sleep. */
-	sb_reset(&sb);
+	/* Select, in the same round trip: what this token marked, and the
+	 * next due time (which tells the supervisor how long everyone may
+	 * sleep when the batch comes back short). The one-row derived table
+	 * makes the SELECT return that time even when nothing was marked. */
 	sb_printf(&sb,
-		  "SELECT seq, id, queue, command, argv, env, cwd, attempts, tempfails, "
-		  "COALESCE(max_attempts, %d), COALESCE(time_limit, %d), ",
+		  "; SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
+		  "j.tempfails, COALESCE(j.max_attempts, %d), COALESCE(j.time_limit, %d), d.next "
+		  "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (",
 		  cfg->max_attempts, cfg->time_limit);
-	if (got < n) {
-		sb_adds(&sb, "(");
-		add_next_due(db, &sb, cfg);
-		sb_adds(&sb, ")");
-	} else {
-		sb_adds(&sb, "NULL");
-	}
-	sb_printf(&sb, " FROM kyu_jobs WHERE owner = %" PRIu64 " AND status = 'running'", token);
+	add_min_due(db, &sb, cfg);
+	sb_printf(&sb,
+		  ")) AS next) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  " AND j.status = 'running'",
+		  token);
 	if ((*fail = db_execs(db, &sb)) != DB_OK)
+		goto out;
+	if (n_fin) {
+		fin->done = true;
+		fin->rejected = n_fin - (int)db_affected(db);
+		if ((*fail = db_next_result(db)) != DB_OK)
+			goto out;
+	}
+	got = (int)db_affected(db);
+	if ((*fail = db_next_result(db)) != DB_OK)
 		goto out;
 	res = mysql_store_result(db->my);
 	if (!res) {
@@ -109,10 +165,16 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 		db_close(db);
 		goto out;
 	}
-	rows = xcalloc((size_t)got, sizeof(*rows));
+	*next_due_us = INT64_MIN;
+	rows = xcalloc((size_t)(got > 0 ? got : 1), sizeof(*rows));
 	count = 0;
-	while ((row = mysql_fetch_row(res)) && count < got) {
-		struct claimed *c = &rows[count++];
+	while ((row = mysql_fetch_row(res))) {
+		struct claimed *c;
+		if (got < n)
+			*next_due_us = row[11] ? strtoll(row[11], NULL, 10) : INT64_MAX;
+		if (!row[0] || count >= got)
+			continue;
+		c = &rows[count++];
 		c->seq = strtoull(row[0], NULL, 10);
 		c->id = dup_field(row[1]);
 		c->queue = dup_field(row[2]);
@@ -124,8 +186,6 @@ int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, con
 		c->tempfails = to_uint(row[8]);
 		c->max_attempts = to_uint(row[9]);
 		c->time_limit = to_uint(row[10]);
-		if (got < n)
-			*next_due_us = row[11] ? strtoll(row[11], NULL, 10) : INT64_MAX;
 	}
 	*ret = rows;
 	rows = NULL;
@@ -133,22 +193,29 @@ out:
 	if (res)
 		mysql_free_result(res);
 	free(rows);
+	free(seqs);
+	free(tokens);
 	sb_free(&sb);
 	return count;
+}
+
+void store_claimed_clear(struct claimed *c)
+{
+	free(c->id);
+	free(c->queue);
+	free(c->command);
+	free(c->argv_json);
+	free(c->env_json);
+	free(c->cwd);
+	memset(c, 0, sizeof(*c));
 }
 
 void store_claimed_free(struct claimed *rows, int n)
 {
 	if (!rows)
 		return;
-	for (int i = 0; i < n; i++) {
-		free(rows[i].id);
-		free(rows[i].queue);
-		free(rows[i].command);
-		free(rows[i].argv_json);
-		free(rows[i].env_json);
-		free(rows[i].cwd);
-	}
+	for (int i = 0; i < n; i++)
+		store_claimed_clear(&rows[i]);
 	free(rows);
 }
 
@@ -250,8 +317,12 @@ static enum db_fail finish_one(struct db *db, const struct kyu_config *cfg, cons
 	if (f->outcome == OUT_RELEASE) {
 		/* kyud interrupted the attempt itself: not the job's fault. */
 		sb_adds(sb, "attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
-			    "started_at = NULL, error = ");
-		db_quote(db, sb, f->error, strlen(f->error));
+			    "started_at = NULL");
+		/* A claimed job given back unstarted keeps its last error. */
+		if (f->error) {
+			sb_adds(sb, ", error = ");
+			db_quote(db, sb, f->error, strlen(f->error));
+		}
 		sb_adds(sb, ", status = IF(status = 'cancelled', 'cancelled', 'waiting')");
 	} else {
 		if (f->exit_code >= 0)
@@ -297,10 +368,6 @@ static enum db_fail finish_one(struct db *db, const struct kyu_config *cfg, cons
 	return DB_OK;
 }
 
-static bool plain_success(const struct finish *f)
-{
-	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error;
-}
 
 int store_finish(struct db *db, const struct kyu_config *cfg, const struct finish *f, int n,
 		 int *rejected, enum db_fail *fail)
@@ -311,32 +378,15 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 
 	*rejected = 0;
 	*fail = DB_OK;
-	/* All plain successes, whatever their claim, in one statement: the
-	 * common case under load costs one round trip per batch. */
-	sb_adds(&sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
-		     "error = NULL, output = NULL, finished_at = NOW(6), "
-		     "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
-	for (int i = 0; i < n; i++) {
-		if (!plain_success(&f[i]))
-			continue;
-		sb_printf(&sb, " WHEN %" PRIu64 " THEN %d", f[i].seq, f[i].pid);
-		seqs[count] = f[i].seq;
-		tokens[count++] = f[i].token;
-	}
+	count = add_bulk_success(&sb, f, n, seqs, tokens);
 	if (count) {
-		sb_adds(&sb, " ELSE pid END, status = IF(status = 'cancelled', 'cancelled', 'succeeded') "
-			     "WHERE seq IN (");
-		add_id_list(&sb, seqs, count);
-		sb_adds(&sb, ")");
-		add_owner_match(&sb, seqs, tokens, count);
-		sb_adds(&sb, " AND status IN ('running', 'cancelled')");
 		if ((*fail = db_execs(db, &sb)) != DB_OK)
 			goto out;
 		written += (int)db_affected(db);
 		*rejected += count - (int)db_affected(db);
 	}
 	for (int i = 0; i < n; i++) {
-		if (plain_success(&f[i]))
+		if (store_finish_plain(&f[i]))
 			continue;
 		if ((*fail = finish_one(db, cfg, &f[i], &sb, &written, rejected)) != DB_OK)
 			goto out;
@@ -392,29 +442,4 @@ int64_t store_cleanup(struct db *db, const struct kyu_config *cfg, enum db_fail 
 out:
 	sb_free(&sb);
 	return *fail == DB_OK ? deleted : -1;
-}
-
-int store_next_due(struct db *db, const struct kyu_config *cfg, int64_t *ret_us, enum db_fail *fail)
-{
-	struct strbuf sb = { 0 };
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	int r = -1;
-
-	add_next_due(db, &sb, cfg);
-	if ((*fail = db_execs(db, &sb)) != DB_OK)
-		goto out;
-	res = mysql_store_result(db->my);
-	if (!res) {
-		*fail = DB_LOST;
-		db_close(db);
-		goto out;
-	}
-	row = mysql_fetch_row(res);
-	*ret_us = row && row[0] ? strtoll(row[0], NULL, 10) : INT64_MAX;
-	mysql_free_result(res);
-	r = 0;
-out:
-	sb_free(&sb);
-	return r;
 }

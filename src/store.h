@@ -1,5 +1,6 @@
-/* Every statement kyud runs against kyu_jobs. Each function is one or two
- * round trips; callers decide when to call them. */
+/* Every statement kyud runs against kyu_jobs. Each function is one round
+ * trip (store_inspect after a short heartbeat: two); callers decide when to
+ * call them. */
 #ifndef KYU_STORE_H
 #define KYU_STORE_H
 
@@ -36,13 +37,33 @@ struct finish {
 	size_t output_len;
 };
 
-/* Claim up to n due jobs for token (mark), then read them (select).
- * Returns the number claimed (rows in *ret, caller frees with
- * store_claimed_free) or -1 with db->err set. When fewer than n were
- * claimed, *next_due_us is set as by store_next_due (else INT64_MIN). */
+/* Claim up to n due jobs for token (mark), then read them (select): two
+ * statements in one round trip. Returns the number claimed (rows in *ret,
+ * caller frees with store_claimed_free) or -1 with db->err set. When fewer
+ * than n were claimed, *next_due_us is set to the microseconds until the
+ * next row becomes due (<= 0: now; INT64_MAX: nothing is waiting or
+ * running), else to INT64_MIN. */
 int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
 		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail);
+
+/* Results that may ride along with a claim: plain successes (see
+ * store_finish_plain), recorded by one UPDATE sent in the claim's round
+ * trip. *done is set when it ran (then *rejected counts as for
+ * store_finish), even when the claim after it failed. */
+struct claim_finish {
+	const struct finish *f;
+	int n;
+	bool done;
+	int rejected;
+};
+int store_claim_finish(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host,
+		       int n, struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us,
+		       enum db_fail *fail);
+/* A success with no output and no message: recorded in bulk. */
+bool store_finish_plain(const struct finish *f);
 void store_claimed_free(struct claimed *rows, int n);
+/* Free the fields of one row (the row itself is the caller's). */
+void store_claimed_clear(struct claimed *c);
 
 /* Extend the leases of the given (seq, token) pairs, and record the pid of
  * jobs whose pids[i] is non-zero. Returns the number of rows extended, or -1. */
@@ -64,9 +85,5 @@ int store_finish(struct db *db, const struct kyu_config *cfg, const struct finis
 /* Delete finished rows older than the retention, one batch, if no other
  * process holds the cleanup lock. Returns rows deleted or -1. */
 int64_t store_cleanup(struct db *db, const struct kyu_config *cfg, enum db_fail *fail);
-
-/* Microseconds until the next row becomes due (<= 0: now), or INT64_MAX
- * when nothing is waiting or running. */
-int store_next_due(struct db *db, const struct kyu_config *cfg, int64_t *ret_us, enum db_fail *fail);
 
 #endif

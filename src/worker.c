@@ -50,6 +50,14 @@ struct job {
 	/* Monotonic time just before the statement that last set the lease:
 	 * the server's lease runs at least `lease` seconds from here. */
 	double renewed;
+	double spawned_at;
+};
+
+/* A job claimed ahead of a free slot (prefetch). */
+struct held {
+	struct claimed c;
+	uint64_t token;
+	double claimed_at;
 };
 
 struct pend {
@@ -82,6 +90,12 @@ struct worker {
 	double pend_since; /* when the oldest unrecorded result arrived */
 	struct job **slots;
 	int n_running;
+	/* Claimed jobs waiting for a slot, oldest first (a ring). */
+	struct held *held;
+	int held_head, n_held, cap_held;
+	ev_timer hold_w;   /* gives back held jobs a busy worker cannot start */
+	double avg_run;    /* moving average of recent attempts' run time, s */
+	uint64_t n_given_back;
 	bool wanted, more, more_sent;
 	bool draining, master_gone;
 	double drain_deadline;
@@ -230,6 +244,18 @@ static void pend_clear(struct worker *w)
 	w->n_pend = 0;
 }
 
+static void pend_recorded(struct worker *w, int rejected)
+{
+	if (rejected) {
+		w->n_rejected += (uint64_t)rejected;
+		log_warn("%d result(s) rejected: the job's lease had passed to another claim "
+			 "(late write; %" PRIu64 " so far)",
+			 rejected, w->n_rejected);
+	}
+	w->n_finished += (uint64_t)w->n_pend;
+	pend_clear(w);
+}
+
 /* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
  * batch of short jobs costs one UPDATE rather than one per job. */
 #define FLUSH_DELAY 0.01
@@ -258,14 +284,7 @@ static void flush_pending(struct worker *w)
 		fs[i].output_len = w->pend[i].out.len;
 	}
 	if (store_finish(&w->db, &w->cfg, fs, w->n_pend, &rejected, &f) >= 0) {
-		if (rejected) {
-			w->n_rejected += (uint64_t)rejected;
-			log_warn("%d result(s) rejected: the job's lease had passed to another claim "
-				 "(late write; %" PRIu64 " so far)",
-				 rejected, w->n_rejected);
-		}
-		w->n_finished += (uint64_t)w->n_pend;
-		pend_clear(w);
+		pend_recorded(w, rejected);
 	} else if (f == DB_RETRY) {
 		/* Deadlocked even after the immediate retries: keep the results
 		 * and try again shortly; they are only lost if the lease runs
@@ -489,6 +508,10 @@ static void on_child(EV_P_ ev_child *c, int revents)
 	(void)EV_A;
 	(void)revents;
 	ev_child_stop(w->loop, c);
+	if (j->reason == END_NONE) {
+		double run = mono_now() - j->spawned_at;
+		w->avg_run = w->avg_run > 0 ? w->avg_run + (run - w->avg_run) / 8 : run;
+	}
 	/* The attempt is over: nothing it started may outlive it. */
 	spawn_kill_group(j->pid, SIGKILL);
 	if (j->out_fd >= 0)
@@ -592,6 +615,7 @@ static void start_job(struct worker *w, struct claimed *c, uint64_t token, doubl
 		return;
 	}
 	jobspec_free(&spec);
+	j->spawned_at = mono_now();
 	w->slots[slot] = j;
 	w->n_running++;
 	w->n_started++;
@@ -611,6 +635,130 @@ static void start_job(struct worker *w, struct claimed *c, uint64_t token, doubl
 	log_debug("job %s attempt %u started (pid %d)", j->id, j->attempts, (int)j->pid);
 }
 
+/* ---- prefetch ---------------------------------------------------------
+ * Claiming ahead of free slots turns a worker of short jobs from claims of
+ * a few rows into claims of dozens (tests/bench: batch size is what the
+ * database cost per job depends on). A held job is a claimed row whose
+ * command has not started: it only pays when it starts soon, so a worker
+ * holds about HOLD_HORIZON seconds of work at the rate its slots have been
+ * finishing jobs, never more than `prefetch` jobs, and nothing until it
+ * has seen a job end. Jobs still held after hold_limit() (every slot
+ * stayed busy) are given back, due at once, attempt not counted. */
+#define HOLD_HORIZON 0.05
+#define HOLD_LIMIT 1.0
+
+static int prefetch_target(const struct worker *w)
+{
+	double t;
+
+	if (w->cfg.prefetch == 0 || w->avg_run <= 0)
+		return 0;
+	t = w->cfg.slots * HOLD_HORIZON / w->avg_run;
+	return t >= w->cfg.prefetch ? w->cfg.prefetch : (int)t;
+}
+
+/* Well inside the self-fencing deadline, which a held job's lease is
+ * subject to from its claim on. */
+static double hold_limit(const struct worker *w)
+{
+	double l = (w->cfg.lease - w->cfg.fence_margin) / 2.0;
+	return l < HOLD_LIMIT ? l : HOLD_LIMIT;
+}
+
+static void hold(struct worker *w, struct claimed *c, uint64_t token, double claimed_at)
+{
+	struct held *h;
+
+	if (w->n_held == w->cap_held) {
+		/* Cannot happen (claims never ask for more than there is room
+		 * for); giving the row back is always safe. */
+		struct job tmp = { .seq = c->seq, .token = token, .id = c->id };
+		pend_add(w, &tmp, OUT_RELEASE);
+		w->n_given_back++;
+		return;
+	}
+	h = &w->held[(w->held_head + w->n_held) % w->cap_held];
+	h->c = *c;
+	memset(c, 0, sizeof(*c));
+	h->token = token;
+	h->claimed_at = claimed_at;
+	w->n_held++;
+	if (!ev_is_active(&w->hold_w)) {
+		ev_timer_set(&w->hold_w, hold_limit(w), 0.);
+		ev_timer_start(w->loop, &w->hold_w);
+	}
+}
+
+static void unhold(struct worker *w, struct held *out)
+{
+	*out = w->held[w->held_head];
+	w->held_head = (w->held_head + 1) % w->cap_held;
+	w->n_held--;
+}
+
+static void give_back(struct worker *w, struct held *h)
+{
+	struct job tmp = { .seq = h->c.seq, .token = h->token, .id = h->c.id };
+	/* Evidence that slots free up slower than the average said: claim no
+	 * further ahead until short jobs have pulled the average down again,
+	 * rather than claiming and giving back every hold_limit. */
+	if (w->avg_run < hold_limit(w))
+		w->avg_run = hold_limit(w);
+	pend_add(w, &tmp, OUT_RELEASE);
+	store_claimed_clear(&h->c);
+	w->n_given_back++;
+}
+
+static void start_held(struct worker *w)
+{
+	struct held h;
+	double now = mono_now();
+
+	while (w->n_held > 0 && w->n_running < w->cfg.slots && !w->draining) {
+		unhold(w, &h);
+		if (now >= h.claimed_at + hold_limit(w))
+			give_back(w, &h);
+		else
+			start_job(w, &h.c, h.token, h.claimed_at);
+		store_claimed_clear(&h.c);
+	}
+}
+
+static void give_back_all(struct worker *w, const char *why)
+{
+	struct held h;
+	int n = w->n_held;
+
+	while (w->n_held > 0) {
+		unhold(w, &h);
+		give_back(w, &h);
+	}
+	if (n)
+		log_info("gave back %d claimed job(s) that had not started: %s", n, why);
+}
+
+static void on_hold(EV_P_ ev_timer *t, int revents)
+{
+	struct worker *w = t->data;
+	double now = mono_now(), limit = hold_limit(w);
+	struct held h;
+	int n = 0;
+
+	(void)revents;
+	while (w->n_held > 0 && now >= w->held[w->held_head].claimed_at + limit) {
+		unhold(w, &h);
+		give_back(w, &h);
+		n++;
+	}
+	if (n)
+		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
+			 n, limit);
+	if (w->n_held > 0) {
+		ev_timer_set(t, w->held[w->held_head].claimed_at + limit - now, 0.);
+		ev_timer_start(EV_A_ t);
+	}
+}
+
 static void do_claim(struct worker *w, int n)
 {
 	struct claimed *rows = NULL;
@@ -618,9 +766,28 @@ static void do_claim(struct worker *w, int n)
 	double claimed_at = mono_now();
 	int64_t due_us = INT64_MIN;
 	enum db_fail f;
+	struct finish *fs = NULL;
+	struct claim_finish fin = { 0 };
 	int got;
 
-	got = store_claim(&w->db, &w->cfg, token, w->host, n, &rows, &due_us, &f);
+	/* Plain successes waiting to be recorded ride along in the claim's
+	 * round trip (results with output or errors keep their own). */
+	if (w->n_pend > 0 && mono_now() >= w->flush_after) {
+		fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
+		for (fin.n = 0; fin.n < w->n_pend; fin.n++) {
+			fs[fin.n] = w->pend[fin.n].f;
+			if (!store_finish_plain(&fs[fin.n]) || w->pend[fin.n].out.len || w->pend[fin.n].error)
+				break;
+		}
+		if (fin.n < w->n_pend)
+			fin.n = 0;
+		fin.f = fs;
+	}
+	got = store_claim_finish(&w->db, &w->cfg, token, w->host, n, fin.n ? &fin : NULL, &rows,
+				 &due_us, &f);
+	free(fs);
+	if (fin.done)
+		pend_recorded(w, fin.rejected);
 	w->wanted = false;
 	if (got < 0) {
 		db_ok(w, f, "acquiring jobs");
@@ -628,8 +795,12 @@ static void do_claim(struct worker *w, int n)
 		return;
 	}
 	w->claims++;
-	for (int i = 0; i < got; i++)
-		start_job(w, &rows[i], token, claimed_at);
+	for (int i = 0; i < got; i++) {
+		if (w->n_held == 0 && w->n_running < w->cfg.slots)
+			start_job(w, &rows[i], token, claimed_at);
+		else
+			hold(w, &rows[i], token, claimed_at);
+	}
 	store_claimed_free(rows, got);
 	if (got > 0)
 		log_debug("acquired %d job(s) (asked for %d)", got, n);
@@ -656,18 +827,19 @@ static void do_claim(struct worker *w, int n)
 
 static void maybe_claim(struct worker *w)
 {
-	int free_slots = w->cfg.slots - w->n_running;
+	int room = w->cfg.slots + prefetch_target(w);
+	int want = room - w->n_running - w->n_held;
 
-	if (w->draining || !w->db_up || free_slots <= 0)
+	if (w->draining || !w->db_up || want <= 0)
 		return;
 	if (w->wanted) {
-		do_claim(w, free_slots);
+		do_claim(w, want);
 		return;
 	}
-	/* Under load, wait until a useful batch of slots is free: one claim of
-	 * k rows costs about as much as one claim of 1. */
-	if (w->more && (free_slots >= (w->cfg.slots + 1) / 2 || w->n_running == 0))
-		do_claim(w, free_slots);
+	/* Under load, wait until a useful batch is wanted: one claim of k rows
+	 * costs about as much as one claim of 1. */
+	if (w->more && (want >= (room + 1) / 2 || (w->n_running == 0 && w->n_held == 0)))
+		do_claim(w, want);
 }
 
 /* ---- heartbeat, cancel and lease checks ---------------------------- */
@@ -857,6 +1029,7 @@ static void on_grace(EV_P_ ev_timer *t, int revents)
 
 static void begin_drain(struct worker *w, bool now)
 {
+	give_back_all(w, "kyud is stopping");
 	if (!w->draining) {
 		w->draining = true;
 		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + w->cfg.kill_grace + 10;
@@ -919,6 +1092,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			/* Slots are sized at start-up; a new slot count applies when
 			 * the supervisor restarts the worker. */
 			nc.slots = w->cfg.slots;
+			nc.prefetch = w->cfg.prefetch;
 			config_free(&w->cfg);
 			w->cfg = nc;
 			log_set_level((enum log_level)w->cfg.log_level);
@@ -945,6 +1119,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	struct worker *w = p->data;
 	(void)revents;
 
+	start_held(w);
 	flush_pending(w);
 	maybe_claim(w);
 	/* Jobs refused at start (bad JSON...) are results too. */
@@ -984,6 +1159,10 @@ int worker_main(int index, const char *config_path)
 
 	w.loop = EV_DEFAULT;
 	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
+	w.cap_held = w.cfg.slots + w.cfg.prefetch;
+	w.held = xcalloc((size_t)w.cap_held, sizeof(*w.held));
+	ev_init(&w.hold_w, on_hold);
+	w.hold_w.data = &w;
 	ev_init(&w.reconnect_w, on_reconnect);
 	w.reconnect_w.data = &w;
 	ev_init(&w.hb_w, on_heartbeat);
@@ -1019,9 +1198,11 @@ int worker_main(int index, const char *config_path)
 	ev_run(w.loop, 0);
 
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
-		 " deadlock(s) retried, %" PRIu64 " late write(s) rejected",
-		 w.n_started, w.n_finished, w.db.deadlocks, w.n_rejected);
+		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
+		 " late write(s) rejected",
+		 w.n_started, w.n_finished, w.n_given_back, w.db.deadlocks, w.n_rejected);
 	pend_clear(&w);
+	free(w.held);
 	free(w.pend);
 	free(w.slots);
 	db_close(&w.db);
