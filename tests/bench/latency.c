@@ -12,6 +12,13 @@
  * an application without the kyu_notify trigger would; without it the
  * wake-up is whatever the server does (the trigger) or kyud's poll.
  *
+ * With --floor no kyud is involved: right after each INSERT returned, this
+ * program claims the row itself, the way kyud does in one round trip (the
+ * claim UPDATE and the SELECT of the marked row sent together, READ
+ * COMMITTED), and posix_spawns the stamp from the row's argv.  That is
+ * INSERT-to-start with no wake-up, no event loop and no bookkeeping: the
+ * floor kyud's figures compare with on the same machine in the same run.
+ *
  * Also reported, from the table: started_at - created_at on the database
  * clock (INSERT statement start to claim statement; no spawn included).
  *
@@ -28,6 +35,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +47,7 @@
 
 static struct {
 	struct bench_db db;
+	int floor;
 	long jobs;
 	double rate, wait;
 	const char *stamp, *sock, *wake, *queue;
@@ -57,7 +66,8 @@ static void usage(FILE *f, int code)
 		"                       (default /tmp/kyu-latency.PID.sock)\n"
 		"  -w, --wake ADDR:PORT send \"kyu:QUEUE\" there after each INSERT\n"
 		"  -q, --queue Q        queue of the jobs (default)\n"
-		"  -W, --wait S         seconds to wait for stamps after the last INSERT (10)\n");
+		"  -W, --wait S         seconds to wait for stamps after the last INSERT (10)\n"
+		"  -f, --floor          claim and spawn each job here, no kyud (see above)\n");
 	exit(code);
 }
 
@@ -165,6 +175,48 @@ static void print_dist(const char *name, double *v, size_t n)
 	       n ? v[n - 1] : 0.0, name, n ? sum / (double)n : 0.0);
 }
 
+/* --floor: claim one due row the way kyud does (mark and select in one
+ * round trip), then posix_spawn its argv, which is ["STAMP", SOCK, TAG]. */
+static int floor_run(MYSQL *m, struct bench_buf *sql, long i)
+{
+	static const char *const none[] = { NULL };
+	char *argv[4] = { NULL };
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	pid_t pid;
+	int rc = -1;
+
+	sql->len = 0;
+	bench_buf_printf(sql,
+			 "UPDATE kyu_jobs SET owner = %ld, lease_until = NOW(6) + INTERVAL 60 SECOND,"
+			 " attempts = attempts + 1, started_at = NOW(6), status = 'running'"
+			 " WHERE due <= NOW(6) ORDER BY due, priority LIMIT 1;"
+			 " SELECT JSON_VALUE(argv, '$[0]'), JSON_VALUE(argv, '$[1]'),"
+			 " JSON_VALUE(argv, '$[2]') FROM kyu_jobs WHERE owner = %ld AND status = 'running'",
+			 i + 1, i + 1);
+	if (mysql_real_query(m, sql->p, (unsigned long)sql->len) != 0 || mysql_next_result(m) != 0 ||
+	    (res = mysql_store_result(m)) == NULL) {
+		fprintf(stderr, "latency: floor claim: %s\n", mysql_error(m));
+		return -1;
+	}
+	row = mysql_fetch_row(res);
+	if (row == NULL || !row[0] || !row[1] || !row[2]) {
+		fprintf(stderr, "latency: floor claim %ld found no row\n", i);
+		goto out;
+	}
+	for (int k = 0; k < 3; k++)
+		argv[k] = row[k];
+	if ((rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, (char **)none)) != 0) {
+		fprintf(stderr, "latency: floor spawn %s: %s\n", argv[0], strerror(rc));
+		rc = -1;
+		goto out;
+	}
+	rc = 0;
+out:
+	mysql_free_result(res);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -174,7 +226,8 @@ int main(int argc, char **argv)
 		{ "jobs", required_argument, 0, 'n' }, { "rate", required_argument, 0, 'r' },
 		{ "stamp", required_argument, 0, 's' }, { "listen", required_argument, 0, 'l' },
 		{ "wake", required_argument, 0, 'w' }, { "queue", required_argument, 0, 'q' },
-		{ "wait", required_argument, 0, 'W' }, { "help", no_argument, 0, 'h' },
+		{ "wait", required_argument, 0, 'W' }, { "floor", no_argument, 0, 'f' },
+		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
 	struct sockaddr_storage wsa;
@@ -189,7 +242,7 @@ int main(int argc, char **argv)
 	int ch, li, ufd, wfd = -1;
 	long i;
 	int64_t t0, next, step, last;
-	MYSQL *m;
+	MYSQL *m, *fm = NULL;
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 
@@ -198,7 +251,7 @@ int main(int argc, char **argv)
 	opt.rate = 50;
 	opt.wait = 10;
 	opt.queue = "default";
-	while ((ch = getopt_long(argc, argv, "n:r:s:l:w:q:W:h", lo, &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, "n:r:s:l:w:q:W:fh", lo, &li)) != -1) {
 		switch (ch) {
 		case 1: bench_db_option(&opt.db, lo[li].name, optarg); break;
 		case 'n': opt.jobs = atol(optarg); break;
@@ -208,12 +261,13 @@ int main(int argc, char **argv)
 		case 'w': opt.wake = optarg; break;
 		case 'q': opt.queue = optarg; break;
 		case 'W': opt.wait = atof(optarg); break;
+		case 'f': opt.floor = 1; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
 	if (optind != argc || opt.jobs < 1 || opt.rate <= 0 || opt.stamp == NULL ||
-	    opt.stamp[0] != '/' || strlen(opt.queue) > 64)
+	    opt.stamp[0] != '/' || strlen(opt.queue) > 64 || (opt.floor && opt.wake))
 		usage(stderr, 2);
 	if (opt.sock == NULL) {
 		snprintf(defsock, sizeof defsock, "/tmp/kyu-latency.%d.sock", (int)getpid());
@@ -262,6 +316,16 @@ int main(int argc, char **argv)
 	}
 
 	m = bench_connect(&opt.db);
+	if (opt.floor) {
+		/* Children are never waited for: let the kernel reap them. */
+		signal(SIGCHLD, SIG_IGN);
+		fm = bench_connect(&opt.db);
+		if (mysql_set_server_option(fm, MYSQL_OPTION_MULTI_STATEMENTS_ON) != 0 ||
+		    mysql_query(fm, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0) {
+			fprintf(stderr, "latency: floor session: %s\n", mysql_error(fm));
+			return 1;
+		}
+	}
 	step = (int64_t)(1e9 / opt.rate);
 	t0 = next = mono_ns();
 	for (i = 0; i < opt.jobs; i++) {
@@ -282,6 +346,8 @@ int main(int argc, char **argv)
 		    errno != EAGAIN)
 			fprintf(stderr, "latency: wake: %s\n", strerror(errno));
 		b = mono_ns();
+		if (opt.floor && floor_run(fm, &sql, i) < 0)
+			return 1;
 		r.ins_ms[i] = (double)(b - a) / 1e6;
 		/* A steady rate: a slow INSERT does not shift the later ones. */
 		next += step;
@@ -317,9 +383,11 @@ int main(int argc, char **argv)
 			dbl[nd++] = strtod(row[0], NULL) / 1e3;
 	mysql_free_result(res);
 	mysql_close(m);
+	if (fm)
+		mysql_close(fm);
 
 	printf("latency jobs=%ld rate=%.1f wake=%s received=%ld lost=%ld stray=%ld insert_secs=%.3f",
-	       opt.jobs, opt.rate, opt.wake ? "client" : "none", r.received, opt.jobs - r.received,
+	       opt.jobs, opt.rate, opt.floor ? "floor" : opt.wake ? "client" : "none", r.received, opt.jobs - r.received,
 	       r.stray, (double)(last - t0) / 1e9);
 	print_dist("start", lat, nl);
 	print_dist("insert", r.ins_ms, (size_t)opt.jobs);
