@@ -714,14 +714,22 @@ static void start_held(struct worker *w)
 	struct held h;
 	double now = mono_now();
 
+	bool started = false;
+
 	while (w->n_held > 0 && w->n_running < w->cfg.slots && !w->draining) {
 		unhold(w, &h);
-		if (now >= h.claimed_at + hold_limit(w))
+		if (now >= h.claimed_at + hold_limit(w)) {
 			give_back(w, &h);
-		else
+		} else {
 			start_job(w, &h.c, h.token, h.claimed_at);
+			started = true;
+		}
 		store_claimed_clear(&h.c);
 	}
+	/* Their leases run from their claim, which may be older than the
+	 * renewals the pending self-fencing deadline was computed from. */
+	if (started && !w->db_up)
+		fence(w);
 }
 
 static void give_back_all(struct worker *w, const char *why)
