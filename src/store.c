@@ -40,8 +40,21 @@ static void add_min_due(struct db *db, struct strbuf *sb, const struct kyu_confi
 	}
 }
 
-static void add_id_list(struct strbuf *sb, const uint64_t *v, int n);
-static void add_owner_match(struct strbuf *sb, const uint64_t *seqs, const uint64_t *tokens, int n);
+static void add_id_list(struct strbuf *sb, const uint64_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, "%s%" PRIu64, i ? "," : "", v[i]);
+}
+
+/* Each row must still belong to the claim that took it; the seq list
+ * before this finds the rows by primary key, this only filters them. */
+static void add_owner_match(struct strbuf *sb, const uint64_t *seqs, const uint64_t *tokens, int n)
+{
+	sb_adds(sb, " AND owner = CASE seq");
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, seqs[i], tokens[i]);
+	sb_adds(sb, " END");
+}
 
 bool store_finish_plain(const struct finish *f)
 {
@@ -82,14 +95,7 @@ static int add_bulk_success(struct strbuf *sb, const struct finish *f, int n, ui
 }
 
 int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
-		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail)
-{
-	return store_claim_finish(db, cfg, token, host, n, NULL, ret, next_due_us, fail);
-}
-
-int store_claim_finish(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host,
-		       int n, struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us,
-		       enum db_fail *fail)
+		struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us, enum db_fail *fail)
 {
 	struct strbuf sb = { 0 };
 	MYSQL_RES *res = NULL;
@@ -217,22 +223,6 @@ void store_claimed_free(struct claimed *rows, int n)
 	for (int i = 0; i < n; i++)
 		store_claimed_clear(&rows[i]);
 	free(rows);
-}
-
-static void add_id_list(struct strbuf *sb, const uint64_t *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		sb_printf(sb, "%s%" PRIu64, i ? "," : "", v[i]);
-}
-
-/* Each row must still belong to the claim that took it; the seq list
- * before this finds the rows by primary key, this only filters them. */
-static void add_owner_match(struct strbuf *sb, const uint64_t *seqs, const uint64_t *tokens, int n)
-{
-	sb_adds(sb, " AND owner = CASE seq");
-	for (int i = 0; i < n; i++)
-		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, seqs[i], tokens[i]);
-	sb_adds(sb, " END");
 }
 
 int64_t store_heartbeat(struct db *db, const struct kyu_config *cfg, const uint64_t *seqs,
@@ -367,7 +357,6 @@ static enum db_fail finish_one(struct db *db, const struct kyu_config *cfg, cons
 		(*rejected)++;
 	return DB_OK;
 }
-
 
 int store_finish(struct db *db, const struct kyu_config *cfg, const struct finish *f, int n,
 		 int *rejected, enum db_fail *fail)

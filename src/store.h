@@ -1,6 +1,5 @@
-/* Every statement kyud runs against kyu_jobs. Each function is one round
- * trip (store_inspect after a short heartbeat: two); callers decide when to
- * call them. */
+/* Every statement kyud runs against kyu_jobs. Each function is one or a
+ * few round trips; callers decide when to call them. */
 #ifndef KYU_STORE_H
 #define KYU_STORE_H
 
@@ -37,18 +36,9 @@ struct finish {
 	size_t output_len;
 };
 
-/* Claim up to n due jobs for token (mark), then read them (select): two
- * statements in one round trip. Returns the number claimed (rows in *ret,
- * caller frees with store_claimed_free) or -1 with db->err set. When fewer
- * than n were claimed, *next_due_us is set to the microseconds until the
- * next row becomes due (<= 0: now; INT64_MAX: nothing is waiting or
- * running), else to INT64_MIN. */
-int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
-		struct claimed **ret, int64_t *next_due_us, enum db_fail *fail);
-
 /* Results that may ride along with a claim: plain successes (see
  * store_finish_plain), recorded by one UPDATE sent in the claim's round
- * trip. *done is set when it ran (then *rejected counts as for
+ * trip. done is set when it ran (then rejected counts as for
  * store_finish), even when the claim after it failed. */
 struct claim_finish {
 	const struct finish *f;
@@ -56,9 +46,15 @@ struct claim_finish {
 	bool done;
 	int rejected;
 };
-int store_claim_finish(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host,
-		       int n, struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us,
-		       enum db_fail *fail);
+
+/* Record fin (may be NULL), claim up to n due jobs for token (mark), then
+ * read them (select): all in one round trip. Returns the number claimed
+ * (rows in *ret, caller frees with store_claimed_free) or -1 with db->err
+ * set. When fewer than n were claimed, *next_due_us is set to the
+ * microseconds until the next row becomes due (<= 0: now; INT64_MAX:
+ * nothing is waiting or running), else to INT64_MIN. */
+int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
+		struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us, enum db_fail *fail);
 /* A success with no output and no message: recorded in bulk. */
 bool store_finish_plain(const struct finish *f);
 void store_claimed_free(struct claimed *rows, int n);

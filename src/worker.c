@@ -256,6 +256,19 @@ static void pend_recorded(struct worker *w, int rejected)
 	pend_clear(w);
 }
 
+/* The pending results as store.c takes them (pointing into w->pend). */
+static struct finish *pend_finishes(struct worker *w)
+{
+	struct finish *fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
+	for (int i = 0; i < w->n_pend; i++) {
+		fs[i] = w->pend[i].f;
+		fs[i].error = w->pend[i].error;
+		fs[i].output = w->pend[i].out.buf;
+		fs[i].output_len = w->pend[i].out.len;
+	}
+	return fs;
+}
+
 /* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
  * batch of short jobs costs one UPDATE rather than one per job. */
 #define FLUSH_DELAY 0.01
@@ -276,13 +289,7 @@ static void flush_pending(struct worker *w)
 		}
 		return;
 	}
-	fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
-	for (int i = 0; i < w->n_pend; i++) {
-		fs[i] = w->pend[i].f;
-		fs[i].error = w->pend[i].error;
-		fs[i].output = w->pend[i].out.buf;
-		fs[i].output_len = w->pend[i].out.len;
-	}
+	fs = pend_finishes(w);
 	if (store_finish(&w->db, &w->cfg, fs, w->n_pend, &rejected, &f) >= 0) {
 		pend_recorded(w, rejected);
 	} else if (f == DB_RETRY) {
@@ -665,23 +672,31 @@ static double hold_limit(const struct worker *w)
 	return l < HOLD_LIMIT ? l : HOLD_LIMIT;
 }
 
+static void give_back(struct worker *w, struct held *h)
+{
+	struct job tmp = { .seq = h->c.seq, .token = h->token, .id = h->c.id };
+	/* Evidence that slots free up slower than the average said: claim no
+	 * further ahead until short jobs have pulled the average down again,
+	 * rather than claiming and giving back every hold_limit. */
+	if (w->avg_run < hold_limit(w))
+		w->avg_run = hold_limit(w);
+	pend_add(w, &tmp, OUT_RELEASE);
+	store_claimed_clear(&h->c);
+	w->n_given_back++;
+}
+
 static void hold(struct worker *w, struct claimed *c, uint64_t token, double claimed_at)
 {
-	struct held *h;
+	struct held h = { .c = *c, .token = token, .claimed_at = claimed_at };
 
+	memset(c, 0, sizeof(*c));
 	if (w->n_held == w->cap_held) {
 		/* Cannot happen (claims never ask for more than there is room
 		 * for); giving the row back is always safe. */
-		struct job tmp = { .seq = c->seq, .token = token, .id = c->id };
-		pend_add(w, &tmp, OUT_RELEASE);
-		w->n_given_back++;
+		give_back(w, &h);
 		return;
 	}
-	h = &w->held[(w->held_head + w->n_held) % w->cap_held];
-	h->c = *c;
-	memset(c, 0, sizeof(*c));
-	h->token = token;
-	h->claimed_at = claimed_at;
+	w->held[(w->held_head + w->n_held) % w->cap_held] = h;
 	w->n_held++;
 	if (!ev_is_active(&w->hold_w)) {
 		ev_timer_set(&w->hold_w, hold_limit(w), 0.);
@@ -696,24 +711,10 @@ static void unhold(struct worker *w, struct held *out)
 	w->n_held--;
 }
 
-static void give_back(struct worker *w, struct held *h)
-{
-	struct job tmp = { .seq = h->c.seq, .token = h->token, .id = h->c.id };
-	/* Evidence that slots free up slower than the average said: claim no
-	 * further ahead until short jobs have pulled the average down again,
-	 * rather than claiming and giving back every hold_limit. */
-	if (w->avg_run < hold_limit(w))
-		w->avg_run = hold_limit(w);
-	pend_add(w, &tmp, OUT_RELEASE);
-	store_claimed_clear(&h->c);
-	w->n_given_back++;
-}
-
 static void start_held(struct worker *w)
 {
 	struct held h;
 	double now = mono_now();
-
 	bool started = false;
 
 	while (w->n_held > 0 && w->n_running < w->cfg.slots && !w->draining) {
@@ -781,18 +782,14 @@ static void do_claim(struct worker *w, int n)
 	/* Plain successes waiting to be recorded ride along in the claim's
 	 * round trip (results with output or errors keep their own). */
 	if (w->n_pend > 0 && mono_now() >= w->flush_after) {
-		fs = xcalloc((size_t)w->n_pend, sizeof(*fs));
-		for (fin.n = 0; fin.n < w->n_pend; fin.n++) {
-			fs[fin.n] = w->pend[fin.n].f;
-			if (!store_finish_plain(&fs[fin.n]) || w->pend[fin.n].out.len || w->pend[fin.n].error)
-				break;
-		}
+		fs = pend_finishes(w);
+		for (fin.n = 0; fin.n < w->n_pend && store_finish_plain(&fs[fin.n]); fin.n++)
+			;
 		if (fin.n < w->n_pend)
 			fin.n = 0;
 		fin.f = fs;
 	}
-	got = store_claim_finish(&w->db, &w->cfg, token, w->host, n, fin.n ? &fin : NULL, &rows,
-				 &due_us, &f);
+	got = store_claim(&w->db, &w->cfg, token, w->host, n, fin.n ? &fin : NULL, &rows, &due_us, &f);
 	free(fs);
 	if (fin.done)
 		pend_recorded(w, fin.rejected);
