@@ -1,10 +1,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <ini.h>
@@ -12,7 +16,16 @@
 #include "log.h"
 #include "util.h"
 
-enum key_type { T_STR, T_INT, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT };
+enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT };
+
+/* When a changed value takes effect. The supervisor applies all of its own
+ * keys on reload (workers by growing or shrinking the pool, listen by
+ * reopening the socket); a running worker applies all but those it sizes
+ * its memory by at start. */
+enum key_apply {
+	RELOAD,  /* on SIGHUP */
+	RESTART, /* when a worker (re)starts; a running one keeps its value */
+};
 
 struct key_def {
 	const char *section;
@@ -21,6 +34,7 @@ struct key_def {
 	size_t offset;
 	const char *def;
 	int64_t min, max;
+	enum key_apply apply;
 };
 
 #define OFF(f) offsetof(struct kyu_config, f)
@@ -28,53 +42,59 @@ struct key_def {
 /* Every key kyud knows. conf/kyu.ini and kyu.ini(5) document each one; a
  * test checks that they list the same keys. */
 static const struct key_def keys[] = {
-	{ "database", "host", T_STR, OFF(db_host), "localhost", 0, 0 },
-	{ "database", "port", T_INT, OFF(db_port), "3306", 1, 65535 },
-	{ "database", "socket", T_STR, OFF(db_socket), "", 0, 0 },
-	{ "database", "user", T_STR, OFF(db_user), "kyu", 0, 0 },
-	{ "database", "password", T_STR, OFF(db_password), "", 0, 0 },
-	{ "database", "database", T_STR, OFF(db_name), "kyu", 0, 0 },
-	{ "database", "connect_timeout", T_INT, OFF(db_connect_timeout), "5", 1, 3600 },
+	{ "database", "host", T_STR, OFF(db_host), "localhost", 0, 0, RELOAD },
+	{ "database", "port", T_INT, OFF(db_port), "3306", 1, 65535, RELOAD },
+	{ "database", "socket", T_STR, OFF(db_socket), "", 0, 0, RELOAD },
+	{ "database", "user", T_STR, OFF(db_user), "kyu", 0, 0, RELOAD },
+	{ "database", "password", T_STR, OFF(db_password), "", 0, 0, RELOAD },
+	{ "database", "database", T_STR, OFF(db_name), "kyu", 0, 0, RELOAD },
+	{ "database", "connect_timeout", T_INT, OFF(db_connect_timeout), "5", 1, 3600, RELOAD },
 
-	{ "kyud", "workers", T_INT, OFF(workers), "2", 1, 256 },
-	{ "kyud", "slots", T_INT, OFF(slots), "8", 1, 1024 },
-	{ "kyud", "prefetch", T_INT, OFF(prefetch), "64", 0, 1024 },
-	{ "kyud", "lease", T_INT, OFF(lease), "60", 2, 86400 },
-	{ "kyud", "heartbeat", T_INT, OFF(heartbeat), "0", 0, 86400 },
-	{ "kyud", "queues", T_QUEUES, OFF(queues_raw), "", 0, 0 },
-	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "30", 1, 86400 },
-	{ "kyud", "retention", T_INT, OFF(retention), "86400", 0, 315360000 },
-	{ "kyud", "cleanup_every", T_INT, OFF(cleanup_every), "100", 1, 1000000 },
-	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000 },
-	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400 },
-	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0 },
-	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000 },
-	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400 },
-	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0 },
-	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0 },
+	{ "kyud", "workers", T_INT, OFF(workers), "2", 1, 256, RELOAD },
+	{ "kyud", "slots", T_INT, OFF(slots), "8", 1, 1024, RESTART },
+	{ "kyud", "prefetch", T_INT, OFF(prefetch), "64", 0, 1024, RESTART },
+	{ "kyud", "lease", T_INT, OFF(lease), "60", 2, 86400, RELOAD },
+	{ "kyud", "heartbeat", T_INT, OFF(heartbeat), "0", 0, 86400, RELOAD },
+	{ "kyud", "queues", T_QUEUES, OFF(queues_raw), "", 0, 0, RELOAD },
+	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "30", 1, 86400, RELOAD },
+	{ "kyud", "retention", T_INT, OFF(retention), "86400", 0, 315360000, RELOAD },
+	{ "kyud", "cleanup_every", T_INT, OFF(cleanup_every), "100", 1, 1000000, RELOAD },
+	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000, RELOAD },
+	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400, RELOAD },
+	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0, RELOAD },
+	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
+	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
+	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
+	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0, RELOAD },
 
-	{ "job", "max_attempts", T_INT, OFF(max_attempts), "3", 1, 1000000 },
-	{ "job", "time_limit", T_INT, OFF(time_limit), "3600", 0, 31536000 },
-	{ "job", "kill_grace", T_INT, OFF(kill_grace), "10", 0, 3600 },
-	{ "job", "backoff_base", T_INT, OFF(backoff_base), "10", 0, 86400 },
-	{ "job", "backoff_cap", T_INT, OFF(backoff_cap), "3600", 0, 31536000 },
-	{ "job", "permanent_exit_codes", T_CODES, OFF(perm_codes_raw), "", 0, 0 },
-	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, 4 * 1024 * 1024 },
-	{ "job", "shell", T_STR, OFF(shell), "/bin/sh", 0, 0 },
+	{ "job", "max_attempts", T_INT, OFF(max_attempts), "3", 1, 1000000, RELOAD },
+	{ "job", "time_limit", T_INT, OFF(time_limit), "3600", 0, 31536000, RELOAD },
+	{ "job", "kill_grace", T_INT, OFF(kill_grace), "10", 0, 3600, RELOAD },
+	{ "job", "backoff_base", T_INT, OFF(backoff_base), "10", 0, 86400, RELOAD },
+	{ "job", "backoff_cap", T_INT, OFF(backoff_cap), "3600", 0, 31536000, RELOAD },
+	{ "job", "permanent_exit_codes", T_CODES, OFF(perm_codes_raw), "", 0, 0, RELOAD },
+	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, 4 * 1024 * 1024, RELOAD },
+	{ "job", "shell", T_STR, OFF(shell), "/bin/sh", 0, 0, RELOAD },
+	{ "job", "direct_exec", T_BOOL, OFF(direct_exec), "yes", 0, 0, RELOAD },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 struct parse_ctx {
 	struct kyu_config *cfg;
-	const char *path;
-	FILE *fp;
+	const char *name;
+	const char *pos, *end; /* what inih has not read yet */
 	int line;
+	bool too_long;
+	int max_line;
 	char *err;
 	size_t errlen;
 	bool failed;
 	int key_line[N_KEYS];
 };
+
+/* Indexed by enum claim_shape. */
+static const char *const claim_names[] = { "plain", "join", "skip_locked" };
 
 static int split_list(char *raw, char **items, int max, int *count)
 {
@@ -114,6 +134,13 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		}
 		*(int *)field = (int)v;
 		return NULL;
+	case T_BOOL: {
+		bool b;
+		if (parse_bool(value, &b) < 0)
+			return "expected yes or no (or true, false, on, off, 1, 0)";
+		*(bool *)field = b;
+		return NULL;
+	}
 	case T_LEVEL: {
 		enum log_level l;
 		if (log_level_parse(value, &l) < 0)
@@ -122,15 +149,13 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		return NULL;
 	}
 	case T_CLAIM:
-		if (strcmp(value, "plain") == 0)
-			cfg->claim = CLAIM_PLAIN;
-		else if (strcmp(value, "join") == 0)
-			cfg->claim = CLAIM_JOIN;
-		else if (strcmp(value, "skip_locked") == 0)
-			cfg->claim = CLAIM_SKIP_LOCKED;
-		else
-			return "expected plain, join or skip_locked";
-		return NULL;
+		for (size_t i = 0; i < sizeof(claim_names) / sizeof(claim_names[0]); i++) {
+			if (strcmp(value, claim_names[i]) == 0) {
+				*(int *)field = (int)i;
+				return NULL;
+			}
+		}
+		return "expected plain, join or skip_locked";
 	case T_HOSTPORT: {
 		char host[256];
 		uint16_t port;
@@ -194,10 +219,10 @@ static void fail_at(struct parse_ctx *ctx, int line, const char *section, const 
 		return;
 	ctx->failed = true;
 	if (name)
-		snprintf(ctx->err, ctx->errlen, "%s:%d: [%s] %s = '%s': %s", ctx->path, line, section,
-			 name, value, reason);
+		snprintf(ctx->err, ctx->errlen, "%s:%d: [%s] %s = '%s': %s", ctx->name, line,
+			 section, name, value, reason);
 	else
-		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", ctx->path, line, reason);
+		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", ctx->name, line, reason);
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value)
@@ -227,14 +252,33 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 0;
 }
 
-/* inih reads through this so that the handler knows the current line. */
-static char *counting_reader(char *str, int num, void *stream)
+/* inih reads through this, one line per call, so that the handler knows
+ * the current line. inih's line buffer has a fixed size (num): a longer
+ * line would reach it in pieces, the rest read as a line of its own (a
+ * "syntax error" one line late, after a truncated value), so it ends the
+ * parse here and is reported at its own line. */
+static char *buffer_reader(char *str, int num, void *stream)
 {
 	struct parse_ctx *ctx = stream;
-	char *r = fgets(str, num, ctx->fp);
-	if (r)
-		ctx->line++;
-	return r;
+	const char *nl;
+	size_t n, room = num > 1 ? (size_t)num - 1 : 0;
+
+	if (ctx->too_long || ctx->pos >= ctx->end)
+		return NULL;
+	nl = memchr(ctx->pos, '\n', (size_t)(ctx->end - ctx->pos));
+	n = nl ? (size_t)(nl - ctx->pos) + 1 : (size_t)(ctx->end - ctx->pos);
+	ctx->line++;
+	if (n > room) {
+		ctx->too_long = true;
+		/* Without its newline; a last line without one may be a
+		 * character longer, which is not worth explaining. */
+		ctx->max_line = num > 2 ? num - 2 : 0;
+		return NULL;
+	}
+	memcpy(str, ctx->pos, n);
+	str[n] = '\0';
+	ctx->pos += n;
+	return str;
 }
 
 static int line_of(const struct parse_ctx *ctx, const char *name)
@@ -277,13 +321,17 @@ static void validate(struct parse_ctx *ctx)
 	}
 }
 
-int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen)
+int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
+		 size_t errlen)
 {
-	struct parse_ctx ctx = { .cfg = cfg, .path = path, .err = err, .errlen = errlen };
+	struct parse_ctx ctx = { .cfg = cfg, .name = name, .err = err, .errlen = errlen };
+	const char *nul;
 	int r;
 
+	ctx.pos = buf;
+	ctx.end = buf + len;
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->path = xstrdup(path);
+	cfg->path = xstrdup(name);
 	for (size_t i = 0; i < N_KEYS; i++) {
 		const char *reason = set_value(cfg, &keys[i], keys[i].def);
 		if (reason) {
@@ -293,17 +341,25 @@ int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errl
 		}
 	}
 
-	ctx.fp = fopen(path, "re");
-	if (!ctx.fp) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	/* inih works on C strings: a NUL would silently cut its line short. */
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		int line = 1;
+		for (const char *p = buf; p < nul; p++)
+			line += *p == '\n';
+		fail_at(&ctx, line, NULL, NULL, NULL, "contains a NUL byte (not a text file?)");
 		goto fail;
 	}
-	r = ini_parse_stream(counting_reader, &ctx, handler, &ctx);
-	fclose(ctx.fp);
-	if (r > 0 && !ctx.failed)
+	r = ini_parse_stream(buffer_reader, &ctx, handler, &ctx);
+	if (r > 0)
 		fail_at(&ctx, r, NULL, NULL, NULL, "syntax error (expected [section] or key = value)");
-	else if (r < 0 && !ctx.failed)
-		fail_at(&ctx, 0, NULL, NULL, NULL, "cannot read");
+	else if (r < 0)
+		fail_at(&ctx, ctx.line, NULL, NULL, NULL, "out of memory");
+	if (ctx.too_long) {
+		char reason[64];
+		snprintf(reason, sizeof(reason), "line too long (max %d characters)", ctx.max_line);
+		fail_at(&ctx, ctx.line, NULL, NULL, NULL, reason);
+	}
 	if (!ctx.failed)
 		validate(&ctx);
 	if (ctx.failed)
@@ -312,6 +368,218 @@ int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errl
 fail:
 	config_free(cfg);
 	return -1;
+}
+
+/* Anything bigger is not a configuration file, and would only cost memory. */
+#define CONFIG_MAX_BYTES (1024 * 1024)
+
+/* Read fd from offset 0 to its end into a NUL-terminated buffer. */
+static int read_all(int fd, const char *name, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	struct strbuf sb = { 0 };
+	struct stat st;
+	bool seekable = true;
+
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory", name);
+		return -1;
+	}
+	for (;;) {
+		ssize_t n;
+		sb_reserve(&sb, 4096);
+		if (seekable)
+			n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
+		else
+			n = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
+		if (n < 0 && errno == ESPIPE && seekable) {
+			seekable = false; /* a pipe: read it as it comes */
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s: cannot read: %s", name, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		sb.len += (size_t)n;
+		if (sb.len > CONFIG_MAX_BYTES) {
+			snprintf(err, errlen, "%s: larger than %d bytes: not a configuration file",
+				 name, CONFIG_MAX_BYTES);
+			goto fail;
+		}
+	}
+	sb.buf[sb.len] = '\0';
+	*out = sb.buf;
+	*outlen = sb.len;
+	return 0;
+fail:
+	sb_free(&sb);
+	return -1;
+}
+
+static int read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), r;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	r = read_all(fd, path, out, outlen, err, errlen);
+	close(fd);
+	return r;
+}
+
+int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (read_file(path, &buf, &len, err, errlen) < 0)
+		return -1;
+	r = config_parse(path, buf, len, cfg, err, errlen);
+	free(buf);
+	return r;
+}
+
+int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (read_all(fd, name, &buf, &len, err, errlen) < 0)
+		return -1;
+	r = config_parse(name, buf, len, cfg, err, errlen);
+	free(buf);
+	return r;
+}
+
+/* A memfd holding exactly buf, sealed so that neither the supervisor nor a
+ * worker can change it afterwards: every worker parses the same bytes. */
+static int sealed_memfd(const char *buf, size_t len, char *err, size_t errlen)
+{
+	int fd = memfd_create("kyu.ini", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t done = 0;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "memfd_create for the configuration: %s", strerror(errno));
+		return -1;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "writing the configuration to a memfd: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		snprintf(err, errlen, "sealing the configuration memfd: %s", strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
+		      size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	memset(cfg, 0, sizeof(*cfg));
+	*memfd = -1;
+	if (read_file(path, &buf, &len, err, errlen) < 0)
+		return -1;
+	r = config_parse(path, buf, len, cfg, err, errlen);
+	if (r == 0) {
+		*memfd = sealed_memfd(buf, len, err, errlen);
+		if (*memfd < 0) {
+			config_free(cfg);
+			r = -2;
+		}
+	}
+	free(buf);
+	return r;
+}
+
+/* The value of key k in cfg as the file would spell it, into sb (reset). */
+static void value_text(const struct kyu_config *cfg, const struct key_def *k, struct strbuf *sb)
+{
+	const void *field = (const char *)cfg + k->offset;
+
+	sb_reset(sb);
+	switch (k->type) {
+	case T_STR:
+	case T_HOSTPORT:
+	case T_CODES:
+		sb_adds(sb, *(char *const *)field ? *(char *const *)field : "");
+		return;
+	case T_QUEUES:
+		/* queues_raw was cut up in place: join the names instead. */
+		for (int i = 0; i < cfg->n_queues; i++)
+			sb_printf(sb, "%s%s", i ? ", " : "", cfg->queues[i]);
+		return;
+	case T_INT:
+		sb_printf(sb, "%d", *(const int *)field);
+		return;
+	case T_BOOL:
+		sb_adds(sb, *(const bool *)field ? "yes" : "no");
+		return;
+	case T_LEVEL: {
+		int level = *(const int *)field;
+		sb_adds(sb, log_level_name((enum log_level)level));
+		return;
+	}
+	case T_CLAIM: {
+		int c = *(const int *)field;
+		sb_adds(sb, c >= 0 && (size_t)c < sizeof(claim_names) / sizeof(claim_names[0])
+				    ? claim_names[c]
+				    : "?");
+		return;
+	}
+	}
+}
+
+int config_keep_restart_keys(struct kyu_config *nc, const struct kyu_config *old)
+{
+	struct strbuf was = { 0 }, now = { 0 };
+	int changed = 0;
+
+	/* Through the text, so that every type is copied the way it is set;
+	 * no restart-only key takes part in validate()'s rules between keys,
+	 * so the result is as valid as nc was. */
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const char *reason;
+		if (keys[i].apply != RESTART)
+			continue;
+		value_text(old, &keys[i], &was);
+		value_text(nc, &keys[i], &now);
+		if (strcmp(was.buf, now.buf) == 0)
+			continue;
+		changed++;
+		log_notice("[%s] %s changed from %s to %s: applies when the worker restarts",
+			   keys[i].section, keys[i].name, was.buf, now.buf);
+		reason = set_value(nc, &keys[i], was.buf);
+		if (reason)
+			log_err("internal: keeping [%s] %s = '%s': %s", keys[i].section,
+				keys[i].name, was.buf, reason);
+	}
+	sb_free(&was);
+	sb_free(&now);
+	return changed;
 }
 
 void config_free(struct kyu_config *cfg)
@@ -342,12 +610,14 @@ bool config_is_permanent_code(const struct kyu_config *cfg, int code)
 	return false;
 }
 
-bool config_key_at(size_t i, const char **section, const char **name, const char **def)
+bool config_key_at(size_t i, const char **section, const char **name, const char **def,
+		   bool *restart_only)
 {
 	if (i >= N_KEYS)
 		return false;
 	*section = keys[i].section;
 	*name = keys[i].name;
 	*def = keys[i].def;
+	*restart_only = keys[i].apply == RESTART;
 	return true;
 }

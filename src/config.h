@@ -53,18 +53,47 @@ struct kyu_config {
 	int n_perm_codes;
 	int output_limit;
 	char *shell;
+	bool direct_exec;
 };
 
-/* Load path into *cfg (zeroed first). On error returns -1 with a message
- * "FILE:LINE: [section] key = 'value': reason" in err; cfg is then freed. */
+/* Every loader fills *cfg (zeroed first) from the defaults and the file's
+ * bytes. On error it returns -1 with a message naming the offending value,
+ * "NAME:LINE: [section] key = 'value': reason" (or "NAME: ..." for the file
+ * itself), in err; cfg is then freed. NAME, the file's path, is kept in
+ * cfg->path for messages. */
+
+/* Read the file at path, then parse it. */
 int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen);
+/* Parse len bytes (NUL bytes are an error; no terminator needed). */
+int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
+		 size_t errlen);
+/* Read fd from offset 0 to its end (pread: descriptors passed to several
+ * workers share one offset), then parse it as the file name. fd stays
+ * open. */
+int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, size_t errlen);
+/* For the supervisor: read the file at path once, parse it, and on success
+ * put the very bytes it parsed into a sealed memfd (close-on-exec, read
+ * only for everyone) in *memfd, for workers to load with config_load_fd.
+ * Returns 0, -1 for a file that cannot be read or is invalid (exit 78), or
+ * -2 when the memfd cannot be made (cfg freed; exit 1). */
+int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
+		      size_t errlen);
 void config_free(struct kyu_config *cfg);
+
+/* On reload, for a process that cannot apply every key (a worker sizes its
+ * slots at start): copy into nc, from old, each key the key table marks as
+ * applying only when the worker restarts, and log at notice each one whose
+ * value differs ("[kyud] slots changed from 8 to 16: applies when the
+ * worker restarts"). Returns how many differed. */
+int config_keep_restart_keys(struct kyu_config *nc, const struct kyu_config *old);
 
 /* Heartbeat interval actually used (the configured one, or lease/4). */
 double config_heartbeat(const struct kyu_config *cfg);
 bool config_is_permanent_code(const struct kyu_config *cfg, int code);
 
-/* The key table, for documentation checks: returns false past the end. */
-bool config_key_at(size_t i, const char **section, const char **name, const char **def);
+/* The key table, for documentation checks: returns false past the end.
+ * *restart_only: a reload does not change it in a running worker. */
+bool config_key_at(size_t i, const char **section, const char **name, const char **def,
+		   bool *restart_only);
 
 #endif

@@ -1,71 +1,63 @@
 #include "db.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <errmsg.h>
+#include <mysql.h>
 #include <mysqld_error.h>
 
-#include "log.h"
+/* Deadlocks of a statement's first step are sent again at once this many
+ * times before the caller sees DB_RETRY. */
+#define DEADLOCK_RETRIES 5
 
-int db_connect(struct db *db, const struct kyu_config *cfg)
-{
-	unsigned int timeout = (unsigned int)cfg->db_connect_timeout;
-	/* A query that hangs longer than this is treated as a lost connection,
-	 * so a wedged server cannot freeze a worker's loop for ever. */
-	unsigned int rw_timeout = (unsigned int)(cfg->lease > 30 ? cfg->lease : 30);
-	my_bool off = 0;
-	const char *init =
-		/* Claims wait on rows an INSERT has not committed yet; keep such
-		 * waits short so a long transaction elsewhere only delays, never
-		 * blocks, a worker. */
-		"SET SESSION innodb_lock_wait_timeout = 3";
-	const bool use_socket = cfg->db_socket && *cfg->db_socket;
+enum phase { PH_NONE, PH_CONNECT, PH_QUERY, PH_STORE, PH_NEXT };
 
-	db_close(db);
-	db->my = mysql_init(NULL);
-	if (!db->my) {
-		snprintf(db->err, sizeof(db->err), "out of memory");
-		return -ENOMEM;
-	}
-	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
-	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
-	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
-	mysql_options(db->my, MYSQL_INIT_COMMAND, init);
-	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
-	 * locks that make concurrent claims and finishes deadlock; READ
-	 * COMMITTED locks only the rows it marks (tests/bench: claims). */
-	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	if (!mysql_real_connect(db->my, use_socket ? NULL : cfg->db_host, cfg->db_user,
-				cfg->db_password, cfg->db_name, use_socket ? 0 : (unsigned)cfg->db_port,
-				use_socket ? cfg->db_socket : NULL,
-				/* Multi-statements: a claim's UPDATE and SELECT share
-				 * one round trip (store.c). Every value kyud puts in a
-				 * statement is a number or goes through db_quote. */
-				CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS)) {
-		db->err_no = mysql_errno(db->my);
-		snprintf(db->err, sizeof(db->err), "%s (%u)", mysql_error(db->my), db->err_no);
-		mysql_close(db->my);
-		db->my = NULL;
-		return -EIO;
-	}
-	return 0;
-}
+struct stored {
+	MYSQL_RES *res;
+	char err[256];
+};
 
-void db_close(struct db *db)
-{
-	if (db->my)
-		mysql_close(db->my);
-	db->my = NULL;
-}
+struct db {
+	struct ev_loop *loop; /* NULL: blocking */
+	double deadline;
+	MYSQL *my;
+	bool connected;
+	enum phase phase;
+	int wait; /* what Connector/C waits for, MYSQL_WAIT_* */
+	ev_io io;
+	ev_timer tmo;  /* Connector/C's own timeout (connect_timeout) */
+	ev_timer dead; /* our deadline for the whole round trip */
+	double dead_s; /* its length, for the message */
 
-bool db_connected(const struct db *db)
-{
-	return db->my != NULL;
-}
+	/* The round trip in flight. */
+	struct strbuf sql;
+	db_done_fn *done;
+	void *arg;
+	int retries;
+	double sent_at;
+	MYSQL *conn_ret;
+	int iret;
+	MYSQL_RES *res_ret;
+	struct db_result *r;
+	struct stored *st;
+	int n, cap;
+	struct db_reply reply;
+
+	/* Copies of what the connect in flight uses: a reload may free the
+	 * configuration it came from before Connector/C is done with it. */
+	char *host, *user, *password, *name, *socket;
+	unsigned port, connect_timeout;
+	bool setup; /* the round trip in flight is the session set-up */
+
+	size_t max_statement;
+	uint64_t deadlocks, round_trips;
+	char err[512];
+};
 
 static enum db_fail classify(unsigned e)
 {
@@ -73,89 +65,659 @@ static enum db_fail classify(unsigned e)
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_RETRY;
-	case CR_SERVER_GONE_ERROR:
-	case CR_SERVER_LOST:
-	case CR_CONNECTION_ERROR:
-	case CR_CONN_HOST_ERROR:
-	case CR_SERVER_LOST_EXTENDED:
-	case CR_COMMANDS_OUT_OF_SYNC:
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
 	case ER_QUERY_INTERRUPTED:
 	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT */
 		return DB_LOST;
 	default:
-		/* Connector/C reports most client-side failures as 2xxx. */
+		/* Connector/C reports its own failures (the link, not the
+		 * statement) as 2xxx. */
 		return e >= 2000 && e < 3000 ? DB_LOST : DB_ERROR;
 	}
 }
 
-enum db_fail db_exec(struct db *db, const char *sql, size_t len)
-{
-	enum db_fail f = DB_LOST;
+static void on_io(EV_P_ ev_io *io, int revents);
+static void on_tmo(EV_P_ ev_timer *t, int revents);
+static void on_deadline(EV_P_ ev_timer *t, int revents);
 
-	if (!db->my) {
-		snprintf(db->err, sizeof(db->err), "not connected");
-		return DB_LOST;
-	}
-	for (int attempt = 0; attempt < 5; attempt++) {
-		if (mysql_real_query(db->my, sql, (unsigned long)len) == 0)
-			return DB_OK;
-		db->err_no = mysql_errno(db->my);
-		snprintf(db->err, sizeof(db->err), "%s (%u)", mysql_error(db->my), db->err_no);
-		f = classify(db->err_no);
-		if (f != DB_RETRY)
-			break;
-		db->deadlocks++;
-	}
-	if (f == DB_LOST)
-		db_close(db);
-	return f;
+struct db *db_new(struct ev_loop *loop, double deadline)
+{
+	struct db *db = xcalloc(1, sizeof(*db));
+	db->loop = loop;
+	db->deadline = deadline > 0 ? deadline : 30;
+	db->max_statement = 1 << 20;
+	ev_init(&db->io, on_io);
+	ev_init(&db->tmo, on_tmo);
+	ev_init(&db->dead, on_deadline);
+	return db;
 }
 
-enum db_fail db_next_result(struct db *db)
+static void reset_reply(struct db *db)
+{
+	for (int i = 0; i < db->n; i++) {
+		if (db->st[i].res)
+			mysql_free_result(db->st[i].res);
+		free(db->r[i].cells);
+		free(db->r[i].lens);
+		free(db->r[i].names);
+	}
+	db->n = 0;
+	memset(&db->reply, 0, sizeof(db->reply));
+}
+
+/* Result sets point into memory tied to the connection: before it is
+ * closed under a reply, keep only what needs no connection. */
+static void drop_row_results(struct db *db)
+{
+	for (int i = 0; i < db->n; i++) {
+		if (db->st[i].res)
+			mysql_free_result(db->st[i].res);
+		db->st[i].res = NULL;
+		free(db->r[i].cells);
+		free(db->r[i].lens);
+		free(db->r[i].names);
+		db->r[i].cells = NULL;
+		db->r[i].lens = NULL;
+		db->r[i].names = NULL;
+		db->r[i].n_rows = 0;
+	}
+}
+
+static void stop_watchers(struct db *db)
+{
+	if (!db->loop)
+		return;
+	ev_io_stop(db->loop, &db->io);
+	ev_timer_stop(db->loop, &db->tmo);
+	ev_timer_stop(db->loop, &db->dead);
+}
+
+static void close_conn(struct db *db)
+{
+	stop_watchers(db);
+	if (db->my) {
+		int fd = (int)mysql_get_socket(db->my);
+		/* A server that stopped answering must not hold us: with the
+		 * socket shut down, the goodbye mysql_close sends fails at once
+		 * instead of waiting. */
+		if (fd >= 0)
+			(void)shutdown(fd, SHUT_RDWR);
+		mysql_close(db->my);
+	}
+	db->my = NULL;
+	db->connected = false;
+	db->setup = false;
+	db->phase = PH_NONE;
+}
+
+static void free_params(struct db *db)
+{
+	free(db->host);
+	free(db->user);
+	free(db->password);
+	free(db->name);
+	free(db->socket);
+	db->host = db->user = db->password = db->name = db->socket = NULL;
+}
+
+void db_close(struct db *db)
+{
+	drop_row_results(db);
+	close_conn(db);
+	db->done = NULL;
+	sb_reset(&db->sql);
+	reset_reply(db);
+}
+
+void db_free(struct db *db)
+{
+	if (!db)
+		return;
+	db_close(db);
+	free_params(db);
+	sb_free(&db->sql);
+	free(db->r);
+	free(db->st);
+	free(db);
+}
+
+bool db_connected(const struct db *db)
+{
+	return db->connected;
+}
+
+bool db_idle(const struct db *db)
+{
+	return db->connected && db->phase == PH_NONE;
+}
+
+const char *db_error(const struct db *db)
+{
+	return db->err;
+}
+
+uint64_t db_deadlocks(const struct db *db)
+{
+	return db->deadlocks;
+}
+
+uint64_t db_round_trips(const struct db *db)
+{
+	return db->round_trips;
+}
+
+size_t db_max_statement(const struct db *db)
+{
+	return db->max_statement;
+}
+
+static void set_err_from_mysql(struct db *db, const char *what)
+{
+	/* mysql_error often ends in the errno in parentheses already; the
+	 * server's or client's error number goes in front. */
+	snprintf(db->err, sizeof(db->err), "%s%serror %u: %s", what ? what : "", what ? ": " : "",
+		 mysql_errno(db->my), mysql_error(db->my));
+}
+
+static struct db_result *add_result(struct db *db)
+{
+	struct db_result *r;
+	if (db->n == db->cap) {
+		db->cap = db->cap ? db->cap * 2 : 4;
+		db->r = xrealloc(db->r, (size_t)db->cap * sizeof(*db->r));
+		db->st = xrealloc(db->st, (size_t)db->cap * sizeof(*db->st));
+	}
+	r = &db->r[db->n];
+	memset(r, 0, sizeof(*r));
+	memset(&db->st[db->n], 0, sizeof(db->st[0]));
+	db->n++;
+	return r;
+}
+
+/* The statement at hand failed: record it as the last result. */
+static void add_error_result(struct db *db)
+{
+	struct db_result *r = add_result(db);
+	struct stored *s = &db->st[db->n - 1];
+	r->err_no = mysql_errno(db->my);
+	snprintf(s->err, sizeof(s->err), "%s", mysql_error(db->my));
+	r->err = s->err;
+	if (!r->err_no)
+		r->err_no = CR_UNKNOWN_ERROR;
+}
+
+static void add_rows(struct db *db, MYSQL_RES *res)
+{
+	struct db_result *r = add_result(db);
+	MYSQL_ROW row;
+	size_t i = 0;
+
+	db->st[db->n - 1].res = res;
+	r->n_cols = mysql_num_fields(res);
+	r->n_rows = (size_t)mysql_num_rows(res);
+	r->cells = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->cells));
+	r->lens = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->lens));
+	r->names = xcalloc(r->n_cols + 1, sizeof(*r->names));
+	for (unsigned c = 0; c < r->n_cols; c++)
+		r->names[c] = mysql_fetch_field_direct(res, c)->name;
+	/* A stored result is all in memory: fetching does no I/O. */
+	while (i < r->n_rows && (row = mysql_fetch_row(res))) {
+		unsigned long *lens = mysql_fetch_lengths(res);
+		for (unsigned c = 0; c < r->n_cols; c++) {
+			r->cells[i * r->n_cols + c] = row[c];
+			r->lens[i * r->n_cols + c] = lens[c];
+		}
+		i++;
+	}
+}
+
+/* Call the step of the current phase: start it (first) or continue it
+ * with what the socket is ready for. Returns Connector/C's wait flags. */
+static int call_phase(struct db *db, bool first, int ready)
+{
+	switch (db->phase) {
+	case PH_CONNECT:
+		if (!first)
+			return mysql_real_connect_cont(&db->conn_ret, db->my, ready);
+		return mysql_real_connect_start(&db->conn_ret, db->my, db->host, db->user, db->password,
+						db->name, db->port, db->socket,
+						/* Multi-statements: a claim's UPDATE and SELECT
+						 * share one round trip (store.c). Every value
+						 * kyud puts in a statement is a number or goes
+						 * through sql_quote. */
+						CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS);
+	case PH_QUERY:
+		if (!first)
+			return mysql_real_query_cont(&db->iret, db->my, ready);
+		return mysql_real_query_start(&db->iret, db->my, db->sql.buf, (unsigned long)db->sql.len);
+	case PH_STORE:
+		if (!first)
+			return mysql_store_result_cont(&db->res_ret, db->my, ready);
+		return mysql_store_result_start(&db->res_ret, db->my);
+	case PH_NEXT:
+		if (!first)
+			return mysql_next_result_cont(&db->iret, db->my, ready);
+		return mysql_next_result_start(&db->iret, db->my);
+	case PH_NONE:
+		break;
+	}
+	return 0;
+}
+
+/* The session set-up is done: read the server's packet limit. Statements
+ * larger than it would cost the connection, so db_send refuses them
+ * before sending. */
+static void setup_done(struct db *db)
+{
+	if (db->n == 1 && db->r[0].n_rows == 1 && db->r[0].n_cols == 1 && db->r[0].cells[0]) {
+		unsigned long long v = strtoull(db->r[0].cells[0], NULL, 10);
+		/* Leave room for the packet header and a margin. */
+		if (v > 4096)
+			db->max_statement = (size_t)v - 1024;
+	}
+	reset_reply(db);
+	db->setup = false;
+	db->connected = true;
+	free_params(db);
+}
+
+/* The round trip is over: stop waiting and call back. Nothing of db may
+ * be touched after the callback, which may start the next statement or
+ * close the connection. */
+static void finish(struct db *db, enum db_fail fail)
+{
+	db_done_fn *done = db->done;
+	void *arg = db->arg;
+
+	stop_watchers(db);
+	if (fail == DB_OK && db->setup)
+		setup_done(db);
+	if (fail == DB_LOST) {
+		drop_row_results(db);
+		close_conn(db);
+		free_params(db);
+	}
+	db->phase = PH_NONE;
+	db->reply.fail = fail;
+	db->reply.err = fail == DB_OK ? NULL : db->err;
+	db->reply.n = db->n;
+	db->reply.r = db->r;
+	db->reply.sent_at = db->sent_at;
+	db->done = NULL;
+	if (done)
+		done(arg, &db->reply);
+}
+
+static bool next_step(struct db *db);
+
+/* Start the step of the phase just set; returns like next_step. */
+static bool start_step(struct db *db, enum phase ph)
+{
+	db->phase = ph;
+	db->wait = call_phase(db, true, 0);
+	return db->wait != 0 || next_step(db);
+}
+
+/* Drive the current phase until Connector/C has to wait or the round trip
+ * is over. Returns true while waiting (flags in db->wait). */
+static bool drive(struct db *db, bool first, int ready)
+{
+	db->wait = call_phase(db, first, ready);
+	return db->wait != 0 || next_step(db);
+}
+
+static bool statement_done(struct db *db, bool failed)
 {
 	enum db_fail f;
-	int r;
 
-	if (!db->my) {
-		snprintf(db->err, sizeof(db->err), "not connected");
-		return DB_LOST;
+	if (failed) {
+		add_error_result(db);
+		f = classify(db->r[db->n - 1].err_no);
+		set_err_from_mysql(db, NULL);
+		if (f == DB_RETRY) {
+			db->deadlocks++;
+			/* Nothing of a round trip whose first statement failed ran:
+			 * sending it again is safe. After a later statement's
+			 * failure the earlier ones are done, so that goes back to
+			 * the caller. */
+			if (db->n == 1 && db->retries < DEADLOCK_RETRIES && !db->setup) {
+				db->retries++;
+				reset_reply(db);
+				return start_step(db, PH_QUERY);
+			}
+		}
+		finish(db, db->setup ? DB_LOST : f);
+		return false;
 	}
-	r = mysql_next_result(db->my);
-	if (r == 0)
-		return DB_OK;
-	if (r < 0) {
-		snprintf(db->err, sizeof(db->err), "expected another result set");
-		db_close(db);
-		return DB_ERROR;
-	}
-	db->err_no = mysql_errno(db->my);
-	snprintf(db->err, sizeof(db->err), "%s (%u)", mysql_error(db->my), db->err_no);
-	f = classify(db->err_no);
-	/* A failed statement ends a multi-statement: the server runs none
-	 * after it, so the connection is in step again unless it is gone. */
-	if (f == DB_LOST)
-		db_close(db);
-	else if (f == DB_RETRY)
-		db->deadlocks++;
-	return f;
+	if (mysql_field_count(db->my) > 0)
+		return start_step(db, PH_STORE);
+	add_result(db)->affected = (uint64_t)mysql_affected_rows(db->my);
+	if (mysql_more_results(db->my))
+		return start_step(db, PH_NEXT);
+	finish(db, DB_OK);
+	return false;
 }
 
-uint64_t db_affected(const struct db *db)
+/* Decide what follows a completed step. Returns true when another step
+ * was started and waits, false when finish() has run. */
+static bool next_step(struct db *db)
 {
-	return db->my ? (uint64_t)mysql_affected_rows(db->my) : 0;
+	switch (db->phase) {
+	case PH_CONNECT:
+		if (!db->conn_ret) {
+			set_err_from_mysql(db, "cannot connect");
+			finish(db, DB_LOST);
+			return false;
+		}
+		db->setup = true;
+		sb_reset(&db->sql);
+		sb_adds(&db->sql, "SELECT @@max_allowed_packet");
+		return start_step(db, PH_QUERY);
+	case PH_QUERY:
+		return statement_done(db, db->iret != 0);
+	case PH_NEXT:
+		if (db->iret > 0)
+			return statement_done(db, true);
+		if (db->iret < 0) {
+			finish(db, DB_OK);
+			return false;
+		}
+		return statement_done(db, false);
+	case PH_STORE:
+		if (!db->res_ret) {
+			/* Announced but unreadable: the link failed mid-way. */
+			set_err_from_mysql(db, "reading a result");
+			finish(db, DB_LOST);
+			return false;
+		}
+		add_rows(db, db->res_ret);
+		db->res_ret = NULL;
+		if (mysql_more_results(db->my))
+			return start_step(db, PH_NEXT);
+		finish(db, DB_OK);
+		return false;
+	case PH_NONE:
+		break;
+	}
+	return false;
 }
 
-void db_quote(struct db *db, struct strbuf *sb, const char *s, size_t len)
+/* ---- event-loop driving ---------------------------------------------- */
+
+static void arm(struct db *db)
+{
+	int fd = (int)mysql_get_socket(db->my);
+	int ev = 0;
+
+	if (db->wait & (MYSQL_WAIT_READ | MYSQL_WAIT_EXCEPT))
+		ev |= EV_READ;
+	if (db->wait & MYSQL_WAIT_WRITE)
+		ev |= EV_WRITE;
+	ev_io_stop(db->loop, &db->io);
+	if (ev && fd >= 0) {
+		ev_io_set(&db->io, fd, ev);
+		ev_io_start(db->loop, &db->io);
+	}
+	ev_timer_stop(db->loop, &db->tmo);
+	if (db->wait & MYSQL_WAIT_TIMEOUT) {
+		ev_timer_set(&db->tmo, mysql_get_timeout_value_ms(db->my) / 1000.0, 0.);
+		ev_timer_start(db->loop, &db->tmo);
+	}
+}
+
+static void resume(struct db *db, int ready)
+{
+	if (drive(db, false, ready))
+		arm(db);
+}
+
+static void on_io(EV_P_ ev_io *io, int revents)
+{
+	struct db *db = (struct db *)((char *)io - offsetof(struct db, io));
+	int ready = 0;
+	(void)EV_A;
+	if (revents & EV_READ)
+		ready |= MYSQL_WAIT_READ;
+	if (revents & EV_WRITE)
+		ready |= MYSQL_WAIT_WRITE;
+	resume(db, ready);
+}
+
+static void on_tmo(EV_P_ ev_timer *t, int revents)
+{
+	struct db *db = (struct db *)((char *)t - offsetof(struct db, tmo));
+	(void)EV_A;
+	(void)revents;
+	resume(db, MYSQL_WAIT_TIMEOUT);
+}
+
+static void set_deadline_err(struct db *db, double seconds)
+{
+	snprintf(db->err, sizeof(db->err),
+		 "no answer from the database within %.0f s; connection abandoned", seconds);
+}
+
+static void on_deadline(EV_P_ ev_timer *t, int revents)
+{
+	struct db *db = (struct db *)((char *)t - offsetof(struct db, dead));
+	(void)EV_A;
+	(void)revents;
+	/* Whatever the server does with the statement now, this session
+	 * will never see it: the caller treats it as a lost connection. */
+	set_deadline_err(db, db->dead_s);
+	finish(db, DB_LOST);
+}
+
+static void start_deadline(struct db *db, double seconds)
+{
+	ev_timer_stop(db->loop, &db->dead);
+	ev_timer_set(&db->dead, seconds, 0.);
+	ev_timer_start(db->loop, &db->dead);
+	db->dead_s = seconds;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg)
+{
+	unsigned int timeout = (unsigned int)cfg->db_connect_timeout;
+	const bool sock = cfg->db_socket && *cfg->db_socket;
+	my_bool off = 0;
+
+	db_close(db);
+	free_params(db);
+	db->my = mysql_init(NULL);
+	if (!db->my) {
+		snprintf(db->err, sizeof(db->err), "cannot connect: out of memory");
+		return -1;
+	}
+	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);
+	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
+	/* Claims wait on rows an INSERT has not committed yet; keep such waits
+	 * short so a long transaction elsewhere only delays a worker. A fixed
+	 * sql_mode makes the escaping of sql_quote exact (no
+	 * NO_BACKSLASH_ESCAPES) and refuses bad values instead of mangling
+	 * them. */
+	mysql_options(db->my, MYSQL_INIT_COMMAND,
+		      "SET SESSION innodb_lock_wait_timeout = 3, "
+		      "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'");
+	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
+	 * locks that make concurrent claims and finishes deadlock; READ
+	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
+	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	db->host = sock ? NULL : dup_or_null(cfg->db_host);
+	db->port = sock ? 0 : (unsigned)cfg->db_port;
+	db->socket = sock ? xstrdup(cfg->db_socket) : NULL;
+	db->user = dup_or_null(cfg->db_user);
+	db->password = dup_or_null(cfg->db_password);
+	db->name = dup_or_null(cfg->db_name);
+	db->connect_timeout = (unsigned)cfg->db_connect_timeout;
+	db->phase = PH_CONNECT;
+	db->retries = 0;
+	db->done = done;
+	db->arg = arg;
+	db->sent_at = mono_now();
+	db->round_trips++;
+	return 0;
+}
+
+int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg)
+{
+	if (begin_connect(db, cfg, done, arg) < 0)
+		return -1;
+	/* Connecting, the session set-up and its first reply share one
+	 * deadline. */
+	start_deadline(db, db->connect_timeout + db->deadline);
+	if (drive(db, true, 0))
+		arm(db);
+	return 0;
+}
+
+int db_send(struct db *db, struct strbuf *sb, db_done_fn *done, void *arg)
+{
+	if (!db_idle(db)) {
+		snprintf(db->err, sizeof(db->err), "%s",
+			 db->connected ? "a statement is already in flight" : "not connected");
+		return -1;
+	}
+	if (sb->len > db->max_statement) {
+		snprintf(db->err, sizeof(db->err),
+			 "statement of %zu bytes exceeds the server's max_allowed_packet (%zu usable)",
+			 sb->len, db->max_statement);
+		return -1;
+	}
+	sb_free(&db->sql);
+	db->sql = *sb;
+	memset(sb, 0, sizeof(*sb));
+	db->done = done;
+	db->arg = arg;
+	db->retries = 0;
+	reset_reply(db);
+	db->sent_at = mono_now();
+	db->round_trips++;
+	if (db->loop) {
+		start_deadline(db, db->deadline);
+		if (start_step(db, PH_QUERY))
+			arm(db);
+	}
+	return 0;
+}
+
+/* ---- blocking driving -------------------------------------------------- */
+
+struct sync_wait {
+	bool done;
+	enum db_fail fail;
+};
+
+static void sync_done(void *arg, const struct db_reply *reply)
+{
+	struct sync_wait *sw = arg;
+	sw->done = true;
+	sw->fail = reply->fail;
+}
+
+/* Wait in poll() for what Connector/C asks, within the deadline. */
+static void run_blocking(struct db *db, double limit, bool waiting, struct sync_wait *sw)
+{
+	double end = mono_now() + limit;
+
+	while (waiting && !sw->done) {
+		struct pollfd p = { .fd = (int)mysql_get_socket(db->my) };
+		double left = end - mono_now();
+		int ms = left > 0 ? (int)(left * 1000) + 1 : 0, ready = 0, r;
+
+		if (left <= 0) {
+			set_deadline_err(db, limit);
+			finish(db, DB_LOST);
+			return;
+		}
+		if (db->wait & (MYSQL_WAIT_READ | MYSQL_WAIT_EXCEPT))
+			p.events |= POLLIN | POLLPRI;
+		if (db->wait & MYSQL_WAIT_WRITE)
+			p.events |= POLLOUT;
+		if (db->wait & MYSQL_WAIT_TIMEOUT) {
+			int t = (int)mysql_get_timeout_value_ms(db->my);
+			if (t < ms)
+				ms = t;
+		}
+		r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 && !(db->wait & MYSQL_WAIT_TIMEOUT))
+			continue;
+		if (r == 0)
+			ready = MYSQL_WAIT_TIMEOUT;
+		if (r > 0 && (p.revents & (POLLIN | POLLPRI | POLLHUP | POLLERR)))
+			ready |= MYSQL_WAIT_READ;
+		if (r > 0 && (p.revents & (POLLOUT | POLLHUP | POLLERR)))
+			ready |= MYSQL_WAIT_WRITE;
+		waiting = drive(db, false, ready);
+	}
+}
+
+int db_connect(struct db *db, const struct kyu_config *cfg)
+{
+	struct sync_wait sw = { 0 };
+
+	if (begin_connect(db, cfg, sync_done, &sw) < 0)
+		return -1;
+	run_blocking(db, db->connect_timeout + db->deadline, drive(db, true, 0), &sw);
+	return sw.done && sw.fail == DB_OK ? 0 : -1;
+}
+
+enum db_fail db_query(struct db *db, const char *sql, size_t len, const struct db_reply **reply)
+{
+	struct sync_wait sw = { 0 };
+	struct strbuf sb = { 0 };
+
+	*reply = &db->reply;
+	sb_add(&sb, sql, len);
+	if (db_send(db, &sb, sync_done, &sw) < 0) {
+		sb_free(&sb);
+		reset_reply(db);
+		db->reply.fail = db->connected ? DB_ERROR : DB_LOST;
+		db->reply.err = db->err;
+		return db->reply.fail;
+	}
+	run_blocking(db, db->deadline, start_step(db, PH_QUERY), &sw);
+	return sw.fail;
+}
+
+/* ---- quoting ----------------------------------------------------------- */
+
+void sql_quote(struct strbuf *sb, const char *s, size_t len)
 {
 	if (!s) {
 		sb_adds(sb, "NULL");
 		return;
 	}
-	sb_reserve(sb, len * 2 + 2);
+	sb_reserve(sb, len * 2 + 3);
 	sb->buf[sb->len++] = '\'';
-	sb->len += mysql_real_escape_string(db->my, sb->buf + sb->len, s, (unsigned long)len);
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i], e = 0;
+		switch (c) {
+		case '\0': e = '0'; break;
+		case '\n': e = 'n'; break;
+		case '\r': e = 'r'; break;
+		case '\\': e = '\\'; break;
+		case '\'': e = '\''; break;
+		case '"': e = '"'; break;
+		case '\032': e = 'Z'; break;
+		}
+		if (e) {
+			sb->buf[sb->len++] = '\\';
+			sb->buf[sb->len++] = e;
+		} else {
+			sb->buf[sb->len++] = c;
+		}
+	}
 	sb->buf[sb->len++] = '\'';
 	sb->buf[sb->len] = '\0';
 }

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "cmdline.h"
 #include "util.h"
 
 static void free_vec(char **v)
@@ -15,6 +16,16 @@ static void free_vec(char **v)
 	for (char **p = v; *p; p++)
 		free(*p);
 	free(v);
+}
+
+static void set_shell_argv(const struct jobspec_input *in, struct jobspec *spec)
+{
+	spec->argv = xcalloc(4, sizeof(char *));
+	spec->argv[0] = xstrdup(in->shell);
+	spec->argv[1] = xstrdup("-c");
+	spec->argv[2] = xstrdup(in->command);
+	spec->use_path = 0;
+	spec->direct = false;
 }
 
 static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen)
@@ -28,11 +39,13 @@ static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char
 			snprintf(err, errlen, "neither command nor argv is set");
 			return -1;
 		}
-		spec->argv = xcalloc(4, sizeof(char *));
-		spec->argv[0] = xstrdup(in->shell);
-		spec->argv[1] = xstrdup("-c");
-		spec->argv[2] = xstrdup(in->command);
-		spec->use_path = 0;
+		if (in->direct_exec && cmdline_split(in->command, &spec->argv)) {
+			/* As the shell would search: PATH unless the name has a '/'. */
+			spec->use_path = strchr(spec->argv[0], '/') == NULL;
+			spec->direct = true;
+			return 0;
+		}
+		set_shell_argv(in, spec);
 		return 0;
 	}
 	root = json_loads(in->argv_json, JSON_REJECT_DUPLICATES, &jerr);
@@ -153,6 +166,14 @@ int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *er
 		return -1;
 	}
 	return 0;
+}
+
+void jobspec_use_shell(const struct jobspec_input *in, struct jobspec *spec)
+{
+	if (!spec->direct)
+		return;
+	free_vec(spec->argv);
+	set_shell_argv(in, spec);
 }
 
 void jobspec_free(struct jobspec *spec)

@@ -3,17 +3,30 @@
 #ifndef KYU_JOBSPEC_H
 #define KYU_JOBSPEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct jobspec {
 	char **argv; /* NULL-terminated */
 	char **envp; /* NULL-terminated */
-	int use_path; /* argv[0] is looked up in PATH (argv mode) */
+	int use_path; /* argv[0] is looked up in PATH (argv mode, direct lines) */
+	/* argv is a command line split by cmdline_split, run without the
+	 * shell. The job must still end as the shell would have made it end,
+	 * and a failed spawn is where the two differ: the shell turns it into
+	 * an exit code (dash: 127 for ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG,
+	 * 126 for the rest) with a message in the output, and on ENOEXEC runs
+	 * a file without "#!" as a shell script. So when spawning a direct
+	 * spec fails, call jobspec_use_shell and spawn again: the shell then
+	 * does exactly what it did before direct_exec (a bad cwd fails that
+	 * spawn too, and is reported as now). */
+	bool direct;
 };
 
 struct jobspec_input {
 	const char *shell;      /* used for command */
 	const char *command;    /* shell line, or NULL */
+	bool direct_exec;       /* [job] direct_exec: run a plain command without
+				 * the shell (cmdline.h says which are plain) */
 	const char *argv_json;  /* JSON array of strings, or NULL */
 	const char *env_json;   /* JSON object of strings, or NULL */
 	char *const *base_env;  /* inherited environment */
@@ -25,6 +38,10 @@ struct jobspec_input {
 /* Build spec from in. On bad input returns -1 with a message naming the
  * column and what is wrong in err. */
 int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen);
+/* Turn a direct spec built from in back into "shell -c command", keeping
+ * its environment; see struct jobspec's direct. Other specs are left
+ * alone. */
+void jobspec_use_shell(const struct jobspec_input *in, struct jobspec *spec);
 void jobspec_free(struct jobspec *spec);
 
 #endif

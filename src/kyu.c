@@ -43,58 +43,47 @@ static void usage(FILE *f)
 
 static int die_db(struct db *db, const char *what)
 {
-	fprintf(stderr, "kyu: %s: %s\n", what, db->err);
+	fprintf(stderr, "kyu: %s: %s\n", what, db_error(db));
 	return 1;
 }
 
 /* Run a statement and print its result set as tab-separated rows. */
 static int print_query(struct db *db, const char *sql, size_t len, bool vertical)
 {
-	MYSQL_RES *res;
-	MYSQL_ROW row;
-	MYSQL_FIELD *fields;
-	unsigned nf;
-	int rows = 0;
+	const struct db_reply *reply;
+	const struct db_result *r;
 
-	if (db_exec(db, sql, len) != DB_OK)
+	if (db_query(db, sql, len, &reply) != DB_OK)
 		return -1;
-	res = mysql_store_result(db->my);
-	if (!res)
+	if (reply->n < 1)
 		return 0;
-	nf = mysql_num_fields(res);
-	fields = mysql_fetch_fields(res);
+	r = &reply->r[0];
 	if (!vertical) {
-		for (unsigned i = 0; i < nf; i++)
-			printf("%s%s", i ? "\t" : "", fields[i].name);
+		for (unsigned i = 0; i < r->n_cols; i++)
+			printf("%s%s", i ? "\t" : "", r->names[i]);
 		printf("\n");
 	}
-	while ((row = mysql_fetch_row(res))) {
-		unsigned long *lens = mysql_fetch_lengths(res);
-		rows++;
-		for (unsigned i = 0; i < nf; i++) {
-			const char *v = row[i] ? row[i] : "NULL";
+	for (size_t row = 0; row < r->n_rows; row++) {
+		for (unsigned i = 0; i < r->n_cols; i++) {
+			const char *v = db_cell(r, row, i);
+			int len_v = v ? (int)r->lens[row * r->n_cols + i] : 4;
 			if (vertical)
-				printf("%12s: %.*s\n", fields[i].name, (int)(row[i] ? lens[i] : 4), v);
+				printf("%12s: %.*s\n", r->names[i], len_v, v ? v : "NULL");
 			else
-				printf("%s%.*s", i ? "\t" : "", (int)(row[i] ? lens[i] : 4), v);
+				printf("%s%.*s", i ? "\t" : "", len_v, v ? v : "NULL");
 		}
 		if (!vertical)
 			printf("\n");
 	}
-	mysql_free_result(res);
-	return rows;
+	return (int)r->n_rows;
 }
 
 static int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai;
-	char host[256], port_s[8], msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
-	uint16_t port;
-	int fd, r = -1;
+	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX], err[256];
+	int fd, n, r;
 
-	if (!cfg->listen || !*cfg->listen || parse_hostport(cfg->listen, host, sizeof(host), &port) < 0) {
+	if (!cfg->listen || !*cfg->listen) {
 		if (!quiet)
 			fprintf(stderr, "kyu: wake: [kyud] listen is not set in %s\n", cfg->path);
 		return -1;
@@ -103,18 +92,17 @@ static int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet
 		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
 		return -1;
 	}
-	snprintf(port_s, sizeof(port_s), "%u", port);
-	if (getaddrinfo(host, port_s, &hints, &ai) != 0)
+	fd = wake_socket(cfg->listen, false, err, sizeof(err));
+	if (fd < 0) {
+		if (!quiet)
+			fprintf(stderr, "kyu: wake: %s\n", err);
 		return -1;
-	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0) {
-		int n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
-		r = sendto(fd, msg, (size_t)n, 0, ai->ai_addr, ai->ai_addrlen) == n ? 0 : -1;
-		if (r < 0 && !quiet)
-			fprintf(stderr, "kyu: wake: sendto %s: %s\n", cfg->listen, strerror(errno));
-		close(fd);
 	}
-	freeaddrinfo(ai);
+	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+	r = send(fd, msg, (size_t)n, 0) == n ? 0 : -1;
+	if (r < 0 && !quiet)
+		fprintf(stderr, "kyu: wake: send to %s: %s\n", cfg->listen, strerror(errno));
+	close(fd);
 	return r;
 }
 
@@ -124,6 +112,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
 	json_t *env = json_object(), *args = NULL;
 	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
 	char *json;
 	int c, rc = 1;
 
@@ -166,20 +155,20 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, priority, run_at, command, argv, env, cwd, "
 		     "max_attempts, time_limit) VALUES (");
 	if (id)
-		db_quote(db, &sb, id, strlen(id));
+		sql_quotes(&sb, id);
 	else
 		sb_adds(&sb, "UUID()");
 	sb_adds(&sb, ", ");
-	db_quote(db, &sb, queue, strlen(queue));
+	sql_quotes(&sb, queue);
 	sb_printf(&sb, ", %lld, NOW(6) + INTERVAL %lld SECOND, ", (long long)prio, (long long)delay);
-	db_quote(db, &sb, shell, shell ? strlen(shell) : 0);
+	sql_quotes(&sb, shell);
 	sb_adds(&sb, ", ");
 	if (!shell) {
 		args = json_array();
 		for (int i = optind; i < argc; i++)
 			json_array_append_new(args, json_string(argv[i]));
 		json = json_dumps(args, JSON_COMPACT);
-		db_quote(db, &sb, json, strlen(json));
+		sql_quotes(&sb, json);
 		free(json);
 	} else {
 		sb_adds(&sb, "NULL");
@@ -187,13 +176,13 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	sb_adds(&sb, ", ");
 	if (json_object_size(env)) {
 		json = json_dumps(env, JSON_COMPACT | JSON_SORT_KEYS);
-		db_quote(db, &sb, json, strlen(json));
+		sql_quotes(&sb, json);
 		free(json);
 	} else {
 		sb_adds(&sb, "NULL");
 	}
 	sb_adds(&sb, ", ");
-	db_quote(db, &sb, cwd, cwd ? strlen(cwd) : 0);
+	sql_quotes(&sb, cwd);
 	if (max_attempts)
 		sb_printf(&sb, ", %lld", (long long)max_attempts);
 	else
@@ -202,7 +191,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		sb_printf(&sb, ", %lld)", (long long)time_limit);
 	else
 		sb_adds(&sb, ", NULL)");
-	if (db_execs(db, &sb) != DB_OK) {
+	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		die_db(db, "submit");
 		goto out;
 	}
@@ -211,15 +200,12 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	} else {
 		/* The id the server generated, printed the same way as a given one. */
 		const char *q = "SELECT id FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
-		MYSQL_RES *res;
-		MYSQL_ROW row;
-		if (db_exec(db, q, strlen(q)) != DB_OK || !(res = mysql_store_result(db->my))) {
+		if (db_query(db, q, strlen(q), &reply) != DB_OK || reply->n < 1) {
 			die_db(db, "submit: reading the generated id");
 			goto out;
 		}
-		if ((row = mysql_fetch_row(res)) && row[0])
-			printf("%s\n", row[0]);
-		mysql_free_result(res);
+		if (reply->r[0].n_rows == 1 && db_cell(&reply->r[0], 0, 0))
+			printf("%s\n", db_cell(&reply->r[0], 0, 0));
 	}
 	if (delay == 0)
 		send_wake(cfg, queue, true);
@@ -240,7 +226,7 @@ static int cmd_show(struct db *db, const char *id)
 		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, started_at, "
 		     "finished_at, duration, host, pid, owner, lease_until, created_at, updated_at, "
 		     "output FROM kyu_jobs WHERE id = ");
-	db_quote(db, &sb, id, strlen(id));
+	sql_quotes(&sb, id);
 	n = print_query(db, sb.buf, sb.len, true);
 	sb_free(&sb);
 	if (n < 0)
@@ -279,11 +265,11 @@ static int cmd_list(struct db *db, int argc, char **argv)
 		     "LEFT(COALESCE(command, argv), 60) AS what FROM kyu_jobs WHERE 1");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
-		db_quote(db, &sb, queue, strlen(queue));
+		sql_quotes(&sb, queue);
 	}
 	if (status) {
 		sb_adds(&sb, " AND status = ");
-		db_quote(db, &sb, status, strlen(status));
+		sql_quotes(&sb, status);
 	}
 	sb_printf(&sb, " ORDER BY seq DESC LIMIT %lld", (long long)limit);
 	if (print_query(db, sb.buf, sb.len, false) < 0)
@@ -297,6 +283,7 @@ static int cmd_list(struct db *db, int argc, char **argv)
 static int cmd_update(struct db *db, const char *what, const char *id)
 {
 	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
 	int rc = 1;
 
 	if (strcmp(what, "cancel") == 0)
@@ -305,10 +292,10 @@ static int cmd_update(struct db *db, const char *what, const char *id)
 	else
 		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, tempfails = 0, "
 			     "error = NULL WHERE status IN ('failed', 'cancelled') AND id = ");
-	db_quote(db, &sb, id, strlen(id));
-	if (db_execs(db, &sb) != DB_OK) {
+	sql_quotes(&sb, id);
+	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		die_db(db, what);
-	} else if (db_affected(db) == 0) {
+	} else if (reply->n < 1 || reply->r[0].affected == 0) {
 		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", what,
 			strcmp(what, "cancel") == 0 ? "waiting or running" : "failed or cancelled", id);
 	} else {
@@ -324,7 +311,7 @@ int main(int argc, char **argv)
 {
 	const char *path = getenv("KYU_CONFIG") ? getenv("KYU_CONFIG") : DEFAULT_CONFIG;
 	struct kyu_config cfg;
-	struct db db = { 0 };
+	struct db *db = NULL;
 	char err[512];
 	const char *cmd;
 	int c, rc = 1;
@@ -359,29 +346,32 @@ int main(int argc, char **argv)
 		rc = send_wake(&cfg, argc > 1 ? argv[1] : "", false) < 0;
 		goto out;
 	}
-	if (db_connect(&db, &cfg) < 0) {
-		fprintf(stderr, "kyu: cannot connect to the database: %s\n", db.err);
+	/* A short-lived client may block; a server that stops answering
+	 * still ends the command after connect_timeout + 30 s. */
+	db = db_new(NULL, 30);
+	if (db_connect(db, &cfg) < 0) {
+		fprintf(stderr, "kyu: %s\n", db_error(db));
 		goto out;
 	}
 	if (strcmp(cmd, "submit") == 0) {
-		rc = cmd_submit(&db, &cfg, argc, argv);
+		rc = cmd_submit(db, &cfg, argc, argv);
 	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
-		rc = cmd_show(&db, argv[1]);
+		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {
-		rc = cmd_list(&db, argc, argv);
+		rc = cmd_list(db, argc, argv);
 	} else if ((strcmp(cmd, "cancel") == 0 || strcmp(cmd, "retry") == 0) && argc == 2) {
-		rc = cmd_update(&db, cmd, argv[1]);
+		rc = cmd_update(db, cmd, argv[1]);
 	} else if (strcmp(cmd, "stats") == 0 && argc == 1) {
 		const char *q = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
 				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
-		rc = print_query(&db, q, strlen(q), false) < 0 ? die_db(&db, "stats") : 0;
+		rc = print_query(db, q, strlen(q), false) < 0 ? die_db(db, "stats") : 0;
 	} else {
 		fprintf(stderr, "kyu: unknown command or wrong arguments: %s\n", cmd);
 		usage(stderr);
 		rc = 2;
 	}
 out:
-	db_close(&db);
+	db_free(db);
 	config_free(&cfg);
 	return rc;
 }

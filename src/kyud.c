@@ -1,9 +1,13 @@
 /* kyud: the job-queue daemon. The same binary is the supervisor and, when
  * started by it with --worker N, a worker. */
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
@@ -30,12 +34,44 @@ static void usage(FILE *f)
 		DEFAULT_CONFIG);
 }
 
+/* Worker mode: take the configuration the supervisor validated, from the
+ * descriptor it handed over (the file name is for messages only), so that
+ * every worker runs on the very bytes the supervisor checked. Without
+ * --config-fd (a worker started by hand), read the file. */
+static int run_worker(int index, int config_fd, const char *path)
+{
+	struct kyu_config cfg;
+	char role[32], err[512];
+	int r;
+
+	/* First: the supervisor relays reloads, and a HUP sent to the whole
+	 * process group must not kill a worker. (The supervisor starts us
+	 * with it ignored already; this covers a worker started by hand.) */
+	signal(SIGHUP, SIG_IGN);
+	snprintf(role, sizeof(role), "worker %d", index);
+	log_set_role(role);
+	if (config_fd >= 0) {
+		r = config_load_fd(config_fd, path, &cfg, err, sizeof(err));
+		close(config_fd);
+	} else {
+		r = config_load(path, &cfg, err, sizeof(err));
+	}
+	if (r < 0) {
+		/* The supervisor does not restart a worker that exits 78. */
+		log_err("%s", err);
+		return EX_CONFIG;
+	}
+	log_set_level((enum log_level)cfg.log_level);
+	return worker_main(index, &cfg);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
 		{ "worker", required_argument, NULL, 'W' },
+		{ "config-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -44,8 +80,8 @@ int main(int argc, char **argv)
 	struct kyu_config cfg;
 	char err[512];
 	bool check = false;
-	int64_t worker = 0;
-	int c;
+	int64_t worker = 0, config_fd = -1;
+	int c, r, fd = -1;
 
 	while ((c = getopt_long(argc, argv, "c:thV", opts, NULL)) != -1) {
 		switch (c) {
@@ -58,6 +94,12 @@ int main(int argc, char **argv)
 		case 'W':
 			if (parse_i64(optarg, 1, 256, &worker) < 0) {
 				fprintf(stderr, "kyud: --worker: bad index '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+			if (parse_i64(optarg, 0, INT_MAX, &config_fd) < 0) {
+				fprintf(stderr, "kyud: --config-fd: bad descriptor '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -78,11 +120,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (worker)
-		return worker_main((int)worker, path);
+		return run_worker((int)worker, (int)config_fd, path);
 
-	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
+	/* The supervisor reads the file once and keeps its bytes, sealed, for
+	 * the workers. */
+	if (check)
+		r = config_load(path, &cfg, err, sizeof(err));
+	else
+		r = config_load_memfd(path, &cfg, &fd, err, sizeof(err));
+	if (r < 0) {
 		fprintf(stderr, "kyud: %s\n", err);
-		return 78; /* EX_CONFIG: restarting will not help */
+		/* EX_CONFIG: restarting will not help. */
+		return r == -1 ? EX_CONFIG : 1;
 	}
 	if (check) {
 		printf("%s: OK\n", path);
@@ -90,5 +139,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level((enum log_level)cfg.log_level);
-	return sup_main(&cfg);
+	return sup_main(&cfg, fd);
 }

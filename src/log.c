@@ -24,9 +24,11 @@ void log_set_level(enum log_level level)
 	log_min = level;
 }
 
-int log_enabled(enum log_level level)
+const char *log_level_name(enum log_level level)
 {
-	return level >= log_min;
+	if ((unsigned)level >= sizeof(level_names) / sizeof(level_names[0]))
+		return "?";
+	return level_names[level];
 }
 
 int log_level_parse(const char *s, enum log_level *ret)

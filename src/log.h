@@ -9,7 +9,8 @@ enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, L
 void log_set_role(const char *role);
 void log_set_level(enum log_level level);
 int log_level_parse(const char *s, enum log_level *ret);
-int log_enabled(enum log_level level);
+/* The name log_level_parse accepts for level ("?" if out of range). */
+const char *log_level_name(enum log_level level);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

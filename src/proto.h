@@ -1,18 +1,24 @@
 /* Messages between the supervisor and its workers over a SOCK_SEQPACKET
- * socketpair (the worker's end is fd 3). One message per packet. */
+ * socketpair (the worker's end is fd 3). One message per packet; a
+ * KYU_RELOAD carries the new configuration as a descriptor (SCM_RIGHTS). */
 #ifndef KYU_PROTO_H
 #define KYU_PROTO_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PROTO_FD 3
+/* A worker starts with the configuration it must use on this descriptor:
+ * a sealed memfd holding the bytes the supervisor validated (passed as
+ * --config-fd 4). */
+#define PROTO_CONFIG_FD 4
 
 enum msg_type {
 	/* supervisor -> worker */
 	KYU_WAKE = 1,  /* acquire now if you have free slots */
 	KYU_STOP,      /* stop acquiring; let jobs run for shutdown_grace */
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
-	KYU_RELOAD,    /* re-read the config file */
+	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
 	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */
@@ -24,5 +30,19 @@ struct msg {
 	uint32_t pad;
 	int64_t value;
 };
+
+/* Send one message without blocking (MSG_DONTWAIT, no SIGPIPE), with the
+ * descriptor fd attached when fd >= 0 (the receiver gets its own copy; the
+ * caller keeps fd). Returns as send(2). A full socket drops the message:
+ * the supervisor's poll timer covers a lost hint. */
+ssize_t proto_send_fd(int sock, const struct msg *m, int fd);
+
+/* Receive one message without blocking, as recv(2) does: the packet's
+ * length (anything but sizeof(*m) is not a message; a longer packet is
+ * reported as sizeof(*m) + 1), 0 at EOF, or -1 with errno (EAGAIN: none
+ * waiting). A descriptor that came with it is stored in *fd_out
+ * (close-on-exec; the caller closes it), else *fd_out = -1; with fd_out
+ * NULL, or beyond the first, received descriptors are closed. */
+ssize_t proto_recv(int sock, struct msg *m, int *fd_out);
 
 #endif

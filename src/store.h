@@ -1,5 +1,7 @@
-/* Every statement kyud runs against kyu_jobs. Each function is one or a
- * few round trips; callers decide when to call them. */
+/* Every statement kyud sends to kyu_jobs, built as text, and the reading of
+ * their replies. Pure: no I/O and no connection (the worker sends the text
+ * through db.c), so each builder is unit-tested without a server and the
+ * benches time exactly the statements kyud sends. */
 #ifndef KYU_STORE_H
 #define KYU_STORE_H
 
@@ -8,11 +10,15 @@
 
 #include "config.h"
 #include "db.h"
+#include "util.h"
 
+/* A row as a claim returns it. Owned by whoever holds it: the claim's
+ * reader allocates, store_claimed_clear frees the strings. */
 struct claimed {
-	uint64_t seq;
+	uint64_t seq, token;
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
 	unsigned attempts, tempfails, max_attempts, time_limit;
+	double claimed_at; /* monotonic, just before the claim was sent */
 };
 
 /* How an attempt ended, as recorded in the row. */
@@ -24,6 +30,8 @@ enum outcome {
 	OUT_CANCELLED, /* the user cancelled it while it ran */
 };
 
+/* One attempt's result, as the builders read it (read-only; results.c
+ * owns the strings). */
 struct finish {
 	uint64_t seq, token;
 	int pid; /* the job's process, 0 if it never started */
@@ -36,50 +44,67 @@ struct finish {
 	size_t output_len;
 };
 
-/* Results that may ride along with a claim: plain successes (see
- * store_finish_plain), recorded by one UPDATE sent in the claim's round
- * trip. done is set when it ran (then rejected counts as for
- * store_finish), even when the claim after it failed. */
-struct claim_finish {
-	const struct finish *f;
-	int n;
-	bool done;
-	int rejected;
-};
-
-/* Record fin (may be NULL), claim up to n due jobs for token (mark), then
- * read them (select): all in one round trip. Returns the number claimed
- * (rows in *ret, caller frees with store_claimed_free) or -1 with db->err
- * set. When fewer than n were claimed, *next_due_us is set to the
- * microseconds until the next row becomes due (<= 0: now; INT64_MAX:
- * nothing is waiting or running), else to INT64_MIN. */
-int store_claim(struct db *db, const struct kyu_config *cfg, uint64_t token, const char *host, int n,
-		struct claim_finish *fin, struct claimed **ret, int64_t *next_due_us, enum db_fail *fail);
 /* A success with no output and no message: recorded in bulk. */
 bool store_finish_plain(const struct finish *f);
+
+/* ---- claim: record plain successes, mark, select, in one round trip ---- */
+
+/* Append the claim of up to n due rows for token to sb. The first n_fin of
+ * fin (all plain successes, or 0) ride along in front. */
+void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+		       const char *host, int n, const struct finish *fin, int n_fin);
+
+struct claim_reply {
+	struct claimed *rows; /* got of them; free with store_claimed_free */
+	int got;
+	/* When fewer than asked were claimed: microseconds until the next row
+	 * becomes due (<= 0: now; INT64_MAX: nothing waiting or running);
+	 * else INT64_MIN. */
+	int64_t next_due_us;
+	bool fin_done;   /* the results in front were recorded */
+	int fin_rejected; /* of those, rows that no longer belonged to us */
+	enum db_fail fail;
+};
+/* Read the reply of a claim built with (n, n_fin). */
+void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
+		      struct claim_reply *out);
 void store_claimed_free(struct claimed *rows, int n);
-/* Free the fields of one row (the row itself is the caller's). */
 void store_claimed_clear(struct claimed *c);
 
-/* Extend the leases of the given (seq, token) pairs, and record the pid of
- * jobs whose pids[i] is non-zero. Returns the number of rows extended, or -1. */
-int64_t store_heartbeat(struct db *db, const struct kyu_config *cfg, const uint64_t *seqs,
-			const uint64_t *tokens, const int *pids, int n, enum db_fail *fail);
+/* ---- results ----------------------------------------------------------- */
 
-/* For rows that a heartbeat did not extend: their current status and
- * owner, to tell a cancel from a lost lease. Calls back per row found. */
-int store_inspect(struct db *db, const uint64_t *seqs, int n,
-		  void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status), void *arg,
-		  enum db_fail *fail);
+/* Append the statements recording f[0..] to sb: one UPDATE for all plain
+ * successes, then one per other result, as long as the whole stays within
+ * max_len bytes (a result whose output alone would not fit has its output
+ * cut to fit, with a marker). Returns how many of f it covers (at least
+ * one when n > 0) and the number of statements in *n_stmts. */
+int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
+		       size_t max_len, int *n_stmts);
+/* Read the reply of store_finish_build(f, count): *done is how many of f's
+ * results are recorded (a failed statement stops the rest), *rejected
+ * how many of those found their row taken over by another claim. */
+void store_finish_read(const struct db_reply *r, const struct finish *f, int count, int *done,
+		       int *rejected);
 
-/* Record finishes. Plain successes with no output are written in one
- * statement per token; the rest one by one. Returns the number of rows
- * written; *rejected counts finishes whose row no longer belonged to us. */
-int store_finish(struct db *db, const struct kyu_config *cfg, const struct finish *f, int n,
-		 int *rejected, enum db_fail *fail);
+/* ---- leases ------------------------------------------------------------ */
 
-/* Delete finished rows older than the retention, one batch, if no other
- * process holds the cleanup lock. Returns rows deleted or -1. */
-int64_t store_cleanup(struct db *db, const struct kyu_config *cfg, enum db_fail *fail);
+/* Extend the leases of (seqs, tokens), recording pids[i] where non-zero,
+ * and read every row's owner and status in the same round trip, so that a
+ * lease lost or a job cancelled is seen without a second statement. */
+void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, const uint64_t *seqs,
+			   const uint64_t *tokens, const int *pids, int n);
+/* Calls cb for every row found (rows not found are gone). Returns the
+ * number of rows extended, or -1 when the reply failed. */
+int64_t store_heartbeat_read(const struct db_reply *r,
+			     void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status),
+			     void *arg);
+
+/* ---- retention --------------------------------------------------------- */
+
+/* Delete one batch of finished rows older than the retention, only if no
+ * other session holds the cleanup lock; released in the same round trip. */
+void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg);
+/* Rows deleted (0 when another session held the lock), or -1. */
+int64_t store_cleanup_read(const struct db_reply *r);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "log.h"
 #include "proto.h"
+#include "ratelimit.h"
 #include "util.h"
 #include "wake.h"
 
@@ -39,6 +41,7 @@ struct child {
 
 struct sup {
 	struct kyu_config cfg;
+	int cfg_fd; /* sealed memfd of the bytes cfg was parsed from, for workers */
 	struct ev_loop *loop;
 	struct child children[MAX_WORKERS];
 	int n_children; /* slots in use: >= cfg.workers after a shrinking reload */
@@ -48,16 +51,17 @@ struct sup {
 	int wake_fd;
 	struct rate_limit rl;
 	bool stopping, announced, hint_pending;
-	int rr;
+	int exit_status; /* of the supervisor, once stopped */
+	int rr;          /* where the next round-robin search starts */
 	char exe[PATH_MAX];
-	unsigned long hints, hints_bad, hints_limited;
+	unsigned long hints_bad;
 };
 
 static void send_msg(struct child *c, uint32_t type)
 {
 	struct msg m = { .type = type };
 	if (c->pid && c->fd >= 0)
-		(void)send(c->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)proto_send_fd(c->fd, &m, -1);
 }
 
 static double jittered(double v)
@@ -73,10 +77,27 @@ static void arm_poll(struct sup *s, double after)
 	ev_timer_start(s->loop, &s->poll_w);
 }
 
+/* The next idle worker other than except, in turn, so that claims (and the
+ * database work they bring) spread over the pool; NULL when none is idle. */
+static struct child *next_idle(struct sup *s, const struct child *except)
+{
+	for (int k = 0; k < s->n_children; k++) {
+		struct child *c = &s->children[(s->rr + k) % s->n_children];
+		if (c != except && c->pid && c->ready && c->idle && !c->retired &&
+		    !c->wake_inflight) {
+			s->rr = (int)(c - s->children + 1) % s->n_children;
+			return c;
+		}
+	}
+	return NULL;
+}
+
 /* Ask one idle worker to acquire. Hints that arrive while a claim is in
  * flight are folded into one follow-up claim. */
 static void sup_wake(struct sup *s)
 {
+	struct child *c;
+
 	if (s->stopping || !s->announced)
 		return;
 	for (int i = 0; i < s->n_children; i++) {
@@ -85,28 +106,22 @@ static void sup_wake(struct sup *s)
 			return;
 		}
 	}
-	for (int k = 0; k < s->n_children; k++) {
-		struct child *c = &s->children[(s->rr + k) % s->n_children];
-		if (c->pid && c->ready && c->idle && !c->retired) {
-			s->rr = (int)(c - s->children + 1) % s->n_children;
-			c->wake_inflight = true;
-			send_msg(c, KYU_WAKE);
-			return;
-		}
+	c = next_idle(s, NULL);
+	if (c) {
+		c->wake_inflight = true;
+		send_msg(c, KYU_WAKE);
 	}
 }
 
-/* A worker found a full batch: bring in another idle worker too. */
+/* A worker found a full batch: bring in another idle worker too. Not
+ * counted as the claim in flight: the busy worker's next answer is. */
 static void wake_another(struct sup *s, struct child *busy)
 {
-	for (int k = 0; k < s->n_children; k++) {
-		struct child *c = &s->children[(s->rr + k) % s->n_children];
-		if (c != busy && c->pid && c->ready && c->idle && !c->retired && !c->wake_inflight) {
-			s->rr = (int)(c - s->children + 1) % s->n_children;
-			c->idle = false;
-			send_msg(c, KYU_WAKE);
-			return;
-		}
+	struct child *c = next_idle(s, busy);
+
+	if (c) {
+		c->idle = false;
+		send_msg(c, KYU_WAKE);
 	}
 }
 
@@ -136,7 +151,7 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 	(void)revents;
 
 	for (;;) {
-		ssize_t n = recv(c->fd, &m, sizeof(m), MSG_DONTWAIT);
+		ssize_t n = proto_recv(c->fd, &m, NULL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -208,7 +223,6 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 		ssize_t n = recv(s->wake_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0)
 			break;
-		s->hints++;
 		if (wake_parse(buf, (size_t)n, queue, sizeof(queue)) < 0) {
 			s->hints_bad++;
 			if (s->hints_bad == 1 || s->hints_bad % 1000 == 0)
@@ -228,7 +242,6 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 		return;
 	if (!rate_allow(&s->rl, mono_now())) {
 		/* Over the rate: the poll timer still runs; pick it up shortly. */
-		s->hints_limited++;
 		if (!ev_is_active(&s->poll_w) || ev_timer_remaining(s->loop, &s->poll_w) > 0.1)
 			arm_poll(s, 0.1);
 		return;
@@ -252,7 +265,7 @@ static int open_wake(struct sup *s, const struct kyu_config *cfg)
 
 	if (!cfg->listen || !*cfg->listen)
 		return 0;
-	fd = wake_listen(cfg->listen, err, sizeof(err));
+	fd = wake_socket(cfg->listen, true, err, sizeof(err));
 	if (fd < 0) {
 		log_err("%s", err);
 		return fd;
@@ -283,12 +296,15 @@ static void on_restart(EV_P_ ev_timer *t, int revents)
 		spawn_worker(c->s, c);
 }
 
+static void begin_stop(struct sup *s, bool now);
+
 static void on_child_exit(EV_P_ ev_child *w, int revents)
 {
 	struct child *c = w->data;
 	struct sup *s = c->s;
 	int st = w->rstatus;
 	double ran = mono_now() - c->started;
+	char how[96];
 	(void)revents;
 
 	ev_child_stop(EV_A_ w);
@@ -297,44 +313,58 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 	c->fd = -1;
 	c->pid = 0;
 	c->ready = c->idle = c->wake_inflight = false;
+	describe_wait_status(st, how, sizeof(how));
 
 	if (s->stopping || c->retired) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			log_info("worker %d (pid %d) exited", c->index, (int)w->rpid);
-		else if (WIFSIGNALED(st))
-			log_warn("worker %d (pid %d) killed by signal %d", c->index, (int)w->rpid, WTERMSIG(st));
 		else
-			log_warn("worker %d (pid %d) exited with status %d", c->index, (int)w->rpid,
-				 WEXITSTATUS(st));
+			log_warn("worker %d (pid %d) %s", c->index, (int)w->rpid, how);
 		if (s->stopping && all_exited(s)) {
 			log_notice("stopped");
 			ev_break(EV_A_ EVBREAK_ALL);
 		}
 		return;
 	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == EX_CONFIG) {
+		/* The worker refused the configuration this supervisor validated
+		 * and handed it: a new one would refuse it too, for ever. Like
+		 * nginx's "do not respawn" status, it ends the daemon. */
+		log_err("worker %d (pid %d) exited with status %d (configuration error): not restarting; stopping",
+			c->index, (int)w->rpid, EX_CONFIG);
+		s->exit_status = EX_CONFIG;
+		begin_stop(s, false);
+		return;
+	}
 	/* Restart at least 1 s later, doubling while it keeps dying young. */
 	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
-	if (WIFSIGNALED(st))
-		log_err("worker %d (pid %d) killed by signal %d%s; restarting in %.0f s", c->index,
-			(int)w->rpid, WTERMSIG(st), WCOREDUMP(st) ? " (core dumped)" : "", c->backoff);
-	else
-		log_err("worker %d (pid %d) exited with status %d; restarting in %.0f s", c->index,
-			(int)w->rpid, WEXITSTATUS(st), c->backoff);
+	log_err("worker %d (pid %d) %s; restarting in %.0f s", c->index, (int)w->rpid, how,
+		c->backoff);
 	ev_timer_set(&c->restart_w, c->backoff, 0.);
 	ev_timer_start(EV_A_ & c->restart_w);
+}
+
+/* In the child between fork and exec (async-signal-safe only): make fd,
+ * inherited close-on-exec, survive exec as target. */
+static int place_fd(int fd, int target)
+{
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
 static void spawn_worker(struct sup *s, struct child *c)
 {
 	int sv[2];
 	pid_t pid;
-	char idx[16];
+	char idx[16], cfd_arg[16];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_err("worker %d: socketpair: %s", c->index, strerror(errno));
 		goto retry;
 	}
 	snprintf(idx, sizeof(idx), "%d", c->index);
+	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
 	pid = fork();
 	if (pid < 0) {
 		log_err("worker %d: fork: %s", c->index, strerror(errno));
@@ -343,15 +373,26 @@ static void spawn_worker(struct sup *s, struct child *c)
 		goto retry;
 	}
 	if (pid == 0) {
-		/* Only async-signal-safe calls until exec. libev may block
-		 * signals for its signalfd; the worker starts with none blocked. */
+		/* Only async-signal-safe calls until exec. */
+		struct sigaction ign = { .sa_handler = SIG_IGN };
 		sigset_t none;
-		char *argv[] = { "kyud", "--worker", idx, "-c", s->cfg.path, NULL };
+		char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path,
+				 NULL };
+		int cfd = s->cfg_fd;
+		/* Ignored signals stay ignored across exec: a HUP or ^C sent to
+		 * the whole process group cannot kill the worker even before it
+		 * runs. The supervisor relays reloads and stops. */
+		sigaction(SIGHUP, &ign, NULL);
+		sigaction(SIGINT, &ign, NULL);
+		/* libev may block signals for its signalfd; the worker starts
+		 * with none blocked. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (sv[1] == PROTO_FD)
-			fcntl(PROTO_FD, F_SETFD, 0);
-		else if (dup2(sv[1], PROTO_FD) < 0)
+		/* The socket goes to 3, the configuration to 4; move the latter
+		 * out of the way first if it sits where the socket goes. */
+		if (cfd == PROTO_FD && (cfd = fcntl(cfd, F_DUPFD_CLOEXEC, PROTO_CONFIG_FD + 1)) < 0)
+			_exit(71);
+		if (place_fd(sv[1], PROTO_FD) < 0 || place_fd(cfd, PROTO_CONFIG_FD) < 0)
 			_exit(71);
 		execv(s->exe, argv);
 		_exit(71);
@@ -438,40 +479,59 @@ static void on_int(EV_P_ ev_signal *w, int revents)
 	begin_stop(w->data, true);
 }
 
+/* Hand a running worker the configuration to apply. */
+static void send_reload(struct sup *s, struct child *c)
+{
+	struct msg m = { .type = KYU_RELOAD };
+
+	if (!c->pid || c->fd < 0)
+		return;
+	if (proto_send_fd(c->fd, &m, s->cfg_fd) < 0)
+		log_err("worker %d (pid %d) keeps its old configuration: cannot send it the new one: %s",
+			c->index, (int)c->pid, strerror(errno));
+}
+
 static void on_hup(EV_P_ ev_signal *w, int revents)
 {
 	struct sup *s = w->data;
 	struct kyu_config nc;
 	char err[512];
 	bool listen_changed;
+	int nfd;
 	(void)EV_A;
 	(void)revents;
 
 	if (s->stopping)
 		return;
 	sd_notify(0, "RELOADING=1");
-	if (config_load(s->cfg.path, &nc, err, sizeof(err)) < 0) {
+	/* The file is read once, here; workers get these very bytes. */
+	if (config_load_memfd(s->cfg.path, &nc, &nfd, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
 		sd_notify(0, "READY=1");
 		return;
 	}
 	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
+	/* In force before any worker is started or told below. */
+	config_free(&s->cfg);
+	s->cfg = nc;
+	close(s->cfg_fd);
+	s->cfg_fd = nfd;
 	if (listen_changed) {
 		close_wake(s);
-		if (open_wake(s, &nc) < 0)
+		if (open_wake(s, &s->cfg) < 0)
 			log_err("wake-ups are off until the next reload; polling continues");
 	}
 	/* Grow or shrink the pool; retired workers drain and are not restarted. */
-	for (int i = 0; i < s->n_children || i < nc.workers; i++) {
+	for (int i = 0; i < s->n_children || i < s->cfg.workers; i++) {
 		if (i >= s->n_children) {
 			init_child(s, i);
 			s->n_children = i + 1;
 		}
 		struct child *c = &s->children[i];
-		if (i < nc.workers) {
+		if (i < s->cfg.workers) {
 			c->retired = false;
 			if (c->pid)
-				send_msg(c, KYU_RELOAD);
+				send_reload(s, c);
 			else if (!ev_is_active(&c->restart_w))
 				spawn_worker(s, c);
 		} else if (!c->retired) {
@@ -480,8 +540,6 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 			send_msg(c, KYU_STOP);
 		}
 	}
-	config_free(&s->cfg);
-	s->cfg = nc;
 	log_set_level((enum log_level)s->cfg.log_level);
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	log_notice("reloaded %s", s->cfg.path);
@@ -489,7 +547,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	sup_wake(s);
 }
 
-int sup_main(struct kyu_config *cfg)
+int sup_main(struct kyu_config *cfg, int cfg_fd)
 {
 	struct sup *s = xcalloc(1, sizeof(*s));
 	ssize_t n;
@@ -498,6 +556,7 @@ int sup_main(struct kyu_config *cfg)
 	log_set_role("sup");
 	s->cfg = *cfg;
 	memset(cfg, 0, sizeof(*cfg));
+	s->cfg_fd = cfg_fd;
 	s->wake_fd = -1;
 	s->loop = EV_DEFAULT;
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
@@ -540,8 +599,10 @@ int sup_main(struct kyu_config *cfg)
 	arm_poll(s, jittered(s->cfg.poll_interval));
 
 	ev_run(s->loop, 0);
+	rc = s->exit_status;
 out:
 	close_wake(s);
+	close(s->cfg_fd);
 	config_free(&s->cfg);
 	free(s);
 	return rc;

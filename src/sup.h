@@ -6,7 +6,10 @@
 
 #include "config.h"
 
-/* Takes ownership of cfg. Returns the process exit status. */
-int sup_main(struct kyu_config *cfg);
+/* Takes ownership of cfg and of cfg_fd, the sealed memfd of the bytes cfg
+ * was parsed from (config_load_memfd), which every worker is handed.
+ * Returns the process exit status: 0 once stopped by TERM/INT, 78 when a
+ * worker refused its configuration, 1 when it could not start. */
+int sup_main(struct kyu_config *cfg, int cfg_fd);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <time.h>
 
 int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret)
@@ -168,4 +169,22 @@ double mono_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void describe_wait_status(int wstatus, char *buf, size_t len)
+{
+	if (len == 0)
+		return;
+	if (WIFEXITED(wstatus)) {
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(wstatus));
+	} else if (WIFSIGNALED(wstatus)) {
+		/* The number is what scripts match; the name is for people. */
+		const char *name = sigabbrev_np(WTERMSIG(wstatus));
+		snprintf(buf, len, "killed by signal %d%s%s%s%s", WTERMSIG(wstatus),
+			 name ? " (SIG" : "", name ? name : "", name ? ")" : "",
+			 WCOREDUMP(wstatus) ? " (core dumped)" : "");
+	} else {
+		/* Stopped or continued: only seen with WUNTRACED/WCONTINUED. */
+		snprintf(buf, len, "changed state (wait status 0x%x)", (unsigned)wstatus);
+	}
 }

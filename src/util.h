@@ -34,4 +34,9 @@ char *xstrdup(const char *s);
 /* Monotonic seconds, for local timers only (never for job times). */
 double mono_now(void);
 
+/* How a child ended, from a wait status, for log lines and error texts:
+ * "exited with status 3", "killed by signal 9 (SIGKILL)", "killed by
+ * signal 11 (SIGSEGV) (core dumped)". Always NUL-terminates buf. */
+void describe_wait_status(int wstatus, char *buf, size_t len);
+
 #endif

@@ -32,60 +32,49 @@ int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len)
 	return 0;
 }
 
-int wake_listen(const char *hostport, char *err, size_t errlen)
+int wake_socket(const char *hostport, bool listening, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
 	char host[256], port_s[8];
 	uint16_t port;
 	int fd = -1, r;
 
 	if (parse_hostport(hostport, host, sizeof(host), &port) < 0) {
-		snprintf(err, errlen, "listen address '%s' is not ADDRESS:PORT", hostport);
+		snprintf(err, errlen, "wake-up address '%s' is not ADDRESS:PORT", hostport);
 		return -EINVAL;
 	}
+	/* Numeric only: the supervisor binds before anything could resolve a
+	 * name, and a sender must reach the very address it binds. */
+	if (listening)
+		hints.ai_flags |= AI_PASSIVE;
 	snprintf(port_s, sizeof(port_s), "%u", port);
 	r = getaddrinfo(host, port_s, &hints, &ai);
 	if (r != 0) {
-		snprintf(err, errlen, "listen address '%s': %s (a numeric address is required)",
+		snprintf(err, errlen, "wake-up address '%s': %s (a numeric address is required)",
 			 hostport, gai_strerror(r));
 		return -EINVAL;
 	}
-	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | (listening ? SOCK_NONBLOCK : 0), 0);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(err, errlen, "UDP socket for %s: %s", hostport, strerror(errno));
 		goto out;
 	}
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+	if (listening)
+		r = bind(fd, ai->ai_addr, ai->ai_addrlen);
+	else
+		r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+	if (r < 0) {
 		r = -errno;
-		snprintf(err, errlen, "cannot listen on udp %s: %s", hostport, strerror(errno));
+		snprintf(err, errlen, "cannot %s udp %s: %s", listening ? "listen on" : "send to",
+			 hostport, strerror(errno));
 		close(fd);
-		fd = -1;
 		goto out;
 	}
 	r = fd;
 out:
 	freeaddrinfo(ai);
 	return r;
-}
-
-void rate_init(struct rate_limit *rl, double rate, double now)
-{
-	rl->rate = rate;
-	rl->tokens = rate;
-	rl->last = now;
-}
-
-bool rate_allow(struct rate_limit *rl, double now)
-{
-	rl->tokens += (now - rl->last) * rl->rate;
-	if (rl->tokens > rl->rate)
-		rl->tokens = rl->rate;
-	rl->last = now;
-	if (rl->tokens < 1.0)
-		return false;
-	rl->tokens -= 1.0;
-	return true;
 }

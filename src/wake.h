@@ -13,14 +13,11 @@
  * -1 when it is not a kyu wake-up. */
 int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len);
 
-/* Bind a non-blocking UDP socket to "ADDR:PORT". Returns fd or -errno. */
-int wake_listen(const char *hostport, char *err, size_t errlen);
-
-/* Token bucket: at most rate events per second, bursts up to rate. */
-struct rate_limit {
-	double rate, tokens, last;
-};
-void rate_init(struct rate_limit *rl, double rate, double now);
-bool rate_allow(struct rate_limit *rl, double now);
+/* A UDP socket for the numeric address "ADDR:PORT" or "[V6]:PORT". When
+ * listening, bound to it and non-blocking (the supervisor's); otherwise
+ * connected to it, so that send() delivers a hint there (kyu's). Returns
+ * the descriptor (close-on-exec), or -errno with a message naming the
+ * address in err. */
+int wake_socket(const char *hostport, bool listening, char *err, size_t errlen);
 
 #endif

@@ -1,10 +1,14 @@
 /* A worker process: its own database connection, a libev loop, up to
- * `slots` running jobs. Started by the supervisor as `kyud --worker N`. */
+ * `slots` running jobs. Started by the supervisor as
+ * `kyud --worker N --config-fd 4 -c FILE`. */
 #ifndef KYU_WORKER_H
 #define KYU_WORKER_H
 
-/* Runs until told to stop (or the supervisor goes away); returns the exit
- * status for the process. */
-int worker_main(int index, const char *config_path);
+#include "config.h"
+
+/* Takes ownership of *cfg, the configuration the supervisor handed over
+ * (parsed by kyud.c from --config-fd). Runs until told to stop (or the
+ * supervisor goes away); returns the exit status for the process. */
+int worker_main(int index, struct kyu_config *cfg);
 
 #endif

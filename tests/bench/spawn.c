@@ -8,7 +8,7 @@
  * times, one at a time, waits for each, and prints spawns per second and
  * microseconds per spawn. fork copies the page tables of the parent, so its
  * cost grows with the parent; vfork and posix_spawn (CLONE_VFORK in glibc)
- * do not. This is why kyud's workers use posix_spawn (src/jobproc.c). */
+ * do not. This is why kyud's workers use posix_spawn (src/proc.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <spawn.h>

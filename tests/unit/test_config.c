@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +10,19 @@
 
 static char path[64];
 
+static void write_file(const char *text);
+
 static int load(const char *text, struct kyu_config *cfg, char *err, size_t errlen)
+{
+	write_file(text);
+	return config_load(path, cfg, err, errlen);
+}
+
+static void write_file(const char *text)
 {
 	FILE *f = fopen(path, "w");
 	fputs(text, f);
 	fclose(f);
-	return config_load(path, cfg, err, errlen);
 }
 
 static void expect_error(const char *text, const char *fragment)
@@ -29,13 +38,117 @@ static void expect_error(const char *text, const char *fragment)
 	}
 }
 
+/* "PREFIX" followed by n copies of c and "SUFFIX", in a static buffer. */
+static const char *line_of(const char *prefix, char c, size_t n, const char *suffix)
+{
+	static char buf[1024];
+	size_t p = strlen(prefix);
+	memcpy(buf, prefix, p);
+	memset(buf + p, c, n);
+	snprintf(buf + p + n, sizeof(buf) - p - n, "%s", suffix);
+	return buf;
+}
+
+/* inih reads lines into a fixed buffer (200 bytes in Debian's build): a
+ * longer line is refused at its own line, not misread as two. */
+static void check_long_lines(void)
+{
+	struct kyu_config cfg;
+	char err[512];
+
+	/* "shell = /" plus 189 characters: 198, the longest that fits. */
+	CHECK(load(line_of("[job]\n; comment\nshell = /", 'x', 189, "\nkill_grace = 3\n"), &cfg, err,
+		   sizeof(err)) == 0);
+	CHECK(cfg.shell && strlen(cfg.shell) == 190 && cfg.kill_grace == 3);
+	config_free(&cfg);
+	expect_error(line_of("[job]\n; comment\nshell = /", 'x', 190, "\nkill_grace = 3\n"),
+		     "3: line too long (max 198 characters)");
+	expect_error(line_of("[kyud]\nqueues = ", 'q', 400, "\n"), "2: line too long");
+	/* The last line, without a newline. */
+	expect_error(line_of("[kyud]\nqueues = ", 'q', 400, ""), "2: line too long");
+	/* Lines after a long one that fits keep their numbers. */
+	expect_error(line_of("[job]\nshell = /", 'x', 189, "\nnot ini\n"), "3: syntax error");
+	/* A comment is a line like any other. */
+	expect_error(line_of("[job]\n;", 'c', 300, "\n"), "2: line too long");
+}
+
+static void check_sources(void)
+{
+	struct kyu_config cfg, again;
+	char err[512];
+	int fd, seals;
+
+	/* A directory used to read as an empty file: defaults, "OK". */
+	CHECK(config_load("/tmp", &cfg, err, sizeof(err)) < 0);
+	CHECK_STR(err, "/tmp: is a directory");
+
+	/* From bytes: the name is used in messages; NUL bytes are refused. */
+	CHECK(config_parse("mem.ini", "[kyud]\nworkers = 3", 18, &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.workers == 3);
+	CHECK_STR(cfg.path, "mem.ini");
+	config_free(&cfg);
+	CHECK(config_parse("mem.ini", "[kyud]\nworkers = 3\n\0\n", 21, &cfg, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "mem.ini:3: contains a NUL byte") == err);
+	CHECK(config_parse("mem.ini", "[kyud]\nworkers = x\n", 19, &cfg, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "mem.ini:2: [kyud] workers = 'x': not a whole number") == err);
+
+	/* The supervisor's sealed copy: the bytes it parsed, whatever happens
+	 * to the file afterwards, read the same by every worker. */
+	write_file("[kyud]\nworkers = 3\nslots = 16\n");
+	CHECK(config_load_memfd(path, &cfg, &fd, err, sizeof(err)) == 0);
+	CHECK(fd >= 0 && cfg.workers == 3 && cfg.slots == 16);
+	config_free(&cfg);
+	write_file("[kyud]\nworkers = 5\n");
+	for (int i = 0; i < 2; i++) {
+		CHECK(config_load_fd(fd, path, &again, err, sizeof(err)) == 0);
+		CHECK(again.workers == 3 && again.slots == 16);
+		CHECK_STR(again.path, path);
+		config_free(&again);
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	CHECK(seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL));
+	CHECK(write(fd, "x", 1) < 0 && errno == EPERM);
+	CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	/* An invalid file gives no memfd. */
+	write_file("[kyud]\nworkers = 0\n");
+	CHECK(config_load_memfd(path, &cfg, &fd, err, sizeof(err)) == -1 && fd == -1);
+	CHECK(strstr(err, ":2: [kyud] workers = '0'") != NULL);
+}
+
+/* A running worker keeps slots and prefetch (the table's restart-only keys)
+ * and takes everything else. */
+static void check_restart_keys(void)
+{
+	struct kyu_config old, nc;
+	char err[512];
+
+	CHECK(load("[kyud]\nslots = 8\nworkers = 2\n", &old, err, sizeof(err)) == 0);
+	CHECK(load("[kyud]\nslots = 16\nworkers = 4\n[job]\nshell = /bin/bash\n", &nc, err,
+		   sizeof(err)) == 0);
+	CHECK(config_keep_restart_keys(&nc, &old) == 1);
+	CHECK(nc.slots == 8 && nc.prefetch == 64);
+	CHECK(nc.workers == 4);
+	CHECK_STR(nc.shell, "/bin/bash");
+	/* Nothing left to keep. */
+	CHECK(config_keep_restart_keys(&nc, &old) == 0);
+	config_free(&nc);
+	CHECK(load("[kyud]\nprefetch = 0\nslots = 1\n", &nc, err, sizeof(err)) == 0);
+	CHECK(config_keep_restart_keys(&nc, &old) == 2);
+	CHECK(nc.slots == 8 && nc.prefetch == 64);
+	config_free(&nc);
+	config_free(&old);
+}
+
 /* Every key of the table must be documented in conf/kyu.ini (as
- * ";key = default" under its section) and in man/kyu.ini.5. */
+ * ";key = default" under its section) and in man/kyu.ini.5; the entry of a
+ * key a reload does not change says so. */
 static void check_docs(const char *src)
 {
 	char file[512], *ini = NULL, *man = NULL;
 	size_t len = 0;
 	const char *section, *name, *def;
+	bool restart_only;
 	FILE *f;
 
 	snprintf(file, sizeof(file), "%s/conf/kyu.ini", src);
@@ -54,7 +167,7 @@ static void check_docs(const char *src)
 		getdelim(&man, &len, '\0', f);
 		fclose(f);
 	}
-	for (size_t i = 0; config_key_at(i, &section, &name, &def); i++) {
+	for (size_t i = 0; config_key_at(i, &section, &name, &def, &restart_only); i++) {
 		char want[256], sect[64];
 		snprintf(sect, sizeof(sect), "[%s]", section);
 		/* an empty default is written ";key =", without a trailing blank */
@@ -66,10 +179,23 @@ static void check_docs(const char *src)
 			check_failures++;
 			fprintf(stderr, "conf/kyu.ini: [%s] lacks \";%s = %s\"\n", section, name, def);
 		}
-		snprintf(want, sizeof(want), ".It Cm %s", name);
-		if (!man || !strstr(man, want)) {
+		snprintf(want, sizeof(want), ".It Cm %s\n", name);
+		const char *entry = man ? strstr(man, want) : NULL;
+		if (!entry) {
 			check_failures++;
 			fprintf(stderr, "man/kyu.ini.5 lacks \"%s\"\n", want);
+		} else {
+			/* The entry runs to the next .It or .El. */
+			const char *end = strstr(entry + 1, "\n.It "), *el = strstr(entry + 1, "\n.El");
+			const char *says = strstr(entry, "applies when a worker restarts");
+			if (!end || (el && el < end))
+				end = el;
+			if (restart_only != (says && (!end || says < end))) {
+				check_failures++;
+				fprintf(stderr, "man/kyu.ini.5: the entry of %s must %ssay "
+						"\"applies when a worker restarts\"\n",
+					name, restart_only ? "" : "not ");
+			}
 		}
 		check_count++;
 	}
@@ -125,6 +251,19 @@ int main(void)
 	expect_error("[kyud]\nthis is not ini\n", "2: syntax error");
 	CHECK(config_load("/nonexistent/kyu.ini", &cfg, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent/kyu.ini: cannot open") != NULL);
+
+	/* [job] direct_exec: a bool, yes by default. */
+	CHECK(load("", &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.direct_exec);
+	config_free(&cfg);
+	CHECK(load("[job]\ndirect_exec = off\n", &cfg, err, sizeof(err)) == 0);
+	CHECK(!cfg.direct_exec);
+	config_free(&cfg);
+	expect_error("[job]\ndirect_exec = maybe\n", "2: [job] direct_exec = 'maybe': expected yes or no");
+
+	check_long_lines();
+	check_sources();
+	check_restart_keys();
 
 	if (getenv("KYU_SRC"))
 		check_docs(getenv("KYU_SRC"));

@@ -1,18 +1,42 @@
-#include "jobproc.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* posix_spawn rather than fork: glibc implements it with CLONE_VFORK, so its
  * cost does not grow with the worker's memory (see tests/bench and the
  * README), and it reports exec failures back to us as an errno. */
-int spawn_job(const struct jobspec *spec, const char *cwd, pid_t *ret_pid, int *ret_out, char *err,
-	      size_t errlen)
+/* Why a failed spawn failed: the working directory, or the program. */
+static bool cwd_failed(const char *cwd, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!cwd || !*cwd)
+		return false;
+	if (stat(cwd, &st) < 0) {
+		snprintf(err, errlen, "cannot change to directory %s: %s", cwd, strerror(errno));
+		return true;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cannot change to directory %s: not a directory", cwd);
+		return true;
+	}
+	if (access(cwd, X_OK) < 0) {
+		snprintf(err, errlen, "cannot change to directory %s: %s", cwd, strerror(errno));
+		return true;
+	}
+	return false;
+}
+
+int proc_spawn(const struct jobspec *spec, const char *cwd, pid_t *ret_pid, int *ret_out, int *exec_errno,
+	      char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -21,6 +45,7 @@ int spawn_job(const struct jobspec *spec, const char *cwd, pid_t *ret_pid, int *
 	pid_t pid;
 	int r;
 
+	*exec_errno = 0;
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot create output pipe: %s", strerror(errno));
@@ -56,10 +81,10 @@ int spawn_job(const struct jobspec *spec, const char *cwd, pid_t *ret_pid, int *
 	close(pipefd[1]);
 	if (r != 0) {
 		const char *what = r == ENOENT ? "not found" : r == EACCES ? "permission denied" : strerror(r);
-		if (cwd && *cwd && access(cwd, X_OK) < 0)
-			snprintf(err, errlen, "cannot change to directory %s: %s", cwd, strerror(errno));
-		else
+		if (!cwd_failed(cwd, err, errlen)) {
+			*exec_errno = r;
 			snprintf(err, errlen, "cannot execute %s: %s", spec->argv[0], what);
+		}
 		close(pipefd[0]);
 		return -r;
 	}
@@ -73,7 +98,7 @@ fail_pipe:
 	return r;
 }
 
-void spawn_kill_group(pid_t pgid, int sig)
+void proc_kill_group(pid_t pgid, int sig)
 {
 	if (pgid > 1)
 		(void)kill(-pgid, sig);

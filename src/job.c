@@ -1,0 +1,200 @@
+#include "job.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jobspec.h"
+#include "log.h"
+#include "proc.h"
+#include "util.h"
+
+static void close_output(struct job *j)
+{
+	if (j->out_fd < 0)
+		return;
+	ev_io_stop(j->loop, &j->out_w);
+	close(j->out_fd);
+	j->out_fd = -1;
+}
+
+static void read_output(struct job *j, int budget)
+{
+	char buf[65536];
+
+	while (budget-- > 0) {
+		ssize_t n = read(j->out_fd, buf, sizeof(buf));
+		if (n > 0) {
+			capture_add(&j->cap, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN)
+			close_output(j);
+		return;
+	}
+}
+
+static void on_output(EV_P_ ev_io *io, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	/* A bounded number of reads per wake-up keeps one chatty job from
+	 * starving the others; the pipe buffer holds the rest. */
+	read_output(io->data, 16);
+}
+
+static void on_child(EV_P_ ev_child *c, int revents)
+{
+	struct job *j = c->data;
+	(void)EV_A;
+	(void)revents;
+	ev_child_stop(j->loop, c);
+	ev_timer_stop(j->loop, &j->limit_w);
+	j->wstatus = c->rstatus;
+	/* The attempt is over: nothing it started may outlive it. */
+	proc_kill_group(j->pid, SIGKILL);
+	/* What is still in the pipe, up to what the capture keeps anyway; a
+	 * grandchild holding the pipe open cannot stall us (non-blocking). */
+	if (j->out_fd >= 0)
+		read_output(j, 1 << 20);
+	close_output(j);
+	j->end(j->ctx, j);
+}
+
+static void on_limit(EV_P_ ev_timer *t, int revents)
+{
+	struct job *j = t->data;
+	(void)EV_A;
+	(void)revents;
+	if (!j->term_sent) {
+		log_info("job %s: time limit of %u s reached; terminating", j->id, j->time_limit);
+		job_terminate(j, END_TIMEOUT);
+	} else {
+		proc_kill_group(j->pid, SIGKILL);
+	}
+}
+
+static void take_row(struct job *j, struct claimed *c)
+{
+	j->seq = c->seq;
+	j->token = c->token;
+	j->id = c->id;
+	j->queue = c->queue;
+	c->id = c->queue = NULL;
+	j->attempts = c->attempts;
+	j->tempfails = c->tempfails;
+	j->max_attempts = c->max_attempts;
+	j->time_limit = c->time_limit;
+	j->renewed = c->claimed_at;
+}
+
+struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_params *p,
+		      job_end_fn *end, void *ctx, struct outcome_out *fail)
+{
+	struct jobspec_input in = {
+		.shell = p->shell,
+		.direct_exec = p->direct_exec,
+		.command = c->command,
+		.argv_json = c->argv_json,
+		.env_json = c->env_json,
+		.base_env = p->base_env,
+		.job_id = c->id,
+		.queue = c->queue,
+		.attempt = c->attempts,
+	};
+	struct jobspec spec;
+	struct job *j = NULL;
+	char err[512];
+	int exec_errno, r;
+
+	if (outcome_exhausted(c->attempts, c->tempfails, c->max_attempts, fail))
+		goto out;
+	if (jobspec_build(&in, &spec, err, sizeof(err)) < 0) {
+		outcome_unstarted(err, fail);
+		goto out;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->loop = loop;
+	j->out_fd = -1;
+	j->kill_grace = p->kill_grace;
+	j->end = end;
+	j->ctx = ctx;
+	capture_init(&j->cap, p->output_limit);
+	r = proc_spawn(&spec, c->cwd, &j->pid, &j->out_fd, &exec_errno, err, sizeof(err));
+	if (r < 0 && exec_errno && spec.direct) {
+		/* A line run without the shell could not be executed: let the
+		 * shell try, so that a missing program, a script without #! or
+		 * a file without x permission ends exactly as it would have
+		 * (127, run as a script, 126, with the shell's message). */
+		jobspec_use_shell(&in, &spec);
+		r = proc_spawn(&spec, c->cwd, &j->pid, &j->out_fd, &exec_errno, err, sizeof(err));
+	}
+	if (r < 0) {
+		outcome_unstarted(err, fail);
+		jobspec_free(&spec);
+		capture_free(&j->cap);
+		free(j);
+		j = NULL;
+		goto out;
+	}
+	jobspec_free(&spec);
+	take_row(j, c);
+	j->spawned_at = mono_now();
+
+	ev_child_init(&j->child_w, on_child, j->pid, 0);
+	j->child_w.data = j;
+	ev_child_start(loop, &j->child_w);
+	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
+	j->out_w.data = j;
+	ev_io_start(loop, &j->out_w);
+	ev_init(&j->limit_w, on_limit);
+	j->limit_w.data = j;
+	if (j->time_limit) {
+		ev_timer_set(&j->limit_w, j->time_limit, 0.);
+		ev_timer_start(loop, &j->limit_w);
+	}
+	log_debug("job %s attempt %u started (pid %d)", j->id, j->attempts, (int)j->pid);
+	store_claimed_clear(c);
+out:
+	return j;
+}
+
+void job_terminate(struct job *j, enum end_reason why)
+{
+	if (j->reason == END_NONE || why == END_LOST)
+		j->reason = why;
+	if (j->term_sent)
+		return;
+	j->term_sent = true;
+	proc_kill_group(j->pid, SIGTERM);
+	ev_timer_stop(j->loop, &j->limit_w);
+	ev_timer_set(&j->limit_w, j->kill_grace > 0 ? j->kill_grace : 0.001, 0.);
+	ev_timer_start(j->loop, &j->limit_w);
+}
+
+void job_kill(struct job *j, enum end_reason why)
+{
+	if (j->reason == END_NONE || why == END_LOST)
+		j->reason = why;
+	j->term_sent = true;
+	ev_timer_stop(j->loop, &j->limit_w);
+	proc_kill_group(j->pid, SIGKILL);
+}
+
+void job_free(struct job *j)
+{
+	if (!j)
+		return;
+	close_output(j);
+	ev_timer_stop(j->loop, &j->limit_w);
+	ev_child_stop(j->loop, &j->child_w);
+	capture_free(&j->cap);
+	free(j->id);
+	free(j->queue);
+	free(j);
+}

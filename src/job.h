@@ -1,0 +1,74 @@
+/* One running attempt: from a claimed row to the end of its process
+ * group. This module owns struct job: it builds the command from the row
+ * (jobspec), spawns it, captures its output, enforces its time limit
+ * (TERM to the group, KILL after kill_grace), and when the process has
+ * been reaped and the group killed, calls back once with the job. The
+ * callback decides what the end means (outcome.c) and frees the job. */
+#ifndef KYU_JOB_H
+#define KYU_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "capture.h"
+#include "outcome.h"
+#include "store.h"
+
+struct job;
+typedef void job_end_fn(void *ctx, struct job *j);
+
+/* What a worker's configuration says about starting jobs. */
+struct job_params {
+	const char *shell;
+	bool direct_exec;
+	char *const *base_env;
+	size_t output_limit;
+	int kill_grace;
+};
+
+struct job {
+	/* The row, taken over from its claim. */
+	uint64_t seq, token;
+	char *id, *queue;
+	unsigned attempts, tempfails, max_attempts, time_limit;
+
+	pid_t pid; /* also its process group */
+	bool pid_reported; /* the pid rode along with a heartbeat */
+	enum end_reason reason;
+	bool term_sent;
+	bool fenced; /* killed by self-fencing (lease.c) */
+	/* Monotonic time just before the statement that last set the lease
+	 * was sent: the server's lease runs at least `lease` s from here. */
+	double renewed;
+	double spawned_at;
+	int wstatus; /* once ended */
+	struct capture cap;
+
+	/* private */
+	struct ev_loop *loop;
+	int out_fd;
+	int kill_grace;
+	ev_io out_w;
+	ev_child child_w;
+	ev_timer limit_w;
+	job_end_fn *end;
+	void *ctx;
+};
+
+/* Start c's attempt. On success returns the job, running, and c's
+ * strings are taken (c is cleared). On failure returns NULL, c is left to
+ * the caller, and *fail says how the attempt ended (never started, or for
+ * a command line run directly, what the shell would have reported). */
+struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_params *p,
+		      job_end_fn *end, void *ctx, struct outcome_out *fail);
+/* End the attempt for why: TERM to its group now, KILL after kill_grace.
+ * The first reason given is kept, except that END_LOST overrides. */
+void job_terminate(struct job *j, enum end_reason why);
+/* SIGKILL the group now, no grace (fencing, lost lease). */
+void job_kill(struct job *j, enum end_reason why);
+void job_free(struct job *j);
+
+#endif

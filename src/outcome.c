@@ -1,0 +1,123 @@
+#include "outcome.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static bool retryable(const struct outcome_in *in)
+{
+	/* Attempts that ended in EX_TEMPFAIL do not count against
+	 * max_attempts. */
+	return in->attempts - in->tempfails < in->max_attempts;
+}
+
+static bool permanent(const struct outcome_in *in, int code)
+{
+	for (int i = 0; i < in->n_permanent_codes; i++)
+		if (in->permanent_codes[i] == code)
+			return true;
+	return false;
+}
+
+static const char *sig_name(int sig)
+{
+	const char *s = sigabbrev_np(sig);
+	return s ? s : "?";
+}
+
+void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
+{
+	const size_t len = sizeof(out->error);
+	int code = -1, sig = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->record = true;
+	if (WIFEXITED(in->wstatus))
+		code = WEXITSTATUS(in->wstatus);
+	else if (WIFSIGNALED(in->wstatus))
+		sig = WTERMSIG(in->wstatus);
+	out->exit_code = code;
+	out->signal = sig;
+
+	switch (in->reason) {
+	case END_LOST:
+		/* Another claim owns the row now; writing would be a late write. */
+		out->record = false;
+		out->outcome = OUT_RELEASE;
+		snprintf(out->error, len, "abandoned: its lease was lost");
+		return;
+	case END_SHUTDOWN:
+		out->outcome = OUT_RELEASE;
+		snprintf(out->error, len, "interrupted: kyud stopped during attempt %u", in->attempts);
+		return;
+	case END_CANCEL:
+		out->outcome = OUT_CANCELLED;
+		snprintf(out->error, len, "cancelled while running; process group terminated");
+		return;
+	case END_TIMEOUT:
+		out->outcome = retryable(in) ? OUT_RETRY : OUT_FAILED;
+		snprintf(out->error, len, "timed out after %u s", in->time_limit);
+		break;
+	case END_FENCE:
+		out->outcome = retryable(in) ? OUT_RETRY : OUT_FAILED;
+		snprintf(out->error, len,
+			 "killed by kyud: its lease could not be renewed (database unreachable)");
+		break;
+	case END_NONE:
+		if (code == 0) {
+			out->outcome = OUT_SUCCEEDED;
+			return;
+		}
+		if (code > 0 && permanent(in, code)) {
+			/* Checked first: an operator who lists 75 means it. */
+			out->outcome = OUT_FAILED;
+			snprintf(out->error, len, "exit code %d (permanent: not retried)", code);
+			return;
+		}
+		if (code == EXIT_TEMPFAIL) {
+			out->outcome = OUT_RETRY;
+			out->tempfail = true;
+			snprintf(out->error, len, "temporary failure (exit 75): retrying later");
+			return;
+		}
+		out->outcome = retryable(in) ? OUT_RETRY : OUT_FAILED;
+		if (code == 127)
+			snprintf(out->error, len, "command not found (exit 127)");
+		else if (code == 126)
+			snprintf(out->error, len, "command not executable (exit 126)");
+		else if (code > 0)
+			snprintf(out->error, len, "exit code %d", code);
+		else
+			snprintf(out->error, len, "killed by signal %d (SIG%s)", sig, sig_name(sig));
+		break;
+	}
+	if (out->outcome == OUT_FAILED && in->attempts > 1) {
+		size_t l = strlen(out->error);
+		snprintf(out->error + l, len - l, " (attempt %u of %u)", in->attempts - in->tempfails,
+			 in->max_attempts);
+	}
+}
+
+bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attempts,
+		       struct outcome_out *out)
+{
+	if (attempts - tempfails <= max_attempts)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->record = true;
+	out->outcome = OUT_FAILED;
+	out->exit_code = -1;
+	snprintf(out->error, sizeof(out->error),
+		 "lease expired during the last attempt (%u of %u): its worker or host was lost",
+		 attempts - tempfails - 1, max_attempts);
+	return true;
+}
+
+void outcome_unstarted(const char *why, struct outcome_out *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->record = true;
+	out->outcome = OUT_FAILED;
+	out->exit_code = -1;
+	snprintf(out->error, sizeof(out->error), "%s", why);
+}

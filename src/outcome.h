@@ -1,0 +1,47 @@
+/* The outcome policy: how an attempt's end becomes the row's new state.
+ * Pure: plain values in, status, exit code, signal and error text out, so
+ * that every branch is unit-tested (tests/unit/test_outcome.c) instead of
+ * only end to end. */
+#ifndef KYU_OUTCOME_H
+#define KYU_OUTCOME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store.h"
+
+/* Why kyud itself ended an attempt (END_NONE: it ended on its own). */
+enum end_reason { END_NONE, END_TIMEOUT, END_CANCEL, END_LOST, END_FENCE, END_SHUTDOWN };
+
+#define EXIT_TEMPFAIL 75 /* EX_TEMPFAIL: "try again later" */
+
+struct outcome_in {
+	enum end_reason reason;
+	int wstatus; /* as from waitpid */
+	unsigned attempts, tempfails, max_attempts, time_limit;
+	const int *permanent_codes;
+	int n_permanent_codes;
+};
+
+struct outcome_out {
+	bool record; /* false: the row is another claim's now; write nothing */
+	enum outcome outcome;
+	int exit_code; /* -1: none */
+	int signal;    /* 0: none */
+	bool tempfail;
+	char error[256]; /* empty: none */
+};
+
+void outcome_decide(const struct outcome_in *in, struct outcome_out *out);
+
+/* A claimed row whose earlier attempt used up the last one (its worker or
+ * host was lost, so the lease ran out): it fails without starting. Returns
+ * true and fills out then. */
+bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attempts,
+		       struct outcome_out *out);
+
+/* A job that could not be started (bad argv/env, exec failure): fails for
+ * good with why as its error. */
+void outcome_unstarted(const char *why, struct outcome_out *out);
+
+#endif

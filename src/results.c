@@ -1,0 +1,113 @@
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct result_entry {
+	struct finish f; /* error and output point into the fields below */
+	char *error;
+	struct strbuf out;
+};
+
+static struct result_entry *push(struct result_entry **v, int *n, int *cap)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = xrealloc(*v, (size_t)*cap * sizeof(**v));
+	}
+	memset(&(*v)[*n], 0, sizeof(**v));
+	return &(*v)[(*n)++];
+}
+
+void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, const struct outcome_out *o,
+		 const struct capture *out)
+{
+	struct result_entry *e;
+	struct finish f = {
+		.seq = seq,
+		.token = token,
+		.pid = pid,
+		.outcome = o->outcome,
+		.exit_code = o->exit_code,
+		.signal = o->signal,
+		.tempfail = o->tempfail,
+	};
+	bool has_out = out && out->total;
+
+	if (results_count(rs) == 0)
+		rs->oldest = mono_now();
+	if (f.outcome == OUT_SUCCEEDED && !has_out && !o->error[0])
+		e = push(&rs->plain, &rs->n_plain, &rs->cap_plain);
+	else
+		e = push(&rs->other, &rs->n_other, &rs->cap_other);
+	e->f = f;
+	if (o->error[0])
+		e->error = xstrdup(o->error);
+	if (has_out)
+		capture_render(out, &e->out);
+}
+
+int results_count(const struct results *rs)
+{
+	return rs->n_plain + rs->n_other;
+}
+
+const struct finish *results_batch(struct results *rs, int *n, int *n_plain)
+{
+	int total = results_count(rs), k = 0;
+
+	if (total > rs->cap_view) {
+		rs->cap_view = total;
+		rs->view = xrealloc(rs->view, (size_t)total * sizeof(*rs->view));
+	}
+	for (int i = 0; i < rs->n_plain; i++)
+		rs->view[k++] = rs->plain[i].f;
+	for (int i = 0; i < rs->n_other; i++) {
+		struct result_entry *e = &rs->other[i];
+		rs->view[k] = e->f;
+		rs->view[k].error = e->error;
+		rs->view[k].output = e->out.buf;
+		rs->view[k].output_len = e->out.len;
+		k++;
+	}
+	*n = total;
+	*n_plain = rs->n_plain;
+	rs->batch_plain = rs->n_plain;
+	return rs->view;
+}
+
+static void drop(struct result_entry *v, int *n, int k)
+{
+	for (int i = 0; i < k; i++) {
+		free(v[i].error);
+		sb_free(&v[i].out);
+	}
+	memmove(v, v + k, (size_t)(*n - k) * sizeof(*v));
+	*n -= k;
+}
+
+void results_forget(struct results *rs, int n)
+{
+	/* Plain successes that arrived after the batch was built sit between
+	 * its plain ones and its others: count by the batch. */
+	int from_plain = n < rs->batch_plain ? n : rs->batch_plain;
+	int from_other = n - from_plain;
+
+	drop(rs->plain, &rs->n_plain, from_plain);
+	drop(rs->other, &rs->n_other, from_other < rs->n_other ? from_other : rs->n_other);
+	rs->batch_plain = 0;
+	if (results_count(rs))
+		rs->oldest = mono_now();
+}
+
+void results_free(struct results *rs)
+{
+	drop(rs->plain, &rs->n_plain, rs->n_plain);
+	drop(rs->other, &rs->n_other, rs->n_other);
+	free(rs->plain);
+	free(rs->other);
+	free(rs->view);
+	memset(rs, 0, sizeof(*rs));
+}

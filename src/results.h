@@ -1,0 +1,42 @@
+/* Results waiting to be recorded. This module owns every finished
+ * attempt's finish record and its buffers (error text, output) from the
+ * moment the attempt ends until the database has taken it; store.c only
+ * ever sees a read-only batch, and one place (results_batch) builds it.
+ *
+ * Ownership convention (kyu-wide): a module that allocates a thing frees
+ * it; a pointer handed to another module is a loan for the duration of
+ * the call unless the function says "takes"; moving a row from one owner
+ * to the next is a struct copy followed by clearing the source. */
+#ifndef KYU_RESULTS_H
+#define KYU_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "outcome.h"
+#include "store.h"
+
+struct result_entry;
+
+struct results {
+	struct result_entry *plain, *other; /* plain successes; everything else */
+	int n_plain, n_other, cap_plain, cap_other;
+	struct finish *view; /* the batch last built */
+	int cap_view, batch_plain;
+	double oldest; /* monotonic time the oldest waiting result arrived */
+};
+
+/* Queue the result of one attempt. out is rendered now (may be NULL). */
+void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, const struct outcome_out *o,
+		 const struct capture *out);
+int results_count(const struct results *rs);
+/* The waiting results, plain successes first, read-only and valid until
+ * the next results_* call that changes the set. *n_plain counts the
+ * leading plain successes. */
+const struct finish *results_batch(struct results *rs, int *n, int *n_plain);
+/* The first n of the last batch are recorded (or dropped): forget them. */
+void results_forget(struct results *rs, int n);
+void results_free(struct results *rs);
+
+#endif

@@ -1,0 +1,941 @@
+/* The statements kyud sends and the reading of their replies, without a
+ * server: builders are checked on their text, readers on replies built by
+ * hand in the shape db.c hands back (struct db_reply / db_result). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "db.h"
+#include "store.h"
+
+#define CONTAINS(hay, needle)                                                                  \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		check_count++;                                                                 \
+		if (!h_ || !strstr(h_, n_)) {                                                  \
+			check_failures++;                                                      \
+			fprintf(stderr, "%s:%d: \"%s\" not found in \"%s\"\n", __FILE__, __LINE__, \
+				n_, h_ ? h_ : "(null)");                                       \
+		}                                                                              \
+	} while (0)
+
+#define LACKS(hay, needle)                                                                 \
+	do {                                                                               \
+		const char *h_ = (hay), *n_ = (needle);                                    \
+		check_count++;                                                             \
+		if (!h_ || strstr(h_, n_)) {                                               \
+			check_failures++;                                                  \
+			fprintf(stderr, "%s:%d: \"%s\" unexpected in \"%s\"\n", __FILE__, \
+				__LINE__, n_, h_ ? h_ : "(null)");                         \
+		}                                                                          \
+	} while (0)
+
+/* The escaped form of the marker that ends cut output, as it stands in the
+ * statement: "\n[kyu: output cut to fit the server's max_allowed_packet]\n". */
+#define CUT_MARK_RAW "\n[kyu: output cut to fit the server's max_allowed_packet]\n"
+#define CUT_MARK_SQL "'\\n[kyu: output cut to fit the server\\'s max_allowed_packet]\\n'"
+
+static int count_str(const char *hay, const char *needle)
+{
+	int k = 0;
+	for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
+		k++;
+	return k;
+}
+
+/* Split sql on "; " into at most max statements (copies; free them). */
+static int split(const char *sql, char **out, int max)
+{
+	int k = 0;
+	const char *p = sql;
+
+	while (p && k < max) {
+		const char *e = strstr(p, "; ");
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		out[k] = xmalloc(len + 1);
+		memcpy(out[k], p, len);
+		out[k][len] = '\0';
+		k++;
+		p = e ? e + 2 : NULL;
+	}
+	return k;
+}
+
+static void free_split(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static char *quoted(const char *s, size_t len)
+{
+	struct strbuf sb = { 0 };
+	sql_quote(&sb, s, len);
+	return sb.buf;
+}
+
+static void test_quote(void)
+{
+	struct strbuf sb = { 0 };
+	char *q;
+
+	q = quoted("plain text", 10);
+	CHECK_STR(q, "'plain text'");
+	free(q);
+	q = quoted("", 0);
+	CHECK_STR(q, "''");
+	free(q);
+	q = quoted("a\0b", 3);
+	CHECK_STR(q, "'a\\0b'");
+	free(q);
+	q = quoted("\n\r\\'\"\032", 6);
+	CHECK_STR(q, "'\\n\\r\\\\\\'\\\"\\Z'");
+	free(q);
+	q = quoted("it's \"x\"\n", 9);
+	CHECK_STR(q, "'it\\'s \\\"x\\\"\\n'");
+	free(q);
+	/* Only len bytes are read. */
+	q = quoted("abc'def", 3);
+	CHECK_STR(q, "'abc'");
+	free(q);
+	/* Other bytes, including non-ASCII and other controls, unchanged. */
+	q = quoted("\xc3\xa9\xff\x80\t\x01%_", 8);
+	CHECK_STR(q, "'\xc3\xa9\xff\x80\t\x01%_'");
+	free(q);
+	/* NULL is the SQL NULL, whatever len says. */
+	q = quoted(NULL, 5);
+	CHECK_STR(q, "NULL");
+	free(q);
+	sql_quotes(&sb, NULL);
+	CHECK_STR(sb.buf, "NULL");
+	/* It appends. */
+	sb_adds(&sb, ", ");
+	sql_quotes(&sb, "o'k");
+	CHECK_STR(sb.buf, "NULL, 'o\\'k'");
+	CHECK(sb.len == strlen(sb.buf));
+	sb_free(&sb);
+	/* Worst case: every byte escaped. */
+	{
+		char in[1000], *want = xmalloc(2 * sizeof(in) + 3);
+		memset(in, '\'', sizeof(in));
+		want[0] = '\'';
+		for (size_t i = 0; i < sizeof(in); i++) {
+			want[1 + 2 * i] = '\\';
+			want[2 + 2 * i] = '\'';
+		}
+		want[2 * sizeof(in) + 1] = '\'';
+		want[2 * sizeof(in) + 2] = '\0';
+		q = quoted(in, sizeof(in));
+		CHECK_STR(q, want);
+		free(q);
+		free(want);
+	}
+}
+
+static void config(struct kyu_config *cfg, int claim, int n_queues)
+{
+	static char qa[] = "a", qb[] = "b";
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->lease = 30;
+	cfg->max_attempts = 3;
+	cfg->time_limit = 3600;
+	cfg->backoff_base = 2;
+	cfg->backoff_cap = 600;
+	cfg->retention = 86400;
+	cfg->cleanup_batch = 1000;
+	cfg->claim = claim;
+	cfg->queues[0] = qa;
+	cfg->queues[1] = qb;
+	cfg->n_queues = n_queues;
+}
+
+/* A plain success: seq, token, pid. */
+static struct finish plain(uint64_t seq, uint64_t token, int pid)
+{
+	struct finish f = { .seq = seq, .token = token, .pid = pid, .exit_code = 0 };
+	return f;
+}
+
+static struct finish other(uint64_t seq, uint64_t token, int pid, enum outcome outcome, int exit_code,
+			   int sig, const char *error, const char *output, size_t output_len)
+{
+	struct finish f = {
+		.seq = seq,
+		.token = token,
+		.pid = pid,
+		.outcome = outcome,
+		.exit_code = exit_code,
+		.signal = sig,
+		.error = error,
+		.output = output,
+		.output_len = output_len,
+	};
+	return f;
+}
+
+static void test_claim_build(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	char *st[8];
+	int k;
+	const uint64_t tok = 123456789012345ULL;
+
+	/* plain, no queue filter */
+	config(&cfg, CLAIM_PLAIN, 0);
+	store_claim_build(&sb, &cfg, tok, "h'x", 7, NULL, 0);
+	k = split(sb.buf, st, 8);
+	CHECK(k == 2);
+	CHECK(starts_with(st[0], "UPDATE kyu_jobs SET owner = 123456789012345, "));
+	CONTAINS(st[0], "lease_until = NOW(6) + INTERVAL 30 SECOND");
+	CONTAINS(st[0], "attempts = attempts + 1");
+	CONTAINS(st[0], "host = 'h\\'x'");
+	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) ORDER BY due, priority LIMIT 7");
+	LACKS(st[0], "JOIN");
+	LACKS(sb.buf, "queue IN");
+	LACKS(sb.buf, "CASE seq");
+	CHECK(starts_with(st[1], "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, "
+				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
+				 "COALESCE(j.time_limit, 3600), d.next FROM "));
+	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
+	CONTAINS(st[1], "j.owner = 123456789012345 AND j.status = 'running'");
+	CHECK(count_str(sb.buf, "LIMIT") == 1);
+	free_split(st, k);
+	sb_reset(&sb);
+
+	/* plain, with a queue filter (in the mark and the next-due query) */
+	config(&cfg, CLAIM_PLAIN, 2);
+	store_claim_build(&sb, &cfg, tok, "host", 4, NULL, 0);
+	k = split(sb.buf, st, 8);
+	CHECK(k == 2);
+	CONTAINS(st[0], " WHERE due <= NOW(6) AND queue IN ('a','b') ORDER BY due, priority LIMIT 4");
+	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs WHERE 1 AND queue IN ('a','b'))");
+	CHECK(count_str(sb.buf, "queue IN ('a','b')") == 2);
+	free_split(st, k);
+	sb_reset(&sb);
+
+	/* join */
+	config(&cfg, CLAIM_JOIN, 0);
+	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
+	k = split(sb.buf, st, 8);
+	CHECK(k == 2);
+	CHECK(starts_with(st[0], "UPDATE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
+				 "ORDER BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner "
+				 "= 123456789012345, "));
+	LACKS(sb.buf, "SKIP LOCKED");
+	LACKS(sb.buf, "queue IN");
+	CHECK(count_str(sb.buf, "LIMIT") == 1);
+	CHECK(count_str(sb.buf, "WHERE due <= NOW(6)") == 1);
+	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
+	free_split(st, k);
+	sb_reset(&sb);
+
+	config(&cfg, CLAIM_JOIN, 1);
+	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
+	CONTAINS(sb.buf, "JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) AND queue IN ('a') ORDER "
+			 "BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner = ");
+	CONTAINS(sb.buf, "(SELECT MIN(due) FROM kyu_jobs WHERE 1 AND queue IN ('a'))");
+	sb_reset(&sb);
+
+	/* skip locked */
+	config(&cfg, CLAIM_SKIP_LOCKED, 0);
+	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
+	CHECK(starts_with(sb.buf, "UPDATE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
+				  "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING "
+				  "(seq) SET owner = 123456789012345, "));
+	CHECK(count_str(sb.buf, "; ") == 1);
+	sb_reset(&sb);
+	config(&cfg, CLAIM_SKIP_LOCKED, 2);
+	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
+	CONTAINS(sb.buf, "WHERE due <= NOW(6) AND queue IN ('a','b') ORDER BY due, priority LIMIT 9 "
+			 "FOR UPDATE SKIP LOCKED) AS c USING (seq) SET ");
+	CHECK(count_str(sb.buf, "queue IN ('a','b')") == 2);
+	sb_reset(&sb);
+
+	/* Plain successes ride in front: the first n_fin of fin only. */
+	{
+		struct finish fin[4] = { plain(10, 100, 1000), plain(11, 101, 1001),
+					 plain(12, 102, 1002), plain(13, 103, 1003) };
+		config(&cfg, CLAIM_SKIP_LOCKED, 2);
+		store_claim_build(&sb, &cfg, tok, "host", 3, fin, 3);
+		k = split(sb.buf, st, 8);
+		CHECK(k == 3);
+		CHECK(starts_with(st[0], "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, "));
+		CONTAINS(st[0], "pid = CASE seq WHEN 10 THEN 1000 WHEN 11 THEN 1001 WHEN 12 THEN 1002 "
+				"ELSE pid END");
+		CONTAINS(st[0], "WHERE seq IN (10,11,12) AND owner = CASE seq WHEN 10 THEN 100 WHEN 11 "
+				"THEN 101 WHEN 12 THEN 102 END AND status IN ('running', 'cancelled')");
+		CONTAINS(st[0], "'succeeded')");
+		LACKS(st[0], "13");
+		CHECK(starts_with(st[1], "UPDATE kyu_jobs JOIN (SELECT seq"));
+		CONTAINS(st[1], "LIMIT 3 FOR UPDATE SKIP LOCKED");
+		CONTAINS(st[1], "SET owner = 123456789012345, ");
+		CHECK(starts_with(st[2], "SELECT j.seq"));
+		free_split(st, k);
+		sb_reset(&sb);
+
+		config(&cfg, CLAIM_PLAIN, 0);
+		store_claim_build(&sb, &cfg, 77, "host", 2, fin, 1);
+		k = split(sb.buf, st, 8);
+		CHECK(k == 3);
+		CONTAINS(st[0], "pid = CASE seq WHEN 10 THEN 1000 ELSE pid END");
+		CONTAINS(st[0], "WHERE seq IN (10) AND owner = CASE seq WHEN 10 THEN 100 END");
+		CHECK(starts_with(st[1], "UPDATE kyu_jobs SET owner = 77, "));
+		CONTAINS(st[1], "LIMIT 2");
+		CONTAINS(st[2], "j.owner = 77 AND");
+		free_split(st, k);
+		sb_reset(&sb);
+	}
+	sb_free(&sb);
+}
+
+/* ---- hand-built replies ---- */
+
+#define CLAIM_COLS 12
+
+static void test_claim_read(void)
+{
+	char *cells[2 * CLAIM_COLS] = {
+		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500",
+		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500",
+	};
+	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells };
+	struct db_result res[3];
+	struct db_reply rep = { .fail = DB_OK, .r = res };
+	struct claim_reply cr;
+
+	/* (a) No finishes in front; 2 of 4 marked: next due read. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 2;
+	res[1] = sel;
+	rep.n = 2;
+	store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+	CHECK(cr.fail == DB_OK);
+	CHECK(cr.got == 2);
+	CHECK(cr.next_due_us == 1500);
+	CHECK(!cr.fin_done);
+	CHECK(cr.fin_rejected == 0);
+	CHECK(cr.rows != NULL);
+	if (cr.got == 2) {
+		CHECK(cr.rows[0].seq == 17);
+		CHECK(cr.rows[0].token == 999);
+		CHECK(cr.rows[0].claimed_at == 12.5);
+		CHECK_STR(cr.rows[0].id, "job-a");
+		CHECK_STR(cr.rows[0].queue, "default");
+		CHECK_STR(cr.rows[0].command, "echo hi");
+		CHECK_STR(cr.rows[0].argv_json, "[\"a\"]");
+		CHECK(cr.rows[0].env_json == NULL);
+		CHECK_STR(cr.rows[0].cwd, "/tmp");
+		CHECK(cr.rows[0].attempts == 1);
+		CHECK(cr.rows[0].tempfails == 0);
+		CHECK(cr.rows[0].max_attempts == 3);
+		CHECK(cr.rows[0].time_limit == 60);
+		CHECK(cr.rows[0].id != cells[1]); /* copies */
+		CHECK(cr.rows[1].seq == 18);
+		CHECK(cr.rows[1].token == 999);
+		CHECK(cr.rows[1].command == NULL);
+		CHECK(cr.rows[1].argv_json == NULL);
+		CHECK_STR(cr.rows[1].env_json, "{}");
+		CHECK(cr.rows[1].cwd == NULL);
+		CHECK(cr.rows[1].attempts == 2);
+		CHECK(cr.rows[1].tempfails == 1);
+		CHECK(cr.rows[1].max_attempts == UINT32_MAX); /* clamped */
+		CHECK(cr.rows[1].time_limit == 5);
+	}
+	store_claimed_free(cr.rows, cr.got);
+
+	/* A negative next due (already due) is read as is. */
+	cells[11] = "-250";
+	store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+	CHECK(cr.got == 2);
+	CHECK(cr.next_due_us == -250);
+	store_claimed_free(cr.rows, cr.got);
+	cells[11] = "1500";
+
+	/* All asked for were marked: no next due. */
+	store_claim_read(&rep, 2, 0, 999, 12.5, &cr);
+	CHECK(cr.got == 2);
+	CHECK(cr.next_due_us == INT64_MIN);
+	store_claimed_free(cr.rows, cr.got);
+
+	/* More rows than marked never overflow the rows. */
+	res[0].affected = 1;
+	store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+	CHECK(cr.got == 1);
+	CHECK(cr.rows[0].seq == 17);
+	store_claimed_free(cr.rows, cr.got);
+
+	/* Nothing marked: the derived table's one row of NULLs gives the
+	 * next due alone; NULL there means nothing waiting or running. */
+	{
+		char *none[CLAIM_COLS] = { NULL };
+		struct db_result empty = { .n_cols = CLAIM_COLS, .n_rows = 1, .cells = none };
+		res[0].affected = 0;
+		res[1] = empty;
+		store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+		CHECK(cr.fail == DB_OK);
+		CHECK(cr.got == 0);
+		CHECK(cr.next_due_us == INT64_MAX);
+		store_claimed_free(cr.rows, cr.got);
+		none[11] = "42000000";
+		store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+		CHECK(cr.got == 0);
+		CHECK(cr.next_due_us == 42000000);
+		store_claimed_free(cr.rows, cr.got);
+	}
+
+	/* (b) With n_fin finishes in front: the first result is theirs. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 2; /* of 3: one row was no longer ours */
+	res[1].affected = 2;
+	res[2] = sel;
+	rep.n = 3;
+	store_claim_read(&rep, 4, 3, 555, 1.0, &cr);
+	CHECK(cr.fail == DB_OK);
+	CHECK(cr.fin_done);
+	CHECK(cr.fin_rejected == 1);
+	CHECK(cr.got == 2);
+	CHECK(cr.next_due_us == 1500);
+	CHECK(cr.got < 1 || cr.rows[0].token == 555);
+	store_claimed_free(cr.rows, cr.got);
+	res[0].affected = 3;
+	store_claim_read(&rep, 4, 3, 555, 1.0, &cr);
+	CHECK(cr.fin_done);
+	CHECK(cr.fin_rejected == 0);
+	CHECK(cr.got == 2);
+	store_claimed_free(cr.rows, cr.got);
+
+	/* (c) Failed replies: got -1. */
+	rep.fail = DB_LOST;
+	rep.n = 0;
+	store_claim_read(&rep, 4, 0, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(cr.fail == DB_LOST);
+	CHECK(!cr.fin_done);
+	CHECK(cr.rows == NULL);
+	CHECK(cr.next_due_us == INT64_MIN);
+	store_claimed_free(cr.rows, cr.got);
+	store_claim_read(&rep, 4, 3, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(!cr.fin_done);
+
+	/* The finishes ran, the mark failed: they are recorded all the same. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 3;
+	res[1].err_no = 1213;
+	res[1].err = "Deadlock found";
+	rep.fail = DB_RETRY;
+	rep.n = 2;
+	store_claim_read(&rep, 4, 3, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(cr.fail == DB_RETRY);
+	CHECK(cr.fin_done);
+	CHECK(cr.fin_rejected == 0);
+	/* The finishes themselves failed. */
+	memset(res, 0, sizeof(res));
+	res[0].err_no = 1064;
+	rep.fail = DB_ERROR;
+	rep.n = 1;
+	store_claim_read(&rep, 4, 3, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(cr.fail == DB_ERROR);
+	CHECK(!cr.fin_done);
+	/* DB_OK but results missing: an error, not a crash. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 1;
+	rep.fail = DB_OK;
+	rep.n = 1;
+	store_claim_read(&rep, 4, 0, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(cr.fail == DB_ERROR);
+	rep.n = 2;
+	store_claim_read(&rep, 4, 3, 1, 1.0, &cr);
+	CHECK(cr.got == -1);
+	CHECK(cr.fail == DB_ERROR);
+	CHECK(cr.fin_done);
+}
+
+static void test_finish_build(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	char *st[16];
+	int k, count, n_stmts;
+
+	config(&cfg, CLAIM_PLAIN, 0);
+
+	/* Plain successes first in one UPDATE, then one per other result. */
+	{
+		struct finish f[] = {
+			plain(1, 11, 101),
+			plain(2, 12, 102),
+			other(3, 13, 103, OUT_FAILED, 2, 0, "exit code 2", "boom'\n", 6),
+			other(4, 14, 104, OUT_RETRY, 75, 0, "temporary failure (exit 75): retrying later",
+			      NULL, 0),
+			other(5, 15, 0, OUT_RELEASE, -1, 0, "interrupted", NULL, 0),
+			other(6, 16, 106, OUT_CANCELLED, -1, 15, "cancelled", NULL, 0),
+			other(7, 17, 107, OUT_SUCCEEDED, 0, 0, NULL, "ok\n", 3),
+			other(8, 18, 108, OUT_RETRY, 1, 0, "exit code 1", NULL, 0),
+		};
+		int n = (int)(sizeof(f) / sizeof(f[0]));
+		f[3].tempfail = true;
+
+		count = store_finish_build(&sb, &cfg, f, n, 1 << 20, &n_stmts);
+		CHECK(count == n);
+		CHECK(n_stmts == 7);
+		k = split(sb.buf, st, 16);
+		CHECK(k == 7);
+		CHECK(sb.len == strlen(sb.buf));
+		/* the bulk UPDATE */
+		CHECK(starts_with(st[0], "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, "));
+		CONTAINS(st[0], "pid = CASE seq WHEN 1 THEN 101 WHEN 2 THEN 102 ELSE pid END");
+		CONTAINS(st[0], "WHERE seq IN (1,2) AND owner = CASE seq WHEN 1 THEN 11 WHEN 2 THEN 12 "
+				"END AND status IN ('running', 'cancelled')");
+		/* failed, with output */
+		CHECK(starts_with(st[1], "UPDATE kyu_jobs SET lease_until = NULL, pid = 103, "));
+		CONTAINS(st[1], "exit_code = 2, `signal` = NULL, error = 'exit code 2', output = "
+				"'boom\\'\\n', finished_at = NOW(6)");
+		CONTAINS(st[1], "status = IF(status = 'cancelled', 'cancelled', 'failed')");
+		CHECK(strstr(st[1], " WHERE seq = 3 AND owner = 13 AND status IN ('running', "
+				    "'cancelled')") != NULL);
+		LACKS(st[1], "run_at");
+		LACKS(st[1], "tempfails");
+		/* tempfail retry */
+		CONTAINS(st[2], "pid = 104, exit_code = 75, ");
+		CONTAINS(st[2], "output = NULL");
+		CONTAINS(st[2], "tempfails = tempfails + 1, run_at = NOW(6) + INTERVAL CAST(LEAST(600, 2 "
+				"* POW(2, LEAST(attempts, 40) - 1))");
+		CONTAINS(st[2], "'waiting')");
+		CONTAINS(st[2], "WHERE seq = 4 AND owner = 14 ");
+		/* release: attempt not counted, no pid, error kept */
+		CHECK(starts_with(st[3], "UPDATE kyu_jobs SET lease_until = NULL, attempts = IF(attempts "
+					 "> 0, attempts - 1, 0), run_at = NOW(6), started_at = NULL, "
+					 "error = 'interrupted', status = IF(status = 'cancelled', "
+					 "'cancelled', 'waiting') WHERE seq = 5 AND owner = 15 "));
+		LACKS(st[3], "pid");
+		LACKS(st[3], "exit_code");
+		/* cancelled, by signal */
+		CONTAINS(st[4], "exit_code = NULL, `signal` = 15, error = 'cancelled'");
+		CONTAINS(st[4], "'cancelled', 'cancelled')");
+		/* succeeded with output */
+		CONTAINS(st[5], "exit_code = 0, `signal` = NULL, error = NULL, output = 'ok\\n'");
+		CONTAINS(st[5], "'succeeded')");
+		/* retry, not a tempfail */
+		CONTAINS(st[6], "run_at = NOW(6) + INTERVAL");
+		LACKS(st[6], "tempfails");
+		CONTAINS(st[6], "WHERE seq = 8 AND owner = 18 ");
+		free_split(st, k);
+		sb_reset(&sb);
+
+		/* Only plain ones. */
+		count = store_finish_build(&sb, &cfg, f, 2, 1 << 20, &n_stmts);
+		CHECK(count == 2);
+		CHECK(n_stmts == 1);
+		CHECK(count_str(sb.buf, "; ") == 0);
+		sb_reset(&sb);
+		/* Only others. */
+		count = store_finish_build(&sb, &cfg, f + 2, 3, 1 << 20, &n_stmts);
+		CHECK(count == 3);
+		CHECK(n_stmts == 3);
+		CHECK(starts_with(sb.buf, "UPDATE kyu_jobs SET lease_until = NULL, pid = 103, "));
+		LACKS(sb.buf, "CASE seq");
+		sb_reset(&sb);
+		/* Nothing. */
+		count = store_finish_build(&sb, &cfg, f, 0, 1 << 20, &n_stmts);
+		CHECK(count == 0);
+		CHECK(n_stmts == 0);
+		CHECK(sb.len == 0);
+		sb_reset(&sb);
+		/* A plain success behind another result is not in the bulk
+		 * statement: the batch stops there. */
+		{
+			struct finish g[] = { f[2], f[0], f[3] };
+			count = store_finish_build(&sb, &cfg, g, 3, 1 << 20, &n_stmts);
+			CHECK(count == 1);
+			CHECK(n_stmts == 1);
+			LACKS(sb.buf, "CASE seq");
+			sb_reset(&sb);
+		}
+	}
+
+	/* An output that alone would not fit is cut to fit, with the marker,
+	 * and the statement stays within max_len. */
+	{
+		const size_t max_len = 4096;
+		size_t out_len = max_len / 2 + 100;
+		char *out = xmalloc(out_len);
+		struct finish f[1];
+		const char *p;
+		size_t kept = 0;
+
+		memset(out, 'x', out_len);
+		f[0] = other(9, 19, 109, OUT_FAILED, 1, 0, "exit code 1", out, out_len);
+		count = store_finish_build(&sb, &cfg, f, 1, max_len, &n_stmts);
+		CHECK(count == 1);
+		CHECK(n_stmts == 1);
+		CHECK(sb.len <= max_len);
+		CONTAINS(sb.buf, ", output = CONCAT('x");
+		CONTAINS(sb.buf, "x', " CUT_MARK_SQL "), finished_at = NOW(6)");
+		p = strstr(sb.buf, "CONCAT('");
+		if (p)
+			for (p += 8; *p == 'x'; p++)
+				kept++;
+		CHECK(kept > 0 && kept < out_len);
+		CONTAINS(sb.buf, "WHERE seq = 9 AND owner = 19 ");
+		sb_reset(&sb);
+
+		/* Bytes that escape to two take twice the room. */
+		memset(out, '\'', out_len);
+		count = store_finish_build(&sb, &cfg, f, 1, max_len, &n_stmts);
+		CHECK(count == 1);
+		CHECK(sb.len <= max_len);
+		CONTAINS(sb.buf, "\\'', " CUT_MARK_SQL ")");
+		sb_reset(&sb);
+
+		/* One that fits is not cut. */
+		memset(out, 'x', out_len);
+		f[0].output_len = 1000;
+		count = store_finish_build(&sb, &cfg, f, 1, max_len, &n_stmts);
+		CHECK(count == 1);
+		CHECK(sb.len <= max_len);
+		LACKS(sb.buf, "CONCAT(");
+		LACKS(sb.buf, "[kyu: output cut");
+		sb_reset(&sb);
+
+		/* The marker's room is counted: with a max_len just above the
+		 * fixed overhead, the output is still cut to fit (the room left
+		 * for it must not wrap around below zero). */
+		f[0].output_len = 2000;
+		count = store_finish_build(&sb, &cfg, f, 1, 1024 + sizeof(CUT_MARK_RAW) + 30, &n_stmts);
+		CHECK(count == 1);
+		CHECK(sb.len <= 1024 + sizeof(CUT_MARK_RAW) + 30);
+		CONTAINS(sb.buf, CUT_MARK_SQL);
+		sb_reset(&sb);
+
+		/* However small max_len, one result is always covered. */
+		count = store_finish_build(&sb, &cfg, f, 1, 100, &n_stmts);
+		CHECK(count == 1);
+		CHECK(n_stmts == 1);
+		CONTAINS(sb.buf, "WHERE seq = 9 AND owner = 19 ");
+		sb_reset(&sb);
+		free(out);
+	}
+
+	/* A batch that would exceed max_len stops early: the rest goes in the
+	 * next round trip, uncut; what is sent stays within max_len. */
+	{
+		const size_t max_len = 4096, out_len = 1400;
+		char *out = xmalloc(out_len);
+		struct finish f[5];
+		size_t one;
+
+		memset(out, 'y', out_len);
+		for (int i = 0; i < 5; i++)
+			f[i] = other(20 + (uint64_t)i, 30 + (uint64_t)i, 200 + i, OUT_FAILED, 1, 0,
+				     "exit code 1", out, out_len);
+		count = store_finish_build(&sb, &cfg, f, 1, max_len, &n_stmts);
+		CHECK(count == 1);
+		one = sb.len;
+		CHECK(one > out_len && one < max_len / 2); /* two fit, three do not */
+		LACKS(sb.buf, "CONCAT(");
+		sb_reset(&sb);
+
+		count = store_finish_build(&sb, &cfg, f, 5, max_len, &n_stmts);
+		CHECK(count == 2);
+		CHECK(n_stmts == 2);
+		CHECK(sb.len <= max_len);
+		CHECK(sb.len == 2 * one + 2);
+		LACKS(sb.buf, "CONCAT(");
+		LACKS(sb.buf, "[kyu: output cut");
+		CHECK(count_str(sb.buf, "yyyy', finished_at") == 2);
+		sb_reset(&sb);
+
+		/* The same behind the bulk UPDATE of plain successes. */
+		{
+			struct finish g[7] = { plain(1, 11, 101), plain(2, 12, 102) };
+			memcpy(g + 2, f, sizeof(f));
+			count = store_finish_build(&sb, &cfg, g, 7, max_len, &n_stmts);
+			CHECK(count >= 3 && count < 7);
+			CHECK(n_stmts == count - 1);
+			CHECK(sb.len <= max_len);
+			LACKS(sb.buf, "[kyu: output cut");
+			sb_reset(&sb);
+		}
+		free(out);
+	}
+
+	/* Right behind the bulk UPDATE (which may be there every round trip),
+	 * a result that does not fit is cut to the room the bulk leaves,
+	 * rather than wait; when not even that fits, it waits. */
+	{
+		const size_t max_len = 4096, out_len = 3000;
+		char *out = xmalloc(out_len);
+		struct finish g[201];
+		int n_plain = 0;
+		size_t bulk = 0;
+
+		memset(out, '\'', out_len); /* escaped to twice its size */
+		for (int i = 0; i < 200; i++)
+			g[i] = plain(1000 + (uint64_t)i, 2000 + (uint64_t)i, 3000 + i);
+		/* Enough plain successes for a bulk of about a quarter. */
+		while (bulk < max_len / 4 && n_plain < 200) {
+			n_plain++;
+			store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts);
+			bulk = sb.len;
+			sb_reset(&sb);
+		}
+		g[n_plain] = other(9, 19, 109, OUT_FAILED, 1, 0, "exit code 1", out, out_len);
+		count = store_finish_build(&sb, &cfg, g, n_plain + 1, max_len, &n_stmts);
+		CHECK(count == n_plain + 1);
+		CHECK(n_stmts == 2);
+		CHECK(sb.len <= max_len);
+		CONTAINS(sb.buf, CUT_MARK_SQL);
+		CONTAINS(sb.buf, "WHERE seq = 9 AND owner = 19 ");
+		sb_reset(&sb);
+
+		/* A bulk that leaves no useful room. */
+		g[n_plain] = plain(1000 + (uint64_t)n_plain, 2000 + (uint64_t)n_plain, 3000 + n_plain);
+		while (bulk < max_len - 200 && n_plain < 200) {
+			n_plain++;
+			store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts);
+			bulk = sb.len;
+			sb_reset(&sb);
+		}
+		CHECK(bulk <= max_len);
+		g[n_plain] = other(9, 19, 109, OUT_FAILED, 1, 0, "exit code 1", out, out_len);
+		count = store_finish_build(&sb, &cfg, g, n_plain + 1, max_len, &n_stmts);
+		CHECK(count == n_plain);
+		CHECK(n_stmts == 1);
+		CHECK(sb.len == bulk);
+		LACKS(sb.buf, "seq = 9");
+		sb_reset(&sb);
+		free(out);
+	}
+	sb_free(&sb);
+}
+
+static void test_finish_read(void)
+{
+	struct finish f[] = {
+		plain(1, 11, 101),
+		plain(2, 12, 102),
+		other(3, 13, 103, OUT_FAILED, 2, 0, "exit code 2", NULL, 0),
+		other(4, 14, 104, OUT_RETRY, 1, 0, "exit code 1", NULL, 0),
+		other(5, 15, 105, OUT_SUCCEEDED, 0, 0, NULL, "out", 3),
+	};
+	struct db_result res[4];
+	struct db_reply rep = { .fail = DB_OK, .r = res };
+	int done, rejected;
+
+	/* All ok. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 2;
+	res[1].affected = 1;
+	res[2].affected = 1;
+	res[3].affected = 1;
+	rep.n = 4;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 5);
+	CHECK(rejected == 0);
+
+	/* Rows no longer ours: in the bulk (affected < plain) and singly
+	 * (affected != 1). */
+	res[0].affected = 1;
+	res[2].affected = 0;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 5);
+	CHECK(rejected == 2);
+	res[0].affected = 0;
+	res[2].affected = 2;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 5);
+	CHECK(rejected == 3);
+
+	/* A failure in statement k: only the results before it are done. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 2;
+	res[1].affected = 1;
+	res[2].err_no = 1406;
+	res[2].err = "Data too long";
+	rep.fail = DB_ERROR;
+	rep.n = 3;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 3);
+	CHECK(rejected == 0);
+	res[1].err_no = 1406;
+	rep.n = 2;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 2);
+	/* ... the bulk statement failed: none. */
+	memset(res, 0, sizeof(res));
+	res[0].err_no = 1213;
+	rep.fail = DB_RETRY;
+	rep.n = 1;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 0);
+	CHECK(rejected == 0);
+	/* ... connection lost before any reply. */
+	rep.fail = DB_LOST;
+	rep.n = 0;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 0);
+	CHECK(rejected == 0);
+	/* ... lost after the first two statements. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 2;
+	res[1].affected = 0;
+	rep.n = 2;
+	store_finish_read(&rep, f, 5, &done, &rejected);
+	CHECK(done == 3);
+	CHECK(rejected == 1);
+
+	/* No plain successes: statement i is result i. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 1;
+	res[1].err_no = 1064;
+	rep.fail = DB_ERROR;
+	rep.n = 2;
+	store_finish_read(&rep, f + 2, 3, &done, &rejected);
+	CHECK(done == 1);
+	CHECK(rejected == 0);
+	/* count covers part of f only. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 1;
+	rep.fail = DB_OK;
+	rep.n = 1;
+	store_finish_read(&rep, f, 1, &done, &rejected);
+	CHECK(done == 1);
+	CHECK(rejected == 0);
+}
+
+struct hb_seen {
+	int calls;
+	uint64_t seq[4], owner[4];
+	char status[4][16];
+};
+
+static void hb_cb(void *arg, uint64_t seq, uint64_t owner, const char *status)
+{
+	struct hb_seen *s = arg;
+	if (s->calls < 4) {
+		s->seq[s->calls] = seq;
+		s->owner[s->calls] = owner;
+		snprintf(s->status[s->calls], sizeof(s->status[0]), "%s", status ? status : "(null)");
+	}
+	s->calls++;
+}
+
+static void test_heartbeat(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	const uint64_t seqs[] = { 5, 6, 7 }, tokens[] = { 50, 60, 70 };
+	const int pids[] = { 0, 1234, 0 }, no_pids[] = { 0, 0, 0 }, all_pids[] = { 1, 2, 3 };
+
+	config(&cfg, CLAIM_PLAIN, 0);
+	store_heartbeat_build(&sb, &cfg, seqs, tokens, pids, 3);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET lease_until = NOW(6) + INTERVAL 30 SECOND, pid = CASE seq "
+			  "WHEN 6 THEN 1234 ELSE pid END WHERE seq IN (5,6,7) AND owner = CASE seq WHEN "
+			  "5 THEN 50 WHEN 6 THEN 60 WHEN 7 THEN 70 END AND status = 'running'; SELECT "
+			  "seq, COALESCE(owner, 0), status FROM kyu_jobs WHERE seq IN (5,6,7)");
+	sb_reset(&sb);
+	store_heartbeat_build(&sb, &cfg, seqs, tokens, no_pids, 3);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET lease_until = NOW(6) + INTERVAL 30 SECOND WHERE seq IN "
+			  "(5,6,7) AND owner = CASE seq WHEN 5 THEN 50 WHEN 6 THEN 60 WHEN 7 THEN 70 END "
+			  "AND status = 'running'; SELECT seq, COALESCE(owner, 0), status FROM kyu_jobs "
+			  "WHERE seq IN (5,6,7)");
+	sb_reset(&sb);
+	store_heartbeat_build(&sb, &cfg, seqs, tokens, all_pids, 2);
+	CONTAINS(sb.buf, ", pid = CASE seq WHEN 5 THEN 1 WHEN 6 THEN 2 ELSE pid END WHERE seq IN (5,6) ");
+	LACKS(sb.buf, "7");
+	sb_reset(&sb);
+	sb_free(&sb);
+
+	{
+		char *cells[] = { "5", "50", "running", "6", "0", "cancelled", "7", "71", "running" };
+		struct db_result res[2] = { { .affected = 2 },
+					    { .n_cols = 3, .n_rows = 3, .cells = cells } };
+		struct db_reply rep = { .fail = DB_OK, .n = 2, .r = res };
+		struct hb_seen seen = { 0 };
+
+		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == 2);
+		CHECK(seen.calls == 3);
+		CHECK(seen.seq[0] == 5 && seen.owner[0] == 50);
+		CHECK_STR(seen.status[0], "running");
+		CHECK(seen.seq[1] == 6 && seen.owner[1] == 0);
+		CHECK_STR(seen.status[1], "cancelled");
+		CHECK(seen.seq[2] == 7 && seen.owner[2] == 71);
+
+		/* Rows gone: no call for them. */
+		memset(&seen, 0, sizeof(seen));
+		res[0].affected = 0;
+		res[1].n_rows = 0;
+		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == 0);
+		CHECK(seen.calls == 0);
+
+		/* Failed: -1 and no calls. */
+		rep.fail = DB_LOST;
+		rep.n = 0;
+		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == -1);
+		rep.fail = DB_RETRY;
+		rep.n = 1;
+		res[0].err_no = 1213;
+		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == -1);
+		rep.fail = DB_OK;
+		rep.n = 1;
+		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == -1);
+		CHECK(seen.calls == 0);
+	}
+}
+
+static void test_cleanup(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	struct db_result res[3];
+	struct db_reply rep = { .fail = DB_OK, .n = 3, .r = res };
+
+	config(&cfg, CLAIM_PLAIN, 0);
+	store_cleanup_build(&sb, &cfg);
+	CHECK_STR(sb.buf, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); DELETE "
+			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; DO "
+			  "IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)");
+	sb_free(&sb);
+
+	memset(res, 0, sizeof(res));
+	res[1].affected = 17;
+	CHECK(store_cleanup_read(&rep) == 17);
+	res[1].affected = 0; /* another session held the lock */
+	CHECK(store_cleanup_read(&rep) == 0);
+	rep.n = 2;
+	rep.fail = DB_ERROR;
+	res[1].err_no = 1205;
+	CHECK(store_cleanup_read(&rep) == -1);
+	rep.fail = DB_LOST;
+	rep.n = 0;
+	CHECK(store_cleanup_read(&rep) == -1);
+	rep.fail = DB_OK;
+	rep.n = 2;
+	CHECK(store_cleanup_read(&rep) == -1);
+}
+
+int main(void)
+{
+	test_quote();
+	test_claim_build();
+	test_claim_read();
+	test_finish_build();
+	test_finish_read();
+	test_heartbeat();
+	test_cleanup();
+	return check_done("store");
+}
