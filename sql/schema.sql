@@ -70,7 +70,13 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_due (due, priority),
   KEY kyu_jobs_queue_due (queue, due, priority),
   KEY kyu_jobs_owner (owner),
-  KEY kyu_jobs_finished (status, updated_at),
-  -- Refused at INSERT time rather than failing the job later.
-  CONSTRAINT kyu_jobs_max_attempts CHECK (max_attempts IS NULL OR max_attempts >= 1)
+  KEY kyu_jobs_finished (status, updated_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- No CHECK constraints on kyu_jobs: a row that breaks one (inserted with
+-- check_constraint_checks = 0, or by an older schema) would make every
+-- UPDATE that touches it fail, the claim of all other rows included. kyud
+-- checks each claimed row instead and fails a bad one with an error naming
+-- the column. Installations of the first release had one; it goes here
+-- (dropping a CHECK constraint only changes metadata).
+ALTER TABLE kyu_jobs DROP CONSTRAINT IF EXISTS kyu_jobs_max_attempts;

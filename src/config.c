@@ -301,8 +301,18 @@ static void validate(struct parse_ctx *ctx)
 	}
 	/* The default margin suits the default lease; with a short lease and
 	 * no explicit margin, keep the same proportion. */
-	if (!line_of(ctx, "fence_margin") && c->fence_margin >= c->lease / 2)
+	if (!line_of(ctx, "fence_margin") && c->fence_margin >= c->lease / 2) {
 		c->fence_margin = c->lease / 4;
+		/* A lease too short for any margin would turn self-fencing off
+		 * without anyone having asked for that. */
+		if (c->fence_margin == 0) {
+			snprintf(v, sizeof(v), "%d", c->lease);
+			fail_at(ctx, line_of(ctx, "lease"), "kyud", "lease", v,
+				"too short for self-fencing (the default fence_margin, lease / 4, would be "
+				"0 s): use a lease of at least 4 s, or set fence_margin = 0 to turn "
+				"self-fencing off explicitly");
+		}
+	}
 	if (c->fence_margin && c->fence_margin >= c->lease) {
 		snprintf(v, sizeof(v), "%d", c->fence_margin);
 		fail_at(ctx, line_of(ctx, "fence_margin"), "kyud", "fence_margin", v,

@@ -112,6 +112,8 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	char err[512];
 	int exec_errno, r;
 
+	if (outcome_bad_row(c, fail))
+		goto out;
 	if (outcome_exhausted(c->attempts, c->tempfails, c->max_attempts, fail))
 		goto out;
 	if (jobspec_build(&in, &spec, err, sizeof(err)) < 0) {

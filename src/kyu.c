@@ -121,7 +121,13 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		char *eq;
 		int bad = 0;
 		switch (c) {
-		case 'i': id = optarg; break;
+		case 'i':
+			id = optarg;
+			if (!*id) {
+				fprintf(stderr, "kyu: submit: -i: the id must not be empty\n");
+				goto out;
+			}
+			break;
 		case 'q': queue = optarg; break;
 		case 's': shell = optarg; break;
 		case 'C': cwd = optarg; break;
@@ -136,7 +142,14 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 				goto out;
 			}
 			*eq = '\0';
-			json_object_set_new(env, optarg, json_string(eq + 1));
+			/* JSON (and so the env column) holds UTF-8 only: refuse
+			 * what cannot be stored as given rather than drop it. */
+			if (json_object_set_new(env, optarg, json_string(eq + 1)) < 0) {
+				*eq = '=';
+				fprintf(stderr, "kyu: submit: -e '%s': name and value must be valid UTF-8\n",
+					optarg);
+				goto out;
+			}
 			*eq = '=';
 			break;
 		default:
@@ -165,8 +178,17 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	sb_adds(&sb, ", ");
 	if (!shell) {
 		args = json_array();
-		for (int i = optind; i < argc; i++)
-			json_array_append_new(args, json_string(argv[i]));
+		for (int i = optind; i < argc; i++) {
+			json_t *a = json_string(argv[i]);
+			/* A dropped argument would run a different command. */
+			if (!a || json_array_append_new(args, a) < 0) {
+				fprintf(stderr,
+					"kyu: submit: argument %d is not valid UTF-8; the argv column is JSON "
+					"and holds UTF-8 only (nothing was submitted)\n",
+					i - optind);
+				goto out;
+			}
+		}
 		json = json_dumps(args, JSON_COMPACT);
 		sql_quotes(&sb, json);
 		free(json);

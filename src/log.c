@@ -42,9 +42,36 @@ int log_level_parse(const char *s, enum log_level *ret)
 	return -EINVAL;
 }
 
+/* Every logged value may come from a row or a datagram: a newline in a job
+ * id must not forge a line of its own, and no control character may reach
+ * the terminal or the journal raw. Control bytes become \xNN (a backslash
+ * itself stays as it is: the form cannot be confused with a real line). */
+static size_t escape_into(char *dst, size_t cap, const char *src, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)src[i];
+		if (c >= 0x20 && c != 0x7f) {
+			if (o + 1 > cap)
+				break;
+			dst[o++] = (char)c;
+			continue;
+		}
+		if (o + 4 > cap)
+			break;
+		dst[o++] = '\\';
+		dst[o++] = 'x';
+		dst[o++] = hex[c >> 4];
+		dst[o++] = hex[c & 15];
+	}
+	return o;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[4096];
 	int n, m;
 	va_list ap;
 
@@ -58,13 +85,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	m = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (m < 0)
 		return;
-	n += m;
-	if ((size_t)n >= sizeof(line) - 1)
-		n = (int)sizeof(line) - 2;
+	if ((size_t)m >= sizeof(msg))
+		m = (int)sizeof(msg) - 1;
+	n += (int)escape_into(line + n, sizeof(line) - (size_t)n - 1, msg, (size_t)m);
 	line[n++] = '\n';
 	/* One write per line so lines of concurrent processes never interleave. */
 	{

@@ -1,5 +1,6 @@
 #include "outcome.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -110,6 +111,25 @@ bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attem
 	snprintf(out->error, sizeof(out->error),
 		 "lease expired during the last attempt (%u of %u): its worker or host was lost",
 		 attempts - tempfails - 1, max_attempts);
+	return true;
+}
+
+bool outcome_bad_row(const struct claimed *c, struct outcome_out *out)
+{
+	char why[200];
+
+	if (c->bad)
+		snprintf(why, sizeof(why), "%s", c->bad);
+	else if (c->max_attempts == 0)
+		snprintf(why, sizeof(why), "max_attempts = 0: must be at least 1 (or NULL for the default)");
+	else if (c->attempts == UINT32_MAX)
+		snprintf(why, sizeof(why), "attempts = %u: at the column's limit, cannot count another", c->attempts);
+	else if (c->tempfails >= c->attempts)
+		snprintf(why, sizeof(why), "tempfails = %u: must be below attempts (%u after this claim)",
+			 c->tempfails, c->attempts);
+	else
+		return false;
+	outcome_unstarted(why, out);
 	return true;
 }
 

@@ -40,6 +40,11 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out);
 bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attempts,
 		       struct outcome_out *out);
 
+/* A row holding a value no attempt can run with (max_attempts 0, a
+ * counter at its limit, a NUL byte): it fails without starting, with an
+ * error naming the column and value. Returns true and fills out then. */
+bool outcome_bad_row(const struct claimed *c, struct outcome_out *out);
+
 /* A job that could not be started (bad argv/env, exec failure): fails for
  * good with why as its error. */
 void outcome_unstarted(const char *why, struct outcome_out *out);

@@ -9,6 +9,7 @@ struct result_entry {
 	struct finish f; /* error and output point into the fields below */
 	char *error;
 	struct strbuf out;
+	bool stripped;
 };
 
 static struct result_entry *push(struct result_entry **v, int *n, int *cap)
@@ -100,6 +101,44 @@ void results_forget(struct results *rs, int n)
 	rs->batch_plain = 0;
 	if (results_count(rs))
 		rs->oldest = mono_now();
+}
+
+bool results_strip(struct results *rs, uint64_t seq, const char *why)
+{
+	struct strbuf msg = { 0 };
+
+	for (int i = 0; i < rs->n_other; i++) {
+		struct result_entry *e = &rs->other[i];
+		if (e->f.seq != seq)
+			continue;
+		if (e->stripped) {
+			free(e->error);
+			sb_free(&e->out);
+			memmove(e, e + 1, (size_t)(rs->n_other - i - 1) * sizeof(*e));
+			rs->n_other--;
+			return false;
+		}
+		sb_printf(&msg, "%s; kyud could not record the rest of this result (%s)",
+			  e->error ? e->error : "finished", why);
+		free(e->error);
+		/* The error column is text: keep it well inside any limit. */
+		if (msg.len > 1000)
+			msg.buf[1000] = '\0';
+		e->error = xstrdup(msg.buf);
+		sb_free(&msg);
+		sb_free(&e->out);
+		e->stripped = true;
+		return true;
+	}
+	for (int i = 0; i < rs->n_plain; i++) {
+		if (rs->plain[i].f.seq == seq) {
+			memmove(&rs->plain[i], &rs->plain[i + 1],
+				(size_t)(rs->n_plain - i - 1) * sizeof(rs->plain[0]));
+			rs->n_plain--;
+			return false;
+		}
+	}
+	return false;
 }
 
 void results_free(struct results *rs)

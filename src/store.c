@@ -23,6 +23,24 @@ static char *dup_field(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
+/* A text column with a NUL byte would be cut short by every C string
+ * function on the way to exec: such a row is refused, not run shortened. */
+static void check_nul(struct claimed *c, const struct db_result *r, size_t row, unsigned col,
+		      const char *name)
+{
+	const char *v = db_cell(r, row, col);
+	const char *z;
+	char msg[128];
+
+	if (c->bad || !v)
+		return;
+	z = memchr(v, 0, r->lens[row * r->n_cols + col]);
+	if (!z)
+		return;
+	snprintf(msg, sizeof(msg), "%s contains a NUL byte (at byte %zu): refused", name, (size_t)(z - v));
+	c->bad = xstrdup(msg);
+}
+
 /* Columns are INT UNSIGNED; a row may hold any value of that range. */
 static unsigned to_uint(const char *s)
 {
@@ -116,7 +134,7 @@ void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	}
 	sb_printf(sb,
 		  "SET owner = %" PRIu64 ", lease_until = NOW(6) + INTERVAL %d SECOND, "
-		  "attempts = attempts + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
+		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
 		  "pid = NULL, host = ",
 		  token, cfg->lease);
 	sql_quotes(sb, host);
@@ -187,6 +205,12 @@ void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token
 		c->tempfails = to_uint(db_cell(sel, i, 8));
 		c->max_attempts = to_uint(db_cell(sel, i, 9));
 		c->time_limit = to_uint(db_cell(sel, i, 10));
+		check_nul(c, sel, i, 1, "id");
+		check_nul(c, sel, i, 2, "queue");
+		check_nul(c, sel, i, 3, "command");
+		check_nul(c, sel, i, 4, "argv");
+		check_nul(c, sel, i, 5, "env");
+		check_nul(c, sel, i, 6, "cwd");
 	}
 }
 
@@ -198,6 +222,7 @@ void store_claimed_clear(struct claimed *c)
 	free(c->argv_json);
 	free(c->env_json);
 	free(c->cwd);
+	free(c->bad);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -327,7 +352,7 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		if (f->outcome == OUT_RETRY) {
 			/* attempts keeps counting, so the backoff grows. */
 			if (f->tempfail)
-				sb_adds(sb, "tempfails = tempfails + 1, ");
+				sb_adds(sb, "tempfails = LEAST(tempfails, 4294967294) + 1, ");
 			sb_adds(sb, "run_at = ");
 			add_backoff(sb, cfg);
 			sb_adds(sb, ", ");

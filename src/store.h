@@ -19,6 +19,7 @@ struct claimed {
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
+	char *bad; /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
 };
 
 /* How an attempt ended, as recorded in the row. */

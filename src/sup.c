@@ -572,7 +572,12 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	if (open_wake(s, &s->cfg) < 0) {
-		rc = 1;
+		/* The address is the configuration's: restarting will not make
+		 * it bindable (systemd's RestartPreventExitStatus=78). */
+		log_err("[kyud] listen = '%s' in %s cannot be used: fix it, or leave it empty to turn "
+			"wake-ups off",
+			s->cfg.listen, s->cfg.path);
+		rc = 78;
 		goto out;
 	}
 	ev_signal_init(&s->term_w, on_term, SIGTERM);

@@ -489,7 +489,7 @@ static void on_finish(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	const struct finish *f;
-	int n, n_plain, done, rejected;
+	int done, rejected;
 
 	w->inflight = IF_NONE;
 	f = w->results.view;
@@ -508,15 +508,20 @@ static void on_finish(void *arg, const struct db_reply *r)
 		w->flush_after = mono_now() + 0.05;
 		break;
 	case DB_ERROR:
-		/* The statement of one result failed and will fail again: drop
-		 * that result (its row stays 'running' under a lease nobody
+		/* The statement of one result failed and would fail again as it
+		 * is: record that result without its output, and if even that
+		 * fails, drop it (its row stays 'running' under a lease nobody
 		 * renews, so the job runs again once it expires). */
-		f = results_batch(&w->results, &n, &n_plain);
-		if (n > 0) {
-			log_err("recording the result of row %" PRIu64 " failed: %s; dropping it (the job "
-				"runs again after its lease)",
-				f[0].seq, r->err);
-			results_forget(&w->results, 1);
+		if (done < w->sent.finish_count) {
+			uint64_t seq = f[done].seq;
+			if (results_strip(&w->results, seq, r->err))
+				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
+					"without its output",
+					seq, r->err);
+			else
+				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
+					"(the job runs again after its lease)",
+					seq, r->err);
 		}
 		break;
 	}

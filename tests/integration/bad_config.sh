@@ -52,3 +52,23 @@ expect_refused "$ini" 9 "[nosuch] foo = '1': "
 
 ini=$(bad_ini database-key "[kyud]" "workers = 1" "[database]" "hostname = db1")
 expect_refused "$ini" 9 "[database] hostname = 'db1': "
+
+ini=$(bad_ini short-lease "[kyud]" "workers = 1" "lease = 2")
+expect_refused "$ini" 8 "[kyud] lease = '2': too short for self-fencing"
+
+# A listen address that parses but cannot be bound (not an address of this
+# host) passes --check-config, and then the start exits 78 too, naming it:
+# systemd does not restart it in a loop.
+ini=$(bad_ini unbindable "[kyud]" "workers = 1" "listen = 192.0.2.1:7711")
+rc=0
+timeout 20 "$KYUD" -c "$ini" 2>"$T_DIR/err" >/dev/null || rc=$?
+cat "$T_DIR/err" >>"$KYUD_LOG"
+assert_eq 78 "$rc" "exit status of kyud with an unbindable listen address"
+grep -qF "[kyud] listen = '192.0.2.1:7711' in $ini cannot be used" "$T_DIR/err" ||
+	fail "kyud did not name the listen address: $(cat "$T_DIR/err")"
+
+# A directory is not a config file.
+rc=0
+"$KYUD" -c "$T_DIR" --check-config 2>"$T_DIR/err" >/dev/null || rc=$?
+assert_eq 78 "$rc" "exit status of kyud -c DIRECTORY --check-config"
+grep -qF "is a directory" "$T_DIR/err" || fail "kyud -c DIRECTORY: $(cat "$T_DIR/err")"

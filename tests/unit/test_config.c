@@ -245,6 +245,12 @@ int main(void)
 	expect_error("[kyud]\nworkers = 0\n", "2: [kyud] workers = '0': out of range 1..256");
 	expect_error("[kyud]\nlease = 10\nheartbeat = 10\n", "3: [kyud] heartbeat = '10': must be shorter");
 	expect_error("[kyud]\nclaim = fast\n", "2: [kyud] claim = 'fast'");
+	/* lease 2 or 3 would leave a default margin of 0: refused, not silently
+	 * without self-fencing; an explicit fence_margin = 0 is the way to ask. */
+	expect_error("[kyud]\nlease = 3\n", "2: [kyud] lease = '3': too short for self-fencing");
+	CHECK(load("[kyud]\nlease = 3\nfence_margin = 0\n", &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.lease == 3 && cfg.fence_margin == 0);
+	config_free(&cfg);
 	expect_error("[kyud]\nlisten = localhost\n", "2: [kyud] listen = 'localhost'");
 	expect_error("[job]\npermanent_exit_codes = 1,x\n", "2: [job] permanent_exit_codes");
 	expect_error("[job]\nshell = sh\n", "2: [job] shell = 'sh': must be an absolute path");

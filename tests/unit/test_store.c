@@ -196,7 +196,8 @@ static void test_claim_build(void)
 	CHECK(k == 2);
 	CHECK(starts_with(st[0], "UPDATE kyu_jobs SET owner = 123456789012345, "));
 	CONTAINS(st[0], "lease_until = NOW(6) + INTERVAL 30 SECOND");
-	CONTAINS(st[0], "attempts = attempts + 1");
+	/* Guarded: a row at the column's limit must not make the claim fail. */
+	CONTAINS(st[0], "attempts = LEAST(attempts, 4294967294) + 1");
 	CONTAINS(st[0], "host = 'h\\'x'");
 	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) ORDER BY due, priority LIMIT 7");
 	LACKS(st[0], "JOIN");
@@ -307,8 +308,12 @@ static void test_claim_read(void)
 		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500",
 		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500",
 	};
-	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells };
+	unsigned long lens[2 * CLAIM_COLS];
+	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells, .lens = lens };
 	struct db_result res[3];
+
+	for (int i = 0; i < 2 * CLAIM_COLS; i++)
+		lens[i] = cells[i] ? strlen(cells[i]) : 0;
 	struct db_reply rep = { .fail = DB_OK, .r = res };
 	struct claim_reply cr;
 
@@ -377,7 +382,8 @@ static void test_claim_read(void)
 	 * next due alone; NULL there means nothing waiting or running. */
 	{
 		char *none[CLAIM_COLS] = { NULL };
-		struct db_result empty = { .n_cols = CLAIM_COLS, .n_rows = 1, .cells = none };
+		unsigned long none_lens[CLAIM_COLS] = { 0 };
+		struct db_result empty = { .n_cols = CLAIM_COLS, .n_rows = 1, .cells = none, .lens = none_lens };
 		res[0].affected = 0;
 		res[1] = empty;
 		store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
@@ -511,7 +517,7 @@ static void test_finish_build(void)
 		/* tempfail retry */
 		CONTAINS(st[2], "pid = 104, exit_code = 75, ");
 		CONTAINS(st[2], "output = NULL");
-		CONTAINS(st[2], "tempfails = tempfails + 1, run_at = NOW(6) + INTERVAL CAST(LEAST(600, 2 "
+		CONTAINS(st[2], "tempfails = LEAST(tempfails, 4294967294) + 1, run_at = NOW(6) + INTERVAL CAST(LEAST(600, 2 "
 				"* POW(2, LEAST(attempts, 40) - 1))");
 		CONTAINS(st[2], "'waiting')");
 		CONTAINS(st[2], "WHERE seq = 4 AND owner = 14 ");
