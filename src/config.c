@@ -73,7 +73,7 @@ static const struct key_def keys[] = {
 	{ "job", "backoff_base", T_INT, OFF(backoff_base), "10", 0, 86400, RELOAD },
 	{ "job", "backoff_cap", T_INT, OFF(backoff_cap), "3600", 0, 31536000, RELOAD },
 	{ "job", "permanent_exit_codes", T_CODES, OFF(perm_codes_raw), "", 0, 0, RELOAD },
-	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, 4 * 1024 * 1024, RELOAD },
+	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, INT64_C(4) * 1024 * 1024, RELOAD },
 	{ "job", "shell", T_STR, OFF(shell), "/bin/sh", 0, 0, RELOAD },
 	{ "job", "direct_exec", T_BOOL, OFF(direct_exec), "yes", 0, 0, RELOAD },
 };
@@ -177,10 +177,13 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 			return "too many queues (at most 32)";
 		}
 		for (int i = 0; i < n; i++) {
-			size_t len = strlen(cfg->queues[i]);
-			if (len > 64) {
+			/* The column is VARCHAR(64) of utf8mb4: 64 characters. */
+			size_t chars = 0;
+			for (const char *p = cfg->queues[i]; *p; p++)
+				chars += ((unsigned char)*p & 0xc0) != 0x80;
+			if (chars > 64) {
 				free(raw);
-				return "a queue name is longer than 64 bytes";
+				return "a queue name is longer than 64 characters";
 			}
 		}
 		free(cfg->queues_raw);
@@ -414,7 +417,7 @@ static int read_all(int fd, const char *name, char **out, size_t *outlen, char *
 		if (n == 0)
 			break;
 		sb.len += (size_t)n;
-		if (sb.len > CONFIG_MAX_BYTES) {
+		if (sb.len > (size_t)CONFIG_MAX_BYTES) {
 			snprintf(err, errlen, "%s: larger than %d bytes: not a configuration file",
 				 name, CONFIG_MAX_BYTES);
 			goto fail;

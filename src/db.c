@@ -65,6 +65,15 @@ static enum db_fail classify(unsigned e)
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_RETRY;
+	case ER_OPTION_PREVENTS_STATEMENT: /* read_only, super_read_only */
+	case ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION:
+	case ER_OPEN_AS_READONLY:
+	case ER_DISK_FULL:
+	case ER_RECORD_FILE_FULL:
+	case ER_OUT_OF_RESOURCES:
+		/* The statement is fine and the link too; the server cannot
+		 * take it now. Results must wait, not be dropped. */
+		return DB_BUSY;
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
 	case ER_QUERY_INTERRUPTED:

@@ -36,6 +36,7 @@ enum db_fail {
 	DB_RETRY, /* deadlock or lock wait timeout: the statement may be sent again */
 	DB_LOST,  /* the connection is gone (or was abandoned): reconnect */
 	DB_ERROR, /* the statement itself failed; sending it again will not help */
+	DB_BUSY,  /* the server refuses for now (read-only, disk or table full): later */
 };
 
 /* One statement's result. err_no 0: it succeeded; then a result set has

@@ -7,7 +7,8 @@
 #include <stddef.h>
 
 #define WAKE_PREFIX "kyu:"
-#define WAKE_QUEUE_MAX 64
+/* Bytes: the queue column holds 64 characters of utf8mb4, up to 4 bytes each. */
+#define WAKE_QUEUE_MAX 256
 
 /* Parse one datagram. Returns 0 and the queue name (empty: any queue) or
  * -1 when it is not a kyu wake-up. */

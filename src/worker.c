@@ -43,6 +43,9 @@ extern char **environ;
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
+/* A server that refuses writes for now (read-only, disk full) is asked
+ * again this often. */
+#define BUSY_RETRY 1.0
 
 enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP };
 
@@ -79,6 +82,7 @@ struct worker {
 
 	/* Claim pacing. */
 	bool wanted, more, more_sent, cleanup_wanted, reconnect_wanted;
+	bool busy_logged; /* a DB_BUSY spell was logged */
 	uint64_t claims;
 
 	/* Loop watchers. */
@@ -195,6 +199,15 @@ static void reply_failed(struct worker *w, const struct db_reply *r, const char 
 		break;
 	case DB_RETRY:
 		log_notice("%s: gave up after repeated deadlocks: %s", what, r->err);
+		break;
+	case DB_BUSY:
+		/* Once per spell: it repeats every retry until the server takes
+		 * writes again. */
+		if (!w->busy_logged)
+			log_warn("the database refuses writes for now (%s: %s); results wait and are "
+				 "retried every %.0f s",
+				 what, r->err, BUSY_RETRY);
+		w->busy_logged = true;
 		break;
 	case DB_ERROR:
 		log_err("%s failed: %s", what, r->err);
@@ -413,9 +426,14 @@ static void on_claim(void *arg, const struct db_reply *r)
 		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
 	if (cr.got < 0) {
 		reply_failed(w, r, "acquiring jobs");
+		if (r->fail == DB_BUSY)
+			w->flush_after = mono_now() + BUSY_RETRY;
 		send_msg(w, KYU_IDLE, INT64_MAX);
 		return;
 	}
+	if (w->busy_logged)
+		log_notice("the database takes writes again");
+	w->busy_logged = false;
 	w->claims++;
 	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
 		w->cleanup_wanted = true;
@@ -497,8 +515,16 @@ static void on_finish(void *arg, const struct db_reply *r)
 	results_recorded(w, done, rejected);
 	switch (r->fail) {
 	case DB_OK:
+		if (w->busy_logged)
+			log_notice("the database takes writes again");
+		w->busy_logged = false;
+		break;
 	case DB_LOST:
 		reply_failed(w, r, "recording results");
+		break;
+	case DB_BUSY:
+		reply_failed(w, r, "recording results");
+		w->flush_after = mono_now() + BUSY_RETRY;
 		break;
 	case DB_RETRY:
 		/* Deadlocked even after the immediate retries: keep the results

@@ -6,7 +6,7 @@
  *   kyu_notify(queue)                 -> 1 sent, 0 not sent
  *   kyu_notify(queue, 'host:port')
  *
- * The datagram is "kyu:" followed by the queue name (0-64 bytes; empty means
+ * The datagram is "kyu:" followed by the queue name (0-256 bytes; empty means
  * "any queue"). The target is a numeric address: "a.b.c.d:port" or
  * "[v6addr]:port"; without one it is 127.0.0.1:7711, kyud's default listen
  * address.
@@ -47,7 +47,7 @@
 
 #define KYU_NOTIFY_PREFIX "kyu:"
 #define KYU_NOTIFY_PREFIX_LEN (sizeof(KYU_NOTIFY_PREFIX) - 1)
-#define KYU_NOTIFY_QUEUE_MAX 64
+#define KYU_NOTIFY_QUEUE_MAX 256 /* 64 utf8mb4 characters */
 #define KYU_NOTIFY_DEFAULT_PORT 7711
 /* "[" + the longest IPv6 text with a scope id + "]:65535", rounded up. */
 #define KYU_NOTIFY_TARGET_MAX 128
@@ -281,10 +281,10 @@ static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 	if (fd < 0)
 		return 0;
 
-	/* kyud only knows queues of up to 64 bytes without NUL. A longer
-	 * name (64 multibyte characters fit in the column) would be
-	 * ignored, and a truncated one would name another queue: ask for
-	 * "any queue" instead, which still wakes the right daemon. */
+	/* kyud knows queues of up to 256 bytes (64 characters) without NUL.
+	 * A longer name cannot be in the column; a truncated one would name
+	 * another queue: ask for "any queue" instead, which still wakes the
+	 * right daemon. */
 	if (qlen > KYU_NOTIFY_QUEUE_MAX || (qlen && memchr(queue, '\0', qlen)))
 		qlen = 0;
 	if (qlen)

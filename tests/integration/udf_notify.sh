@@ -9,7 +9,9 @@
 #                  $KYUD, $KYU, or under $KYU_SRC/build)
 #   KYU_UDP_RECV   path of kyu_udp_recv (else next to kyu_notify.so)
 #   KYU_SRC        source tree (else two levels above this script)
-#   KYU_TEST_DIR   where to make the scratch directory (else $TMPDIR or /tmp)
+#   KYU_TEST_DIR   the build's tests dir: a scratch directory kept after a
+#                  failure is linked from run/udf_notify/db there, and
+#                  removed by the next run (as tests/lib.sh does)
 # Exit 0 pass, 1 fail, 77 skipped (plugin not built, no mariadbd).
 set -euo pipefail
 
@@ -38,11 +40,18 @@ client=$(command -v mariadb || command -v mysql || true)
 command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || command -v mysqld >/dev/null ||
 	[ -x /usr/sbin/mysqld ] || skip "no mariadbd"
 
-base=${KYU_TEST_DIR:-${TMPDIR:-/tmp}}
-mkdir -p "$base"
-work=$(mktemp -d "$base/$me.XXXXXX")
-# mariadbd's socket path must fit in 108 bytes; deep build dirs don't.
-if [ ${#work} -gt 80 ]; then rmdir "$work"; work=$(mktemp -d "/tmp/kyu-$me.XXXXXX"); fi
+# The scratch directory holds a data directory of about 270 MB: under
+# $TMPDIR, not in the build tree. Its name is one tests/lib.sh's db-start
+# removes, through the link a failed run leaves in $KYU_TEST_DIR.
+link=${KYU_TEST_DIR:+$KYU_TEST_DIR/run/$me/db}
+if [ -n "$link" ] && [ -L "$link" ]; then
+	old=$(readlink "$link")
+	case ${old##*/} in kyu-private-db.*) rm -rf "$old" ;; esac
+	rm -f "$link"
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/kyu-private-db.$me.XXXXXX")
+# mariadbd's socket path must fit in 108 bytes: a long TMPDIR does not do.
+if [ ${#work} -gt 80 ]; then rmdir "$work"; work=$(mktemp -d "/tmp/kyu-private-db.$me.XXXXXX"); fi
 pids=()
 ok=0
 cleanup() {
@@ -52,7 +61,8 @@ cleanup() {
 	if [ "$ok" = 1 ]; then
 		rm -rf "$work"
 	else
-		echo "$me: scratch directory kept: $work" >&2
+		echo "$me: scratch directory kept until the next run: $work" >&2
+		if [ -n "$link" ]; then mkdir -p "${link%/*}" && ln -sfn "$work" "$link"; fi
 		[ -f "$work/db/mysqld.err" ] && tail -n 20 "$work/db/mysqld.err" >&2
 	fi
 }
@@ -175,14 +185,14 @@ say "ok: argument errors are reported by init"
 [ "$(sql -e "SELECT kyu_notify(NULL, '$target')")" = 1 ] || fail "kyu_notify(NULL) did not return 1"
 [ "$(sql -e "SELECT kyu_notify(42, '$target')")" = 1 ] || fail "kyu_notify(42) did not return 1"
 q64=$(printf 'x%.0s' $(seq 1 64))
-long=$(printf '\xc3\xa9%.0s' $(seq 1 40)) # 40 characters, 80 bytes: fits the column, not a datagram
+long=$(printf '\xc3\xa9%.0s' $(seq 1 40)) # 40 characters, 80 bytes: fits the column and a datagram
 [ "$(sql -e "SELECT kyu_notify('$q64', '$target'), kyu_notify('$long', '$target')")" = "1	1" ] ||
 	fail "long queue names"
-expect "payloads: queue, NULL, number, 64 bytes, too long" "kyu:direct
+expect "payloads: queue, NULL, number, 64 bytes, 80 bytes" "kyu:direct
 kyu:
 kyu:42
 kyu:$q64
-kyu:"
+kyu:$(printf '\\xc3\\xa9%.0s' $(seq 1 40))"
 
 # A target that varies per row is parsed per row; a bad one returns 0, no error.
 sql -e "CREATE TABLE t_targets (n INT PRIMARY KEY, t VARCHAR(300));

@@ -47,7 +47,7 @@ static void check_sockets(void)
 int main(void)
 {
 	char q[WAKE_QUEUE_MAX + 1];
-	char long_q[128];
+	char long_q[4 + 300];
 
 	CHECK(wake_parse("kyu:", 4, q, sizeof(q)) == 0);
 	CHECK_STR(q, "");
@@ -61,9 +61,9 @@ int main(void)
 	CHECK(wake_parse("kyu:a\tb", 7, q, sizeof(q)) < 0);
 	CHECK(wake_parse("", 0, q, sizeof(q)) < 0);
 	memcpy(long_q, "kyu:", 4);
-	memset(long_q + 4, 'q', 65);
-	CHECK(wake_parse(long_q, 4 + 65, q, sizeof(q)) < 0);
-	CHECK(wake_parse(long_q, 4 + 64, q, sizeof(q)) == 0);
+	memset(long_q + 4, 'q', 257);
+	CHECK(wake_parse(long_q, 4 + 257, q, sizeof(q)) < 0);
+	CHECK(wake_parse(long_q, 4 + 256, q, sizeof(q)) == 0);
 
 	check_sockets();
 	return check_done("wake");
