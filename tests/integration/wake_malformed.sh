@@ -30,7 +30,7 @@ send_udp 'b""' \
 	'b"kyu:" + b"x" * 60000' \
 	'b"A" * 60000' \
 	'b"kyu:" + b"q" * 300' \
-	'b"kyu:" + b"q" * 65' \
+	'b"kyu:" + b"q" * 257' \
 	'b"kyu:a\x00b"' \
 	'b"kyu:a\r\n"' \
 	'b"kyu:\x1b[31m"' \
@@ -57,7 +57,7 @@ python3 - "$port" <<-'PY'
 	port = int(sys.argv[1])
 	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 	for i in range(10000):
-	    s.sendto(b"kyu:" + b"z" * (65 + i % 200) if i % 2 else b"\xde\xad" * (i % 50), ("127.0.0.1", port))
+	    s.sendto(b"kyu:" + b"z" * (257 + i % 200) if i % 2 else b"\xde\xad" * (i % 50), ("127.0.0.1", port))
 PY
 sleep 1.5
 kill -0 "$KYUD_PID" 2>/dev/null || fail "kyud died during a flood of malformed datagrams"
