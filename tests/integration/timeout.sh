@@ -18,7 +18,12 @@ for _ in $(seq 50); do [ -s "$T_DIR/last.pid" ] && [ -s "$T_DIR/retry.pid" ] && 
 shells="$(cat "$T_DIR/last.pid") $(cat "$T_DIR/retry.pid")"
 pids=$shells
 for p in $shells; do
-	pids="$pids $(pgrep -P "$p" -x sleep)" || fail "no sleep under job shell $p"
+	# The shell writes its pid before it forks the sleep: on a loaded
+	# machine the sleep may take a moment to appear.
+	s=
+	for _ in $(seq 100); do s=$(pgrep -P "$p" -x sleep) && break; sleep 0.1; done
+	[ -n "$s" ] || fail "no sleep under job shell $p"
+	pids="$pids $s"
 done
 
 # 1 s limit + 1 s grace + bookkeeping.
