@@ -69,5 +69,8 @@ echo "5 jobs and 1000 datagrams: $((u3 - u2)) UPDATE statement(s)"
 	fail "5 jobs and 1000 datagrams: $((u3 - u2)) UPDATEs (at most $MAX_CLAIMS claims + 5 results)"
 ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), MAX(started_at)) / 1000) FROM kyu_jobs")
 echo "5 jobs and 1000 datagrams: all started within $ms ms of the first INSERT"
-[ "$ms" -lt 2000 ] || fail "the burst did not start the jobs promptly: last start $ms ms after the first INSERT"
+# The point is that wake-ups, not the 60 s poll, started them: the bound is
+# the poll interval's lower jitter (54 s), not a latency claim, so that a
+# loaded machine passes (latency is the benches' business).
+[ "$ms" -lt 50000 ] || fail "the burst was not started by its wake-ups: last start $ms ms after the first INSERT (poll_interval 60 s)"
 stop_kyud
