@@ -9,7 +9,10 @@ WORKER_DEATHS_OK=1 # the one we kill
 start_kyud kyud.workers=1 kyud.lease=$lease job.max_attempts=3
 # Each start appends a line: the host's time in seconds, the attempt number.
 sql "INSERT INTO kyu_jobs (id, command) VALUES
-     ('victim', 'echo \$(date +%s) \$KYU_ATTEMPT >> $T_DIR/starts; sleep 3')"
+     ('victim', 'echo \$(date +%s) \$KYU_ATTEMPT >> $T_DIR/starts; [ \$KYU_ATTEMPT -ge 2 ] || sleep 10')"
+# Attempt 1 outlives the delays of a loaded machine before the kill (it ran
+# 3 s, and once ended before the test got to kill its worker); attempt 2,
+# after the lease, ends at once.
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim' AND pid IS NOT NULL" running 10
 
 # The row's pid is the job's; its parent is the worker running it.
