@@ -71,7 +71,7 @@ void capture_render(const struct capture *c, struct strbuf *sb)
 		sb_add(sb, c->head, head);
 	if (omitted)
 		sb_add(sb, mark, (size_t)m);
-	if (c->tail_len < c->tail_cap) {
+	if (tail && c->tail_len < c->tail_cap) {
 		sb_add(sb, c->tail + (c->tail_len - tail), tail);
 	} else if (tail) {
 		/* The ring is full: its oldest byte sits at tail_pos; skip the
