@@ -34,6 +34,12 @@ int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg)
 			/* A process that is still in a running job's process group
 			 * belongs to that attempt: keep() says so. Everything else
 			 * outlived its attempt. */
+			pid_t pg = getpgid((pid_t)pid);
+			/* Its whole process group too: a job's shell and what it
+			 * started die at once instead of one generation per sweep.
+			 * Never our own group, which holds us and our caller. */
+			if (pg > 1 && pg != getpgrp())
+				(void)kill(-pg, SIGKILL);
 			if (kill((pid_t)pid, SIGKILL) == 0)
 				killed++;
 		}

@@ -85,7 +85,10 @@ static void drop(struct result_entry *v, int *n, int k)
 		free(v[i].error);
 		sb_free(&v[i].out);
 	}
-	memmove(v, v + k, (size_t)(*n - k) * sizeof(*v));
+	/* An empty list has no array yet: memmove with NULL is undefined even
+	 * for zero bytes. */
+	if (*n > k)
+		memmove(v, v + k, (size_t)(*n - k) * sizeof(*v));
 	*n -= k;
 }
 

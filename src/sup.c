@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -17,6 +18,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "orphans.h"
 #include "proto.h"
 #include "ratelimit.h"
 #include "util.h"
@@ -46,7 +48,7 @@ struct sup {
 	struct child children[MAX_WORKERS];
 	int n_children; /* slots in use: >= cfg.workers after a shrinking reload */
 	ev_signal term_w, int_w, hup_w;
-	ev_timer poll_w, kill_w;
+	ev_timer poll_w, kill_w, sweep_w;
 	ev_io wake_w;
 	int wake_fd;
 	struct rate_limit rl;
@@ -298,6 +300,42 @@ static void on_restart(EV_P_ ev_timer *t, int revents)
 
 static void begin_stop(struct sup *s, bool now);
 
+static bool is_worker(void *arg, pid_t pid)
+{
+	const struct sup *s = arg;
+	for (int i = 0; i < s->n_children; i++)
+		if (s->children[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* The jobs of a worker that died are re-parented here (we are a subreaper)
+ * and nobody renews their leases any more: when the leases run out another
+ * worker runs them again, so they must not still be running then. Kill them
+ * now. A killed job's children that had left its process group arrive a
+ * moment later, hence the repeated sweeps. Returns the number killed. */
+static int sweep_orphans(struct sup *s)
+{
+	int n = orphans_kill(is_worker, s);
+	if (n < 0) {
+		log_err("cannot list my children to stop the jobs of a dead worker: %s",
+			strerror(-n));
+		return 0;
+	}
+	if (n > 0 && !ev_is_active(&s->sweep_w)) {
+		ev_timer_set(&s->sweep_w, 0.02, 0.);
+		ev_timer_start(s->loop, &s->sweep_w);
+	}
+	return n;
+}
+
+static void on_sweep(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	sweep_orphans(t->data);
+}
+
 static void on_child_exit(EV_P_ ev_child *w, int revents)
 {
 	struct child *c = w->data;
@@ -314,6 +352,13 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 	c->pid = 0;
 	c->ready = c->idle = c->wake_inflight = false;
 	describe_wait_status(st, how, sizeof(how));
+	{
+		int killed = sweep_orphans(s);
+		if (killed > 0)
+			log_warn("worker %d (pid %d) left %d job process(es) running: killed them; "
+				 "their jobs run again when their leases expire",
+				 c->index, (int)w->rpid, killed);
+	}
 
 	if (s->stopping || c->retired) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -593,6 +638,14 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	s->poll_w.data = s;
 	ev_init(&s->kill_w, on_kill_deadline);
 	s->kill_w.data = s;
+	ev_init(&s->sweep_w, on_sweep);
+	s->sweep_w.data = s;
+	/* A dead worker's jobs come to us rather than to init, so that
+	 * sweep_orphans can stop them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn("cannot become a child subreaper (%s): jobs of a worker that dies are "
+			 "not stopped before their leases expire",
+			 strerror(errno));
 
 	log_info("starting %d worker(s) x %d slot(s), lease %d s", s->cfg.workers, s->cfg.slots,
 		 s->cfg.lease);
