@@ -5,13 +5,17 @@
 #include "common.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 extern char **environ;
 
@@ -224,7 +228,7 @@ void bench_fill(MYSQL *m, long n, int as_command)
 	free(b.p);
 }
 
-pid_t bench_spawn(const char *cmd)
+pid_t bench_spawn(char *cmd)
 {
 	static char sh[] = "/bin/sh", dash_c[] = "-c", tru[] = "/bin/true";
 	char *argv[4];
@@ -233,7 +237,7 @@ pid_t bench_spawn(const char *cmd)
 	if (cmd != NULL) {
 		argv[0] = sh;
 		argv[1] = dash_c;
-		argv[2] = (char *)cmd;
+		argv[2] = cmd;
 		argv[3] = NULL;
 	} else {
 		argv[0] = tru;
@@ -285,4 +289,148 @@ void bench_report_tail(MYSQL *m, const struct bench_gstatus *a,
 		       span > 0 ? (double)done / span : 0.0);
 	}
 	mysql_free_result(r);
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static struct {
+	pid_t *pids;
+	long n;
+	int ready[2], go[2];
+} team;
+
+static volatile sig_atomic_t timed_out;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	timed_out = 1;
+}
+
+void *bench_shared(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("bench: mmap");
+		exit(1);
+	}
+	memset(p, 0, size);
+	return p;
+}
+
+void bench_spawn_team(long n, void (*fn)(long i, void *arg), void *arg)
+{
+	long i;
+	if (pipe(team.ready) != 0 || pipe(team.go) != 0) {
+		perror("bench: pipe");
+		exit(1);
+	}
+	team.n = n;
+	team.pids = calloc((size_t)n, sizeof *team.pids);
+	if (team.pids == NULL) {
+		fprintf(stderr, "bench: out of memory\n");
+		exit(1);
+	}
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pid_t p = fork();
+		if (p < 0) {
+			perror("bench: fork");
+			exit(1);
+		}
+		if (p == 0) {
+			close(team.ready[0]);
+			close(team.go[1]);
+			fn(i, arg);
+			exit(0);
+		}
+		team.pids[i] = p;
+	}
+	close(team.ready[1]);
+	close(team.go[0]);
+	for (i = 0; i < n; i++) {
+		char c;
+		if (read(team.ready[0], &c, 1) != 1) {
+			fprintf(stderr, "bench: a worker failed to start\n");
+			exit(1);
+		}
+	}
+}
+
+void bench_ready(void)
+{
+	char c;
+	if (write(team.ready[1], "r", 1) != 1 || read(team.go[0], &c, 1) < 0)
+		exit(1);
+}
+
+void bench_go(void)
+{
+	close(team.go[1]);
+}
+
+int bench_wait_team(long timeout)
+{
+	struct sigaction sa;
+	long i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm; /* no SA_RESTART: wait() returns EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	if (timeout > 0)
+		alarm((unsigned)timeout);
+	for (i = 0; i < team.n;) {
+		int status;
+		pid_t p = wait(&status);
+		if (p < 0 && errno == EINTR && timed_out == 1) {
+			/* Stuck (e.g. a lock livelock): stop our own children. */
+			long j;
+			for (j = 0; j < team.n; j++)
+				kill(team.pids[j], SIGKILL);
+			timed_out = 2;
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0) {
+			perror("bench: wait");
+			exit(1);
+		}
+		i++;
+		if (timed_out != 2 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+			fprintf(stderr, "bench: a worker failed\n");
+			exit(1);
+		}
+	}
+	alarm(0);
+	free(team.pids);
+	team.pids = NULL;
+	close(team.ready[0]);
+	return timed_out != 0;
+}
+
+void bench_stats_add(struct bench_stats *tot, const struct bench_stats *s)
+{
+	tot->jobs += s->jobs;
+	tot->claims += s->claims;
+	tot->empty += s->empty;
+	tot->deadlocks += s->deadlocks;
+	tot->lockwaits += s->lockwaits;
+	tot->mismatch += s->mismatch;
+	tot->rejected += s->rejected;
+	tot->failed += s->failed;
+	tot->claim_s += s->claim_s;
+	tot->finish_s += s->finish_s;
+}
+
+void bench_sleep_until(double t)
+{
+	double now = bench_now();
+	struct timespec ts;
+	if (t <= now)
+		return;
+	ts.tv_sec = (time_t)(t - now);
+	ts.tv_nsec = (long)((t - now - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }

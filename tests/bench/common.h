@@ -1,4 +1,12 @@
-/* Shared helpers for the kyu benchmark programs (limit, naive). */
+/* Shared helpers for the kyu benchmark programs (limit, naive, latency).
+ *
+ * Two ways to the database:
+ * - raw Connector/C (bench_connect, bench_try, ...): the harness's own
+ *   statements (filling the table, SHOW GLOBAL STATUS, the final check)
+ *   and the naive poller, whose SQL and session are its own on purpose;
+ * - kyucore's driver (bench_kyu_config, bench_kyu_connect): db.c's blocking
+ *   db_query with kyud's session set-up, for the statements kyud ships
+ *   (src/store.c's builders), so that a bench times what kyud sends. */
 #ifndef KYU_BENCH_COMMON_H
 #define KYU_BENCH_COMMON_H
 
@@ -18,17 +26,29 @@ struct bench_db {
 	const char *database;
 };
 
+/* The long options bench_db_option parses (getopt_long val 1), and their
+ * lines of a usage text. */
+#define BENCH_DB_LONGOPTS                                                                   \
+	{ "socket", required_argument, 0, 1 }, { "host", required_argument, 0, 1 },        \
+	{ "port", required_argument, 0, 1 }, { "database", required_argument, 0, 1 },      \
+	{ "user", required_argument, 0, 1 }, { "password", required_argument, 0, 1 }
+#define BENCH_DB_USAGE                                                        \
+	"  --socket PATH | --host H --port P   server (default $KYU_DB_SOCKET)\n" \
+	"  --database DB --user U --password PW (default kyu/kyu/kyu)\n"
+
 /* Per-process counters, kept in memory shared with the parent. */
 struct bench_stats {
 	unsigned long long jobs;        /* rows claimed (and run) */
 	unsigned long long claims;      /* claim statements that returned rows */
 	unsigned long long empty;       /* claim statements that returned none */
-	unsigned long long deadlocks;   /* ER_LOCK_DEADLOCK, retried */
-	unsigned long long lockwaits;   /* ER_LOCK_WAIT_TIMEOUT, retried */
+	unsigned long long deadlocks;   /* ER_LOCK_DEADLOCK, retried (limit: and lock wait
+					 * timeouts, counted together as kyud does) */
+	unsigned long long lockwaits;   /* ER_LOCK_WAIT_TIMEOUT, retried (naive) */
 	unsigned long long mismatch;    /* SELECT by owner returned != rows marked */
+	unsigned long long rejected;    /* finished rows no longer ours (limit) */
 	unsigned long long failed;      /* spawn failures or non-zero exits */
-	double claim_s;                 /* wall time in claim UPDATE + SELECT */
-	double finish_s;                /* wall time in finish UPDATE */
+	double claim_s;                 /* wall time in claim statements */
+	double finish_s;                /* wall time in finish statements */
 };
 
 /* Global counters from SHOW GLOBAL STATUS. */
@@ -52,7 +72,7 @@ void bench_status(MYSQL *m, struct bench_gstatus *g);
 /* Empties kyu_jobs and inserts n /bin/true jobs (as command when as_command, else argv). */
 void bench_fill(MYSQL *m, long n, int as_command);
 /* Starts /bin/true, or /bin/sh -c cmd when cmd is non-NULL. Returns pid or -1. */
-pid_t bench_spawn(const char *cmd);
+pid_t bench_spawn(char *cmd);
 /* Prints the status-delta part of a result line (per job). */
 void bench_report_deltas(const struct bench_gstatus *a, const struct bench_gstatus *b,
 			 unsigned long long jobs, unsigned long long own_queries);
@@ -74,5 +94,45 @@ struct bench_buf {
 };
 void bench_buf_printf(struct bench_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ---- processes: fork, start together, wait ------------------------------ */
+
+/* Anonymous memory shared with the children forked later, zeroed. */
+void *bench_shared(size_t size);
+/* Forks n children; child i runs fn(i, arg), which must call bench_ready
+ * once it is set up and exit when done (returning from fn exits 0). Returns
+ * when every child is ready; bench_go then lets them all start at once. */
+void bench_spawn_team(long n, void (*fn)(long i, void *arg), void *arg);
+/* In a child: report ready, then wait for bench_go. */
+void bench_ready(void);
+void bench_go(void);
+/* Waits for every child. After timeout seconds (0: none) the children are
+ * killed and 1 is returned; a child that fails otherwise is fatal. */
+int bench_wait_team(long timeout);
+/* Adds the counters of s to tot. */
+void bench_stats_add(struct bench_stats *tot, const struct bench_stats *s);
+/* Sleeps until the monotonic time t (bench_now). */
+void bench_sleep_until(double t);
+
+/* ---- kyucore: the statements kyud ships (common_kyu.c) ------------------ */
+
+struct kyu_config;
+struct db;
+/* Fills cfg through config_parse, as kyud would from a kyu.ini holding
+ * db's [database] settings and the lines kyud for [kyud] (NULL: none):
+ * every other key has kyud's default, and a value kyud would refuse is
+ * refused (fatal). */
+void bench_kyu_config(const struct bench_db *db, const char *kyud, struct kyu_config *cfg);
+/* A blocking connection with kyud's session (db.c: READ COMMITTED,
+ * multi-statements, found rows, its sql_mode and lock wait timeout); each
+ * statement may take up to deadline seconds. Fatal if it cannot connect. */
+struct db *bench_kyu_connect(const struct kyu_config *cfg, double deadline);
+/* Runs sql on it and returns the reply (valid until the next statement).
+ * Its fail is DB_OK, or DB_RETRY after a deadlock or lock wait timeout
+ * that db.c's own retries did not get past (the caller decides what to
+ * send again); any other failure is fatal. */
+const struct db_reply *bench_kyu_query(struct db *db, const char *sql, size_t len);
+/* Prints every result set of a reply, tab-separated. */
+void bench_kyu_print(const struct db_reply *r);
 
 #endif

@@ -13,11 +13,14 @@
  * wake-up is whatever the server does (the trigger) or kyud's poll.
  *
  * With --floor no kyud is involved: right after each INSERT returned, this
- * program claims the row itself, the way kyud does in one round trip (the
- * claim UPDATE and the SELECT of the marked row sent together, READ
- * COMMITTED), and posix_spawns the stamp from the row's argv.  That is
- * INSERT-to-start with no wake-up, no event loop and no bookkeeping: the
- * floor kyud's figures compare with on the same machine in the same run.
+ * program claims the row itself with kyud's own claim of one row
+ * (src/store.c, store_claim_build: mark and select in one round trip, sent
+ * through src/db.c's blocking db_query on a session set up as kyud's, read
+ * with store_claim_read), turns the row into argv and environment as kyud
+ * does (src/jobspec.c) and posix_spawns the stamp.  That is INSERT-to-start
+ * with no wake-up, no event loop and no bookkeeping: the floor kyud's
+ * figures compare with on the same machine in the same run.  (limit.c's
+ * header says why kyucore's driver rather than raw Connector/C.)
  *
  * Also reported, from the table: started_at - created_at on the database
  * clock (INSERT statement start to claim statement; no spawn included).
@@ -45,6 +48,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "db.h"
+#include "jobspec.h"
+#include "store.h"
+#include "util.h"
+
+extern char **environ;
+
 static struct {
 	struct bench_db db;
 	int floor;
@@ -56,9 +67,7 @@ static struct {
 static void usage(FILE *f, int code)
 {
 	fprintf(f,
-		"usage: latency --stamp PATH [options]\n"
-		"  --socket PATH | --host H --port P   server (default $KYU_DB_SOCKET)\n"
-		"  --database DB --user U --password PW (default kyu/kyu/kyu)\n"
+		"usage: latency --stamp PATH [options]\n" BENCH_DB_USAGE
 		"  -n, --jobs N         single-row INSERTs (1000)\n"
 		"  -r, --rate R         INSERTs per second (50)\n"
 		"  -s, --stamp PATH     the stamp program (absolute path)\n"
@@ -175,54 +184,59 @@ static void print_dist(const char *name, double *v, size_t n)
 	       n ? v[n - 1] : 0.0, name, n ? sum / (double)n : 0.0);
 }
 
-/* --floor: claim one due row the way kyud does (mark and select in one
- * round trip), then posix_spawn its argv, which is ["STAMP", SOCK, TAG]. */
-static int floor_run(MYSQL *m, struct bench_buf *sql, long i)
+/* --floor: claim one due row with kyud's claim, then posix_spawn it as
+ * kyud would build it (its argv is ["STAMP", SOCK, TAG]). */
+static int floor_run(struct db *db, const struct kyu_config *cfg, const char *host, long i)
 {
-	static const char *const none[] = { NULL };
-	char *argv[4] = { NULL };
-	MYSQL_RES *res;
-	MYSQL_ROW row;
+	struct jobspec_input in = { .shell = cfg->shell, .direct_exec = cfg->direct_exec,
+				    .base_env = environ };
+	struct jobspec spec;
+	struct strbuf sb = { 0 };
+	struct claim_reply cr;
+	const struct db_reply *r;
+	/* Unique per claim: this process, then the job's number. */
+	uint64_t token = ((uint64_t)(getpid() & 0x3fffff) << 40) | (uint64_t)(i + 1);
+	char err[256];
 	pid_t pid;
 	int rc = -1;
 
-	sql->len = 0;
-	bench_buf_printf(sql,
-			 "UPDATE kyu_jobs SET owner = %ld, lease_until = NOW(6) + INTERVAL 60 SECOND,"
-			 " attempts = attempts + 1, started_at = NOW(6), status = 'running'"
-			 " WHERE due <= NOW(6) ORDER BY due, priority LIMIT 1;"
-			 " SELECT JSON_VALUE(argv, '$[0]'), JSON_VALUE(argv, '$[1]'),"
-			 " JSON_VALUE(argv, '$[2]') FROM kyu_jobs WHERE owner = %ld AND status = 'running'",
-			 i + 1, i + 1);
-	if (mysql_real_query(m, sql->p, (unsigned long)sql->len) != 0 || mysql_next_result(m) != 0 ||
-	    (res = mysql_store_result(m)) == NULL) {
-		fprintf(stderr, "latency: floor claim: %s\n", mysql_error(m));
-		return -1;
-	}
-	row = mysql_fetch_row(res);
-	if (row == NULL || !row[0] || !row[1] || !row[2]) {
-		fprintf(stderr, "latency: floor claim %ld found no row\n", i);
+	do {
+		sb_reset(&sb);
+		store_claim_build(&sb, cfg, token, host, 1, NULL, 0);
+		r = bench_kyu_query(db, sb.buf, sb.len);
+	} while (r->fail == DB_RETRY);
+	sb_free(&sb);
+	store_claim_read(r, 1, 0, token, 0, &cr);
+	if (cr.got != 1 || cr.rows[0].bad) {
+		fprintf(stderr, "latency: floor claim %ld: %s\n", i,
+			cr.got == 1 ? cr.rows[0].bad : "found no row");
 		goto out;
 	}
-	for (int k = 0; k < 3; k++)
-		argv[k] = row[k];
-	if ((rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, (char **)none)) != 0) {
-		fprintf(stderr, "latency: floor spawn %s: %s\n", argv[0], strerror(rc));
-		rc = -1;
+	in.command = cr.rows[0].command;
+	in.argv_json = cr.rows[0].argv_json;
+	in.env_json = cr.rows[0].env_json;
+	in.job_id = cr.rows[0].id;
+	in.queue = cr.rows[0].queue;
+	in.attempt = cr.rows[0].attempts;
+	if (jobspec_build(&in, &spec, err, sizeof err) < 0) {
+		fprintf(stderr, "latency: floor job %ld: %s\n", i, err);
 		goto out;
 	}
-	rc = 0;
+	rc = (spec.use_path ? posix_spawnp : posix_spawn)(&pid, spec.argv[0], NULL, NULL, spec.argv,
+							  spec.envp);
+	if (rc != 0)
+		fprintf(stderr, "latency: floor spawn %s: %s\n", spec.argv[0], strerror(rc));
+	rc = rc ? -1 : 0;
+	jobspec_free(&spec);
 out:
-	mysql_free_result(res);
+	store_claimed_free(cr.rows, cr.got);
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, 0, 1 }, { "host", required_argument, 0, 1 },
-		{ "port", required_argument, 0, 1 }, { "database", required_argument, 0, 1 },
-		{ "user", required_argument, 0, 1 }, { "password", required_argument, 0, 1 },
+		BENCH_DB_LONGOPTS,
 		{ "jobs", required_argument, 0, 'n' }, { "rate", required_argument, 0, 'r' },
 		{ "stamp", required_argument, 0, 's' }, { "listen", required_argument, 0, 'l' },
 		{ "wake", required_argument, 0, 'w' }, { "queue", required_argument, 0, 'q' },
@@ -235,14 +249,16 @@ int main(int argc, char **argv)
 	socklen_t wsalen = 0;
 	struct bench_buf sql = { 0 }, qtext = { 0 };
 	struct run r = { 0 };
-	char defsock[108], wmsg[80];
+	char defsock[108], wmsg[80], host[256];
 	size_t wlen = 0;
 	double *lat, *dbl;
 	size_t nl = 0, nd = 0;
 	int ch, li, ufd, wfd = -1;
 	long i;
 	int64_t t0, next, step, last;
-	MYSQL *m, *fm = NULL;
+	MYSQL *m;
+	struct kyu_config cfg;
+	struct db *fdb = NULL;
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 
@@ -319,12 +335,10 @@ int main(int argc, char **argv)
 	if (opt.floor) {
 		/* Children are never waited for: let the kernel reap them. */
 		signal(SIGCHLD, SIG_IGN);
-		fm = bench_connect(&opt.db);
-		if (mysql_set_server_option(fm, MYSQL_OPTION_MULTI_STATEMENTS_ON) != 0 ||
-		    mysql_query(fm, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0) {
-			fprintf(stderr, "latency: floor session: %s\n", mysql_error(fm));
-			return 1;
-		}
+		bench_kyu_config(&opt.db, NULL, &cfg);
+		fdb = bench_kyu_connect(&cfg, 60);
+		if (gethostname(host, sizeof host) != 0)
+			snprintf(host, sizeof host, "bench");
 	}
 	step = (int64_t)(1e9 / opt.rate);
 	t0 = next = mono_ns();
@@ -346,7 +360,7 @@ int main(int argc, char **argv)
 		    errno != EAGAIN)
 			fprintf(stderr, "latency: wake: %s\n", strerror(errno));
 		b = mono_ns();
-		if (opt.floor && floor_run(fm, &sql, i) < 0)
+		if (opt.floor && floor_run(fdb, &cfg, host, i) < 0)
 			return 1;
 		r.ins_ms[i] = (double)(b - a) / 1e6;
 		/* A steady rate: a slow INSERT does not shift the later ones. */
@@ -383,8 +397,10 @@ int main(int argc, char **argv)
 			dbl[nd++] = strtod(row[0], NULL) / 1e3;
 	mysql_free_result(res);
 	mysql_close(m);
-	if (fm)
-		mysql_close(fm);
+	if (fdb) {
+		db_free(fdb);
+		config_free(&cfg);
+	}
 
 	printf("latency jobs=%ld rate=%.1f wake=%s received=%ld lost=%ld stray=%ld insert_secs=%.3f",
 	       opt.jobs, opt.rate, opt.floor ? "floor" : opt.wake ? "client" : "none", r.received, opt.jobs - r.received,

@@ -1,13 +1,18 @@
 /*
  * limit: the fastest loop that does only what running queued jobs
- * unavoidably needs, against kyu's own table.  Each process repeats:
+ * unavoidably needs, against kyu's own table, with the statements kyud
+ * ships.  Each process repeats:
  *
- *   claim:  one UPDATE that marks up to `batch` due rows with a fresh token
- *           (statement shape selectable, see --shape), then one
- *           SELECT ... WHERE owner = token;
+ *   claim:  kyud's claim (src/store.c, store_claim_build: the UPDATE that
+ *           marks up to `batch` due rows with a fresh token, shape from
+ *           --shape as [kyud] claim, and the SELECT of what it marked, in
+ *           one round trip), read with store_claim_read;
  *   run:    posix_spawn /bin/true (or /bin/sh -c command) for each row,
  *           keeping `inflight` children at once, and reap them all;
- *   finish: one UPDATE ... WHERE seq IN (...) for the whole batch.
+ *   finish: kyud's UPDATE of plain successes for the whole batch
+ *           (store_finish_build), read with store_finish_read; with --ride
+ *           it goes in front of the next claim instead, in the claim's
+ *           round trip, as kyud sends it under load.
  *
  * With --inflight 0 nothing is spawned: that isolates the database part
  * and is how the claim shapes are compared under contention.  With --fill
@@ -15,11 +20,28 @@
  * checked to have been claimed exactly once (attempts = 1).
  *
  * For the scale measurements (tests/bench/run.sh, case scale): --lat keeps
- * the time of every claim (UPDATE + SELECT) and prints percentiles; --rate
- * paces the claims; --delete-batch adds one process that runs kyud's
- * retention delete (the statement of store_cleanup, under the same
- * GET_LOCK) back to back until no expired row is left, and the claimers
- * stop when it is done; --no-verify skips the final whole-table check.
+ * the time of every claim and prints percentiles; --rate paces the claims;
+ * --delete-batch adds one process that runs kyud's retention delete
+ * (store_cleanup_build: GET_LOCK, DELETE ... LIMIT cleanup_batch, release,
+ * one round trip) back to back until no expired row is left, and the
+ * claimers stop when it is done; --no-verify skips the final whole-table
+ * check.
+ *
+ * Sending: kyucore's own driver (src/db.c, blocking db_query), not raw
+ * Connector/C.  What a statement does depends on the session it runs in as
+ * much as on its text: db.c connects with CLIENT_MULTI_STATEMENTS (the claim
+ * is UPDATE; SELECT in one round trip) and CLIENT_FOUND_ROWS (the affected
+ * counts store_claim_read and store_finish_read rely on), sets READ
+ * COMMITTED, kyud's sql_mode, a 3 s lock wait and utf8mb4, and sends a
+ * statement whose first step deadlocked again at once (up to 5 times).  A
+ * raw connection would need copies of all that, which is the drift this
+ * program must not have; and the readers take db.c's struct db_reply
+ * anyway.  What db.c hides costs little here: deadlocks and lock wait
+ * timeouts are counted together (db_deadlocks, as kyud logs them), and a
+ * round trip includes db.c's poll() wake-ups on Connector/C's non-blocking
+ * API, which kyud pays as well.  The harness's own statements (filling the
+ * table, SHOW GLOBAL STATUS, the final check) are not kyud's and stay on
+ * raw Connector/C (common.c).
  *
  * Prints one line of key=value figures.  Never a pass/fail test.
  */
@@ -28,19 +50,20 @@
 #endif
 #include "common.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-enum shape { SHAPE_PLAIN, SHAPE_JOIN, SHAPE_SKIP };
+#include "config.h"
+#include "db.h"
+#include "store.h"
+#include "util.h"
+
 static const char *const shape_names[] = { "plain", "join", "skip_locked" };
 
 struct shared {
@@ -60,71 +83,69 @@ static struct {
 	struct bench_db db;
 	long batch, inflight, procs, jobs, lease, lock_wait, timeout, delete_batch, retention;
 	double time_limit, rate;
-	const char *isolation;
-	enum shape shape;
-	int fill, as_command, explain, capped, lat, no_verify;
+	const char *isolation, *shape;
+	int fill, as_command, explain, capped, lat, no_verify, ride;
 } opt;
 
-static volatile sig_atomic_t timed_out;
-static void on_alarm(int sig)
-{
-	(void)sig;
-	timed_out = 1;
-}
+/* kyud's configuration with this run's lease, shape and retention: what
+ * the store_*_build functions read. */
+static struct kyu_config cfg;
+static char host[256];
 
 static void usage(FILE *f, int code)
 {
 	fprintf(f,
-		"usage: limit [options]\n"
-		"  --socket PATH | --host H --port P   server (default $KYU_DB_SOCKET)\n"
-		"  --database DB --user U --password PW (default kyu/kyu/kyu)\n"
+		"usage: limit [options]\n" BENCH_DB_USAGE
 		"  -b, --batch N        rows per claim (100)\n"
 		"  -k, --inflight N     children running at once per process; 0 = claim and\n"
 		"                       finish only, spawn nothing (4)\n"
 		"  -p, --procs N        claiming processes (1)\n"
 		"  -n, --jobs N         jobs: inserted with --fill, else the most to claim\n"
 		"                       (default: all due rows)\n"
-		"  -s, --shape S        claim statement: plain | join | skip_locked (plain)\n"
+		"  -s, --shape S        claim statement, as [kyud] claim: plain | join |\n"
+		"                       skip_locked (kyud's default)\n"
 		"  -f, --fill           empty kyu_jobs and insert --jobs /bin/true jobs first\n"
 		"  -c, --command        fill as `command` and run it via /bin/sh -c\n"
 		"                       (default: argv, run /bin/true directly)\n"
 		"  -t, --time-limit S   stop claiming after S seconds\n"
-		"      --lease S        lease set by the claim (60)\n"
-		"      --lock-wait S    session innodb_lock_wait_timeout (10)\n"
-		"      --isolation L    rr | rc: session isolation level (server default)\n"
+		"      --ride           send each batch's finish in front of the next claim,\n"
+		"                       in its round trip (default: a round trip of its own)\n"
+		"      --lease S        [kyud] lease of the claim (kyud's default)\n"
+		"      --lock-wait S    session innodb_lock_wait_timeout (kyud's: 3)\n"
+		"      --isolation L    rc | rr | server: session isolation level (rc, kyud's)\n"
 		"      --timeout S      kill the claimers after S seconds and report (120)\n"
-		"      --explain        print the EXPLAIN of the claim statement and exit\n"
+		"      --explain        print the EXPLAIN of the claim statements and exit\n"
 		"      --lat            record every claim's time; print percentiles\n"
 		"      --rate R         at most R claims per second per process (0: flat out)\n"
-		"      --delete-batch N also run kyud's retention DELETE ... LIMIT N back to\n"
-		"                       back until it deletes fewer rows; claimers stop then\n"
-		"      --retention S    retention of that DELETE, seconds (86400)\n"
+		"      --delete-batch N also run kyud's retention delete with [kyud]\n"
+		"                       cleanup_batch = N back to back until it deletes fewer\n"
+		"                       rows; claimers stop then\n"
+		"      --retention S    [kyud] retention of that delete (86400)\n"
 		"      --no-verify      skip the whole-table check at the end (big tables)\n");
 	exit(code);
 }
 
-#define CLAIM_SET                                                                      \
-	"status = 'running', owner = %llu, lease_until = NOW(6) + INTERVAL %ld SECOND," \
-	" attempts = attempts + 1, started_at = NOW(6)"
-
-static void build_claim(struct bench_buf *b, uint64_t token, long n)
+/* A connection with kyud's session, then this run's isolation and lock
+ * wait where they differ from kyud's. */
+static struct db *session(void)
 {
-	b->len = 0;
-	switch (opt.shape) {
-	case SHAPE_PLAIN:
-		bench_buf_printf(b, "UPDATE kyu_jobs SET " CLAIM_SET
-				    " WHERE due <= NOW(6) ORDER BY due, priority LIMIT %ld",
-				 (unsigned long long)token, opt.lease, n);
-		break;
-	case SHAPE_JOIN:
-	case SHAPE_SKIP:
-		bench_buf_printf(b, "UPDATE kyu_jobs JOIN (SELECT seq FROM kyu_jobs"
-				    " WHERE due <= NOW(6) ORDER BY due, priority LIMIT %ld"
-				    " FOR UPDATE%s) t USING (seq) SET " CLAIM_SET,
-				 n, opt.shape == SHAPE_SKIP ? " SKIP LOCKED" : "",
-				 (unsigned long long)token, opt.lease);
-		break;
+	struct db *db = bench_kyu_connect(&cfg, (double)(opt.timeout > 0 ? opt.timeout : 3600));
+	char q[128];
+	const char *iso = NULL;
+
+	if (opt.lock_wait > 0) {
+		snprintf(q, sizeof q, "SET SESSION innodb_lock_wait_timeout = %ld", opt.lock_wait);
+		bench_kyu_query(db, q, strlen(q));
 	}
+	if (strcmp(opt.isolation, "rr") == 0)
+		iso = "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+	else if (strcmp(opt.isolation, "server") == 0)
+		iso = "SET SESSION tx_isolation = @@GLOBAL.tx_isolation";
+	if (iso != NULL && bench_kyu_query(db, iso, strlen(iso))->fail != DB_OK) {
+		fprintf(stderr, "limit: %s: %s\n", iso, db_error(db));
+		exit(1);
+	}
+	return db;
 }
 
 static void reap(long *inflight, struct bench_stats *st)
@@ -140,82 +161,99 @@ static void reap(long *inflight, struct bench_stats *st)
 		st->failed++;
 }
 
-static void session_setup(MYSQL *m)
+/* kyud's retention delete (store_cleanup_build), back to back. */
+static void deleter(struct shared *sh)
 {
-	char q[128];
-	snprintf(q, sizeof q, "SET SESSION innodb_lock_wait_timeout = %ld", opt.lock_wait);
-	bench_must(m, q);
-	if (strcmp(opt.isolation, "rc") == 0)
-		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	else if (strcmp(opt.isolation, "rr") == 0)
-		bench_must(m, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-}
-
-/* kyud's retention delete (src/store.c, store_cleanup), back to back. */
-static void deleter(struct shared *sh, int ready_fd, int go_fd)
-{
-	struct bench_buf del = { 0 };
-	MYSQL *m = bench_connect(&opt.db);
-	static const char lock[] = "SELECT GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0)";
-	static const char unlock[] = "DO RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE()))";
+	struct db *db = session();
+	struct strbuf sb = { 0 };
 	double t0, t, ms;
-	char c;
 
-	session_setup(m);
-	bench_buf_printf(&del,
-			 "DELETE FROM kyu_jobs WHERE status IN ('succeeded', 'failed', 'cancelled') "
-			 "AND updated_at < NOW(6) - INTERVAL %ld SECOND LIMIT %ld",
-			 opt.retention, opt.delete_batch);
-	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) < 0)
-		exit(1);
+	bench_ready();
 	t0 = bench_now();
 	for (;;) {
-		unsigned long long n;
+		const struct db_reply *r;
+		int64_t n;
 		t = bench_now();
-		bench_must(m, lock);
-		while (bench_try(m, del.p, del.len, NULL) != 0)
-			;
-		n = mysql_affected_rows(m);
-		bench_must(m, unlock);
+		do {
+			sb_reset(&sb);
+			store_cleanup_build(&sb, &cfg);
+			r = bench_kyu_query(db, sb.buf, sb.len);
+		} while (r->fail == DB_RETRY);
+		if ((n = store_cleanup_read(r)) < 0) {
+			fprintf(stderr, "limit: retention delete: unexpected reply\n");
+			exit(1);
+		}
 		ms = (bench_now() - t) * 1000;
-		sh->del_rows += n;
+		sh->del_rows += (unsigned long long)n;
 		sh->del_stmts++;
 		if (ms > sh->del_max_ms)
 			sh->del_max_ms = ms;
-		if (n < (unsigned long long)opt.delete_batch)
+		if (n < cfg.cleanup_batch)
 			break;
 	}
 	sh->del_secs = bench_now() - t0;
 	__atomic_store_n(&sh->delete_done, 1, __ATOMIC_SEQ_CST);
-	mysql_close(m);
-	exit(0);
+	sb_free(&sb);
+	db_free(db);
 }
 
-static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
+/* Records the plain successes fin[0..n) in their own round trip(s). */
+static void finish(struct db *db, const struct finish *fin, int n, struct bench_stats *st)
 {
+	struct strbuf sb = { 0 };
+	double t = bench_now();
+
+	while (n > 0) {
+		const struct db_reply *r;
+		int stmts, count, done, rejected;
+		sb_reset(&sb);
+		count = store_finish_build(&sb, &cfg, fin, n, db_max_statement(db), &stmts);
+		r = bench_kyu_query(db, sb.buf, sb.len);
+		st->deadlocks = db_deadlocks(db);
+		store_finish_read(r, fin, count, &done, &rejected);
+		if (done == 0 && r->fail == DB_OK) {
+			fprintf(stderr, "limit: finish: unexpected reply\n");
+			exit(1);
+		}
+		st->rejected += (unsigned long long)rejected;
+		fin += done;
+		n -= done;
+	}
+	st->finish_s += bench_now() - t;
+	sb_free(&sb);
+}
+
+static void worker(struct shared *sh, long idx)
+{
+	static char tru[] = "true";
 	struct bench_stats *st = &sh->st[idx];
-	struct bench_buf sql = { 0 }, fin = { 0 };
-	MYSQL *m = bench_connect(&opt.db);
-	char q[128], c;
+	struct db *db = session();
+	struct strbuf sql = { 0 };
+	struct finish *fin = calloc((size_t)opt.batch, sizeof *fin);
+	int n_fin = 0; /* plain successes not recorded yet (--ride) */
 	uint64_t token;
 	double deadline = 0, next = 0;
 
-	session_setup(m);
-	/* Unique per claim: pid in the high bits, a counter in the low ones. */
+	if (fin == NULL) {
+		fprintf(stderr, "limit: out of memory\n");
+		exit(1);
+	}
+	/* Unique per claim: pid in the high bits, a counter in the low ones
+	 * (below 2^63, like kyud's). */
 	token = ((uint64_t)(getpid() & 0x3fffff) << 40) |
 		((uint64_t)((unsigned)(bench_now() * 1000) & 0xff) << 32);
-	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) < 0)
-		exit(1);
+	bench_ready();
 	if (opt.time_limit > 0)
 		deadline = bench_now() + opt.time_limit;
 	next = bench_now();
 
 	for (;;) {
-		long n = opt.batch, got, inflight = 0;
-		MYSQL_RES *res;
-		MYSQL_ROW row;
+		long n = opt.batch, inflight = 0, selected = 0;
+		const struct db_reply *r;
+		const struct db_result *sel;
+		struct claim_reply cr;
 		double t;
-		int first = 1;
+		int fin_stmts;
 
 		if (deadline > 0 && bench_now() >= deadline)
 			break;
@@ -225,14 +263,10 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 			/* Paced: one claim per 1/rate s; a late claim does not
 			 * cause a burst of catch-up claims. */
 			double now = bench_now();
-			if (next > now) {
-				struct timespec ts;
-				ts.tv_sec = (time_t)(next - now);
-				ts.tv_nsec = (long)((next - now - (double)ts.tv_sec) * 1e9);
-				nanosleep(&ts, NULL);
-			} else if (now - next > 1.0 / opt.rate) {
+			if (next > now)
+				bench_sleep_until(next);
+			else if (now - next > 1.0 / opt.rate)
 				next = now;
-			}
 			next += 1.0 / opt.rate;
 		}
 		if (opt.capped) {
@@ -243,73 +277,119 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 				n = before;
 		}
 		token++;
-		build_claim(&sql, token, n);
 		t = bench_now();
-		while (bench_try(m, sql.p, sql.len, st) != 0)
-			;
-		got = (long)mysql_affected_rows(m);
-		if (opt.capped && got < n)
-			__atomic_fetch_add(&sh->remaining, n - got, __ATOMIC_SEQ_CST);
-		if (got == 0) {
-			st->empty++;
-			st->claim_s += bench_now() - t;
-			break;
-		}
-		snprintf(q, sizeof q, "SELECT seq, command FROM kyu_jobs WHERE owner = %llu",
-			 (unsigned long long)token);
-		while (mysql_query(m, q) != 0 || (res = mysql_store_result(m)) == NULL) {
-			unsigned e = mysql_errno(m);
-			if (e != BENCH_ER_LOCK_DEADLOCK && e != BENCH_ER_LOCK_WAIT_TIMEOUT) {
-				fprintf(stderr, "limit: select: %s\n", mysql_error(m));
-				exit(1);
+		for (;;) {
+			sb_reset(&sql);
+			store_claim_build(&sql, &cfg, token, host, (int)n, fin, n_fin);
+			r = bench_kyu_query(db, sql.buf, sql.len);
+			st->deadlocks = db_deadlocks(db);
+			fin_stmts = n_fin > 0;
+			store_claim_read(r, (int)n, n_fin, token, t, &cr);
+			if (cr.fin_done) {
+				st->rejected += (unsigned long long)cr.fin_rejected;
+				n_fin = 0;
 			}
+			if (r->fail == DB_OK)
+				break;
+			store_claimed_free(cr.rows, cr.got);
 		}
+		if (cr.got < 0) {
+			fprintf(stderr, "limit: claim: unexpected reply\n");
+			exit(1);
+		}
+		/* Every row the SELECT found against what the UPDATE marked. */
+		sel = &r->r[fin_stmts + 1];
+		for (size_t i = 0; i < sel->n_rows; i++)
+			selected += db_cell(sel, i, 0) != NULL;
+		if ((uint64_t)selected != r->r[fin_stmts].affected)
+			st->mismatch++;
+		if (opt.capped && cr.got < n)
+			__atomic_fetch_add(&sh->remaining, n - cr.got, __ATOMIC_SEQ_CST);
 		t = bench_now() - t;
 		st->claim_s += t;
+		if (cr.got == 0) {
+			st->empty++;
+			store_claimed_free(cr.rows, cr.got);
+			break;
+		}
 		st->claims++;
 		if (lat != NULL) {
 			long k = __atomic_fetch_add(&sh->nlat, 1, __ATOMIC_SEQ_CST);
 			if (k < lat_cap)
 				lat[k] = t * 1000;
 		}
-		if ((long)mysql_num_rows(res) != got)
-			st->mismatch++;
 
-		fin.len = 0;
-		bench_buf_printf(&fin, "UPDATE kyu_jobs SET status = 'succeeded', exit_code = 0,"
-				       " finished_at = NOW(6) WHERE seq IN (");
-		while ((row = mysql_fetch_row(res)) != NULL) {
-			bench_buf_printf(&fin, "%s%s", first ? "" : ",", row[0]);
-			first = 0;
+		for (int i = 0; i < cr.got; i++) {
+			struct claimed *c = &cr.rows[i];
+			pid_t pid = 0;
 			st->jobs++;
-			if (opt.inflight <= 0)
-				continue;
-			while (inflight >= opt.inflight)
-				reap(&inflight, st);
-			if (bench_spawn(opt.as_command ? (row[1] ? row[1] : "true") : NULL) < 0)
-				st->failed++;
-			else
-				inflight++;
+			if (opt.inflight > 0) {
+				while (inflight >= opt.inflight)
+					reap(&inflight, st);
+				pid = bench_spawn(opt.as_command ? (c->command ? c->command : tru) : NULL);
+				if (pid < 0) {
+					st->failed++;
+					pid = 0;
+				} else {
+					inflight++;
+				}
+			}
+			/* Recorded as succeeded whatever the child did (failed
+			 * counts it): a plain success, one UPDATE per batch. */
+			fin[i] = (struct finish){ .seq = c->seq, .token = c->token, .pid = (int)pid,
+						  .outcome = OUT_SUCCEEDED, .exit_code = 0 };
 		}
 		while (inflight > 0)
 			reap(&inflight, st);
-		mysql_free_result(res);
-		bench_buf_printf(&fin, ") AND owner = %llu", (unsigned long long)token);
-		t = bench_now();
-		while (bench_try(m, fin.p, fin.len, st) != 0)
-			;
-		st->finish_s += bench_now() - t;
+		n_fin = cr.got;
+		store_claimed_free(cr.rows, cr.got);
+		if (!opt.ride) {
+			finish(db, fin, n_fin, st);
+			n_fin = 0;
+		}
 	}
-	mysql_close(m);
-	exit(0);
+	/* With --ride, the last batch's results had no claim to ride on. */
+	finish(db, fin, n_fin, st);
+	free(fin);
+	sb_free(&sql);
+	db_free(db);
+}
+
+static void child(long i, void *arg)
+{
+	if (i == opt.procs)
+		deleter(arg);
+	else
+		worker(arg, i);
+}
+
+/* EXPLAIN of every statement of the claim. */
+static void explain(void)
+{
+	struct db *db = session();
+	struct strbuf c = { 0 }, e = { 0 };
+	const char *p, *semi;
+
+	store_claim_build(&c, &cfg, 1, host, (int)opt.batch, NULL, 0);
+	/* The statements are separated by "; " (no string in the text has
+	 * one: the host is this machine's name, checked in main). */
+	for (p = c.buf; (semi = strstr(p, "; ")) != NULL; p = semi + 2) {
+		sb_adds(&e, "EXPLAIN ");
+		sb_add(&e, p, (size_t)(semi - p));
+		sb_adds(&e, "; ");
+	}
+	sb_adds(&e, "EXPLAIN ");
+	sb_adds(&e, p);
+	bench_kyu_print(bench_kyu_query(db, e.buf, e.len));
+	sb_free(&c);
+	sb_free(&e);
+	db_free(db);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, 0, 1 }, { "host", required_argument, 0, 1 },
-		{ "port", required_argument, 0, 1 }, { "database", required_argument, 0, 1 },
-		{ "user", required_argument, 0, 1 }, { "password", required_argument, 0, 1 },
+		BENCH_DB_LONGOPTS,
 		{ "batch", required_argument, 0, 'b' }, { "inflight", required_argument, 0, 'k' },
 		{ "procs", required_argument, 0, 'p' }, { "jobs", required_argument, 0, 'n' },
 		{ "shape", required_argument, 0, 's' }, { "fill", no_argument, 0, 'f' },
@@ -319,28 +399,25 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, 0, 6 }, { "help", no_argument, 0, 'h' },
 		{ "lat", no_argument, 0, 7 }, { "rate", required_argument, 0, 8 },
 		{ "delete-batch", required_argument, 0, 9 }, { "retention", required_argument, 0, 10 },
-		{ "no-verify", no_argument, 0, 11 },
+		{ "no-verify", no_argument, 0, 11 }, { "ride", no_argument, 0, 12 },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_gstatus g0, g1;
 	struct bench_stats tot = { 0 };
+	struct bench_buf kyud = { 0 };
 	struct shared *sh;
-	pid_t *pids;
 	MYSQL *m;
-	int ch, li, ready[2], go[2];
-	long i, nchild;
+	int ch, li, timed_out;
+	long i;
 	double t0, t1, secs;
-	size_t shsize;
 
 	bench_db_defaults(&opt.db);
 	opt.batch = 100;
 	opt.inflight = 4;
 	opt.procs = 1;
 	opt.jobs = -1;
-	opt.lease = 60;
-	opt.lock_wait = 10;
 	opt.timeout = 120;
-	opt.isolation = "default";
+	opt.isolation = "rc";
 	opt.retention = 86400;
 	while ((ch = getopt_long(argc, argv, "b:k:p:n:s:fct:h", lo, &li)) != -1) {
 		switch (ch) {
@@ -355,6 +432,7 @@ int main(int argc, char **argv)
 		case 9: opt.delete_batch = atol(optarg); break;
 		case 10: opt.retention = atol(optarg); break;
 		case 11: opt.no_verify = 1; break;
+		case 12: opt.ride = 1; break;
 		case 'b': opt.batch = atol(optarg); break;
 		case 'k': opt.inflight = atol(optarg); break;
 		case 'p': opt.procs = atol(optarg); break;
@@ -362,61 +440,42 @@ int main(int argc, char **argv)
 		case 'f': opt.fill = 1; break;
 		case 'c': opt.as_command = 1; break;
 		case 't': opt.time_limit = atof(optarg); break;
-		case 's':
-			if (strcmp(optarg, "plain") == 0)
-				opt.shape = SHAPE_PLAIN;
-			else if (strcmp(optarg, "join") == 0)
-				opt.shape = SHAPE_JOIN;
-			else if (strcmp(optarg, "skip_locked") == 0 || strcmp(optarg, "skip") == 0)
-				opt.shape = SHAPE_SKIP;
-			else
-				usage(stderr, 2);
-			break;
+		case 's': opt.shape = strcmp(optarg, "skip") == 0 ? "skip_locked" : optarg; break;
 		case 'h': usage(stdout, 0); break;
 		default: usage(stderr, 2);
 		}
 	}
-	if (optind != argc || opt.batch < 1 || opt.procs < 1 || opt.procs > 256 ||
-	    opt.inflight < 0 || (opt.fill && opt.jobs < 0) || opt.rate < 0 ||
-	    opt.delete_batch < 0 || opt.retention < 0 ||
-	    (strcmp(opt.isolation, "default") != 0 && strcmp(opt.isolation, "rr") != 0 &&
-	     strcmp(opt.isolation, "rc") != 0))
+	if (optind != argc || opt.batch < 1 || opt.batch > INT32_MAX || opt.procs < 1 ||
+	    opt.procs > 256 || opt.inflight < 0 || (opt.fill && opt.jobs < 0) || opt.rate < 0 ||
+	    opt.delete_batch < 0 || opt.retention < 0 || opt.lease < 0 || opt.lock_wait < 0 ||
+	    (strcmp(opt.isolation, "rc") != 0 && strcmp(opt.isolation, "rr") != 0 &&
+	     strcmp(opt.isolation, "server") != 0))
 		usage(stderr, 2);
+
+	/* What kyud would run with these [kyud] keys; a value it would
+	 * refuse is refused here too. */
+	if (opt.shape != NULL)
+		bench_buf_printf(&kyud, "claim = %s\n", opt.shape);
+	if (opt.lease > 0)
+		bench_buf_printf(&kyud, "lease = %ld\n", opt.lease);
+	bench_buf_printf(&kyud, "retention = %ld\n", opt.retention);
+	if (opt.delete_batch > 0)
+		bench_buf_printf(&kyud, "cleanup_batch = %ld\n", opt.delete_batch);
+	bench_kyu_config(&opt.db, kyud.p, &cfg);
+	free(kyud.p);
+	if (gethostname(host, sizeof host) != 0 || strstr(host, "; ") != NULL)
+		snprintf(host, sizeof host, "bench");
 
 	m = bench_connect(&opt.db);
 	if (opt.fill)
 		bench_fill(m, opt.jobs, opt.as_command);
 	if (opt.explain) {
-		struct bench_buf b = { 0 };
-		MYSQL_RES *r;
-		MYSQL_ROW row;
-		unsigned nf, f;
-		struct bench_buf c = { 0 };
-		build_claim(&c, 1, opt.batch);
-		bench_buf_printf(&b, "EXPLAIN %s", c.p);
-		free(c.p);
-		if (mysql_query(m, b.p) != 0 || (r = mysql_store_result(m)) == NULL) {
-			fprintf(stderr, "limit: explain: %s\n", mysql_error(m));
-			return 1;
-		}
-		nf = mysql_num_fields(r);
-		while ((row = mysql_fetch_row(r)) != NULL) {
-			for (f = 0; f < nf; f++)
-				printf("%s%s", f ? "\t" : "", row[f] ? row[f] : "NULL");
-			printf("\n");
-		}
-		mysql_free_result(r);
-		free(b.p);
+		explain();
+		mysql_close(m);
 		return 0;
 	}
 
-	shsize = sizeof *sh + (size_t)opt.procs * sizeof sh->st[0];
-	sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		perror("limit: mmap");
-		return 1;
-	}
-	memset(sh, 0, shsize);
+	sh = bench_shared(sizeof *sh + (size_t)opt.procs * sizeof sh->st[0]);
 	if (opt.lat) {
 		/* Every claim takes at least one row; without a cap, room for
 		 * far more claims than a run makes (pages are touched as used). */
@@ -430,94 +489,27 @@ int main(int argc, char **argv)
 	}
 	opt.capped = opt.jobs >= 0;
 	sh->remaining = opt.jobs;
-	if (pipe(ready) != 0 || pipe(go) != 0) {
-		perror("limit: pipe");
-		return 1;
-	}
-	fflush(stdout);
-	nchild = opt.procs + (opt.delete_batch > 0);
-	pids = calloc((size_t)nchild, sizeof *pids);
-	for (i = 0; i < nchild; i++) {
-		pid_t p = fork();
-		if (p < 0) {
-			perror("limit: fork");
-			return 1;
-		}
-		pids[i] = p;
-		if (p == 0) {
-			close(ready[0]);
-			close(go[1]);
-			if (i == opt.procs)
-				deleter(sh, ready[1], go[0]);
-			worker(sh, (int)i, ready[1], go[0]);
-		}
-	}
-	close(ready[1]);
-	close(go[0]);
-	for (i = 0; i < nchild; i++) {
-		char c;
-		if (read(ready[0], &c, 1) != 1) {
-			fprintf(stderr, "limit: a worker failed to start\n");
-			return 1;
-		}
-	}
+	bench_spawn_team(opt.procs + (opt.delete_batch > 0), child, sh);
 	bench_status(m, &g0);
-	{
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_alarm; /* no SA_RESTART: wait() returns EINTR */
-		sigaction(SIGALRM, &sa, NULL);
-	}
 	t0 = bench_now();
-	close(go[1]);
-	if (opt.timeout > 0)
-		alarm((unsigned)opt.timeout);
-	for (i = 0; i < nchild;) {
-		int status;
-		pid_t p = wait(&status);
-		if (p < 0 && errno == EINTR && timed_out) {
-			/* Stuck (e.g. a lock livelock): stop our own claimers. */
-			long j;
-			for (j = 0; j < nchild; j++)
-				kill(pids[j], SIGKILL);
-			timed_out = 2;
-			continue;
-		}
-		if (p < 0) {
-			perror("limit: wait");
-			return 1;
-		}
-		i++;
-		if (timed_out != 2 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-			fprintf(stderr, "limit: a worker failed\n");
-			return 1;
-		}
-	}
-	alarm(0);
+	bench_go();
+	timed_out = bench_wait_team(opt.timeout);
 	t1 = bench_now();
 	bench_status(m, &g1);
 	secs = t1 - t0;
 
-	for (i = 0; i < opt.procs; i++) {
-		struct bench_stats *s = &sh->st[i];
-		tot.jobs += s->jobs;
-		tot.claims += s->claims;
-		tot.empty += s->empty;
-		tot.deadlocks += s->deadlocks;
-		tot.lockwaits += s->lockwaits;
-		tot.mismatch += s->mismatch;
-		tot.failed += s->failed;
-		tot.claim_s += s->claim_s;
-		tot.finish_s += s->finish_s;
-	}
-	printf("limit shape=%s isolation=%s timeout=%d procs=%ld batch=%ld inflight=%ld mode=%s jobs=%llu secs=%.3f"
-	       " jobs_per_s=%.0f claims=%llu empty_claims=%llu deadlocks=%llu lockwaits=%llu"
-	       " mismatch=%llu failed=%llu claim_ms=%.3f finish_ms=%.3f",
-	       shape_names[opt.shape], opt.isolation, timed_out ? 1 : 0, opt.procs, opt.batch, opt.inflight,
-	       opt.as_command ? "command" : "argv", tot.jobs, secs,
+	for (i = 0; i < opt.procs; i++)
+		bench_stats_add(&tot, &sh->st[i]);
+	/* deadlocks: deadlocks and lock wait timeouts retried, as db.c counts
+	 * them (db_deadlocks). */
+	printf("limit shape=%s isolation=%s ride=%d timeout=%d procs=%ld batch=%ld inflight=%ld mode=%s"
+	       " jobs=%llu secs=%.3f jobs_per_s=%.0f claims=%llu empty_claims=%llu deadlocks=%llu"
+	       " mismatch=%llu rejected=%llu failed=%llu claim_ms=%.3f finish_ms=%.3f",
+	       shape_names[cfg.claim], opt.isolation, opt.ride, timed_out, opt.procs, opt.batch,
+	       opt.inflight, opt.as_command ? "command" : "argv", tot.jobs, secs,
 	       secs > 0 ? (double)tot.jobs / secs : 0.0, tot.claims, tot.empty, tot.deadlocks,
-	       tot.lockwaits, tot.mismatch, tot.failed,
-	       tot.claims ? tot.claim_s * 1000 / (double)(tot.claims + tot.empty) : 0.0,
+	       tot.mismatch, tot.rejected, tot.failed,
+	       tot.claims + tot.empty ? tot.claim_s * 1000 / (double)(tot.claims + tot.empty) : 0.0,
 	       tot.claims ? tot.finish_s * 1000 / (double)tot.claims : 0.0);
 	if (lat != NULL) {
 		long n = sh->nlat < lat_cap ? sh->nlat : lat_cap;
@@ -537,5 +529,6 @@ int main(int argc, char **argv)
 		bench_report_tail(m, &g0, &g1, tot.jobs, 1);
 	printf("\n");
 	mysql_close(m);
+	config_free(&cfg);
 	return 0;
 }

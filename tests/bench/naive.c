@@ -11,7 +11,11 @@
  *   UPDATE kyu_jobs SET status = 'succeeded', ... WHERE seq = ?;
  *
  * A deadlock or lock wait timeout rolls the transaction back and is retried
- * (and counted).  Prints one line of key=value figures.
+ * (and counted).  Its SQL, and its session (raw Connector/C, the server's
+ * default isolation level), are its own on purpose: it is not kyud.  What
+ * it shares with limit (connecting, filling the table, starting the
+ * processes together, the counters) is in common.c.  Prints one line of
+ * key=value figures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,9 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 struct shared {
 	long remaining;
@@ -41,9 +43,7 @@ static struct {
 static void usage(FILE *f, int code)
 {
 	fprintf(f,
-		"usage: naive [options]\n"
-		"  --socket PATH | --host H --port P   server (default $KYU_DB_SOCKET)\n"
-		"  --database DB --user U --password PW (default kyu/kyu/kyu)\n"
+		"usage: naive [options]\n" BENCH_DB_USAGE
 		"  -p, --procs N        polling processes (1)\n"
 		"  -n, --jobs N         jobs: inserted with --fill, else the most to run\n"
 		"  -f, --fill           empty kyu_jobs and insert --jobs /bin/true jobs first\n"
@@ -92,16 +92,16 @@ retry:
 	return -1;
 }
 
-static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
+static void worker(long idx, void *arg)
 {
+	static char tru[] = "true";
+	struct shared *sh = arg;
 	struct bench_stats *st = &sh->st[idx];
 	MYSQL *m = bench_connect(&opt.db);
 	double deadline = 0;
-	char c;
 
 	bench_must(m, "SET SESSION innodb_lock_wait_timeout = 10");
-	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &c, 1) < 0)
-		exit(1);
+	bench_ready();
 	if (opt.time_limit > 0)
 		deadline = bench_now() + opt.time_limit;
 	for (;;) {
@@ -125,7 +125,7 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 		}
 		st->claims++;
 		st->jobs++;
-		pid = bench_spawn(opt.as_command ? (cmd ? cmd : "true") : NULL);
+		pid = bench_spawn(opt.as_command ? (cmd ? cmd : tru) : NULL);
 		free(cmd);
 		if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
 			code = WEXITSTATUS(status);
@@ -140,15 +140,12 @@ static void worker(struct shared *sh, int idx, int ready_fd, int go_fd)
 		st->finish_s += bench_now() - t;
 	}
 	mysql_close(m);
-	exit(0);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, 0, 1 }, { "host", required_argument, 0, 1 },
-		{ "port", required_argument, 0, 1 }, { "database", required_argument, 0, 1 },
-		{ "user", required_argument, 0, 1 }, { "password", required_argument, 0, 1 },
+		BENCH_DB_LONGOPTS,
 		{ "procs", required_argument, 0, 'p' }, { "jobs", required_argument, 0, 'n' },
 		{ "fill", no_argument, 0, 'f' }, { "command", no_argument, 0, 'c' },
 		{ "time-limit", required_argument, 0, 't' }, { "help", no_argument, 0, 'h' },
@@ -158,10 +155,9 @@ int main(int argc, char **argv)
 	struct bench_stats tot = { 0 };
 	struct shared *sh;
 	MYSQL *m;
-	int ch, li, ready[2], go[2];
+	int ch, li;
 	long i;
 	double t0, secs;
-	size_t shsize;
 
 	bench_db_defaults(&opt.db);
 	opt.procs = 1;
@@ -184,63 +180,18 @@ int main(int argc, char **argv)
 	m = bench_connect(&opt.db);
 	if (opt.fill)
 		bench_fill(m, opt.jobs, opt.as_command);
-	shsize = sizeof *sh + (size_t)opt.procs * sizeof sh->st[0];
-	sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED) {
-		perror("naive: mmap");
-		return 1;
-	}
-	memset(sh, 0, shsize);
+	sh = bench_shared(sizeof *sh + (size_t)opt.procs * sizeof sh->st[0]);
 	opt.capped = opt.jobs >= 0;
 	sh->remaining = opt.jobs;
-	if (pipe(ready) != 0 || pipe(go) != 0) {
-		perror("naive: pipe");
-		return 1;
-	}
-	fflush(stdout);
-	for (i = 0; i < opt.procs; i++) {
-		pid_t p = fork();
-		if (p < 0) {
-			perror("naive: fork");
-			return 1;
-		}
-		if (p == 0) {
-			close(ready[0]);
-			close(go[1]);
-			worker(sh, (int)i, ready[1], go[0]);
-		}
-	}
-	close(ready[1]);
-	close(go[0]);
-	for (i = 0; i < opt.procs; i++) {
-		char c;
-		if (read(ready[0], &c, 1) != 1) {
-			fprintf(stderr, "naive: a worker failed to start\n");
-			return 1;
-		}
-	}
+	bench_spawn_team(opt.procs, worker, sh);
 	bench_status(m, &g0);
 	t0 = bench_now();
-	close(go[1]);
-	for (i = 0; i < opt.procs; i++) {
-		int status;
-		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			fprintf(stderr, "naive: a worker failed\n");
-			return 1;
-		}
-	}
+	bench_go();
+	bench_wait_team(0);
 	secs = bench_now() - t0;
 	bench_status(m, &g1);
-	for (i = 0; i < opt.procs; i++) {
-		struct bench_stats *s = &sh->st[i];
-		tot.jobs += s->jobs;
-		tot.claims += s->claims;
-		tot.deadlocks += s->deadlocks;
-		tot.lockwaits += s->lockwaits;
-		tot.failed += s->failed;
-		tot.claim_s += s->claim_s;
-		tot.finish_s += s->finish_s;
-	}
+	for (i = 0; i < opt.procs; i++)
+		bench_stats_add(&tot, &sh->st[i]);
 	printf("naive procs=%ld mode=%s jobs=%llu secs=%.3f jobs_per_s=%.0f deadlocks=%llu"
 	       " lockwaits=%llu failed=%llu claim_ms=%.3f finish_ms=%.3f",
 	       opt.procs, opt.as_command ? "command" : "argv", tot.jobs, secs,

@@ -153,17 +153,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- bench programs: from the build, else compiled here -----------------------
+# --- bench programs: from the build, else built here -----------------------------
+# limit and latency link kyucore (the statements kyud ships), so they are
+# built by CMake, in a private build directory when BUILD_DIR has none.
 bin=$BUILD_DIR/tests/bench
 if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ] || [ ! -x "$bin/latency" ] || [ ! -x "$bin/stamp" ]; then
-	bin=$tmp/bin
-	mkdir -p "$bin"
-	note "bench programs not built in $BUILD_DIR; compiling them into $bin"
-	for p in limit naive latency; do
-		${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror $(pkg-config --cflags libmariadb) \
-			-o "$bin/$p" "$here/$p.c" "$here/common.c" $(pkg-config --libs libmariadb)
-	done
-	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -o "$bin/stamp" "$here/stamp.c"
+	note "bench programs not built in $BUILD_DIR; building them in $tmp/build"
+	{ cmake -S "$root" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release &&
+		cmake --build "$tmp/build" -j "$(nproc)" \
+			--target bench_limit bench_naive bench_latency bench_stamp; } >"$tmp/build.log" 2>&1 ||
+		{ note "building the bench programs failed:"; tail -n 20 "$tmp/build.log" >&2; exit 1; }
+	bin=$tmp/build/tests/bench
 fi
 bin=$(cd "$bin" && pwd) # the stamp program's path goes into jobs' argv
 
@@ -247,7 +247,7 @@ echo "kyu bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr),
 
 # --- claim statement shapes under contention (no spawning) --------------------
 if has_case claims; then
-	echo "claim shapes: each process loops claim (UPDATE + SELECT) and finish (UPDATE ... IN) without spawning"
+	echo "claim shapes: each process loops kyud's claim (UPDATE + SELECT, one round trip) and finish (UPDATE ... IN) without spawning"
 	for rep in $(seq 1 "$REPEAT"); do
 		for iso in $CLAIM_ISOLATION; do
 			for b in $CLAIM_BATCHES; do
