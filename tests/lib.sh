@@ -18,6 +18,12 @@
 # $KYU_TEST_DIR/run/<name> ($T_DIR) and its own kyud, so tests run in
 # parallel. The directory and database are kept when a test fails.
 #
+# The shared server's data directory (about 270 MB) is made by mktemp -d
+# under ${TMPDIR:-/tmp}, outside the source and build trees, and removed by
+# db-stop; when a test failed it is kept (stopped) until the next db-start
+# in the same build dir, so that its database can be looked at:
+#   scripts/sandbox-db start DIR; mariadb --no-defaults -uroot --socket=DIR/mysqld.sock
+#
 # Fixture mode (executed, not sourced): bash tests/lib.sh db-start|db-stop
 
 # ---------------------------------------------------------------- fixture
@@ -25,24 +31,53 @@
 # True when something accepts TCP connections on 127.0.0.1:$1.
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# rm_db_dir DIR: remove a data directory made by this file's mktemp calls,
+# and nothing else.
+rm_db_dir() {
+	case ${1##*/} in
+	kyu-test-db.* | kyu-private-db.*) rm -rf "$1" ;;
+	esac
+}
+
 db_stop() {
 	local env=$KYU_TEST_DIR/db.env
 	[ -f "$env" ] || return 0
 	# shellcheck source=/dev/null
 	. "$env"
 	"$KYU_SRC/scripts/sandbox-db" stop "$KYU_DB_DIR"
-	case $KYU_DB_DIR in /tmp/kyu-test-db.*) rm -rf "$KYU_DB_DIR" ;; esac
+	if [ -e "$KYU_DB_DIR/failed-tests" ]; then
+		echo "kept for inspection until the next run: $KYU_DB_DIR (databases of:" \
+			"$(sort -u "$KYU_DB_DIR/failed-tests" | tr '\n' ' '))" >&2
+		echo "$KYU_DB_DIR" >>"$KYU_TEST_DIR/db.kept"
+	else
+		rm_db_dir "$KYU_DB_DIR"
+	fi
 	rm -f "$env"
 }
 
 db_start() {
-	local dir=$KYU_TEST_DIR/db base port
+	local dir base port kept link
 	# A run that was interrupted may have left its server behind.
 	db_stop
-	# A Unix socket path must fit in 108 bytes; deep build dirs don't.
-	if [ ${#dir} -gt 90 ]; then dir=$(mktemp -d /tmp/kyu-test-db.XXXXXX); fi
-	# A fresh data directory every run: no state leaks between runs.
-	rm -rf "$dir"
+	# What the previous runs kept for inspection goes now: the shared data
+	# directory and the private ones of failed tests (run/NAME/db links).
+	if [ -f "$KYU_TEST_DIR/db.kept" ]; then
+		while read -r kept; do rm_db_dir "$kept"; done <"$KYU_TEST_DIR/db.kept"
+		rm -f "$KYU_TEST_DIR/db.kept"
+	fi
+	for link in "$KYU_TEST_DIR"/run/*/db; do
+		[ -L "$link" ] || continue
+		rm_db_dir "$(readlink "$link")"
+		rm -f "$link"
+	done
+	# A new data directory every run (no state leaks between runs), outside
+	# the checkout. A Unix socket path must fit in 108 bytes: a long TMPDIR
+	# does not do.
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/kyu-test-db.XXXXXX")
+	if [ ${#dir} -gt 90 ]; then
+		rmdir "$dir"
+		dir=$(mktemp -d /tmp/kyu-test-db.XXXXXX)
+	fi
 	# Several suites may share the machine: start at a random port and move
 	# on when it is taken (probed first, or mariadbd fails to bind it).
 	base=$((20000 + RANDOM % 30000))
@@ -61,6 +96,7 @@ db_start() {
 		"$KYU_SRC/scripts/sandbox-db" stop "$dir" || true
 	done
 	echo "db-start: could not start mariadbd on any port from $base" >&2
+	rm_db_dir "$dir"
 	return 1
 }
 
@@ -126,6 +162,30 @@ assert_no_sanitizer_report() {
 	assert_log_lacks 'ERROR: (Address|Leak)Sanitizer|runtime error:|Sanitizer:DEADLYSIGNAL'
 }
 
+# Under KYU_VALGRIND=1: every error memcheck found in kyud or a worker.
+# With -q a log holds only errors, and the descriptors open at exit
+# (--track-fds; listed for inspection, not errors), which are left out
+# here: blocks end at an empty "==PID==" line.
+assert_no_valgrind_report() {
+	[ "${KYU_VALGRIND:-0}" = 1 ] || return 0
+	local errors
+	# Each job leaves an empty log: valgrind opens it at the fork, before
+	# the exec it was told to skip.
+	find "$T_DIR" -maxdepth 1 -name 'valgrind.*.log' -empty -delete
+	errors=$(awk '
+		function flush() { if (block != "" && !benign) printf "%s", block; block = "" }
+		FNR == 1 { flush() }
+		/^==[0-9]+== *$/ { flush(); next }
+		/^==[0-9]+== / {
+			line = $0; sub(/^==[0-9]+== /, "", line)
+			if (block == "") benign = line ~ /^(FILE DESCRIPTORS:|Open (file descriptor|AF_[A-Z0-9]+ socket)|Warning: )/
+			block = block FILENAME ": " line "\n"
+		}
+		END { flush() }' "$T_DIR"/valgrind.*.log 2>/dev/null)
+	[ -z "$errors" ] || fail "valgrind reported errors:
+$(printf '%s\n' "$errors" | head -n 60)"
+}
+
 # The supervisor restarts a crashed worker, so a crash can hide behind a
 # correct outcome. A test that kills a worker itself sets WORKER_DEATHS_OK=1.
 assert_no_worker_death() {
@@ -144,14 +204,34 @@ sql() { root_sql -N -B -D "$T_DB" -e "$1"; }
 # Polls until the value is EXPECTED; fails with the last value seen.
 wait_for() {
 	local query=$1 want=$2 deadline got
-	deadline=$(($(date +%s) + $3))
+	deadline=$(($(date +%s) + $3 * KYU_TIME_SCALE))
 	while :; do
 		got=$(sql "$query" 2>&1) || fail "wait_for: query failed: $got"
 		[ "$got" = "$want" ] && return 0
 		[ "$(date +%s)" -lt "$deadline" ] || break
 		sleep 0.2
 	done
-	fail "waited $3 s for [$query] = '$want', last value '$got'"
+	fail "waited $(($3 * KYU_TIME_SCALE)) s for [$query] = '$want', last value '$got'"
+}
+
+# wait_progress "SELECT returning a count" TARGET STALL_S
+# For bulk tests whose duration is the machine's throughput, not the point:
+# polls until the count is TARGET; fails only when it has not moved for
+# STALL_S seconds (a stall), however long the whole takes.
+wait_progress() {
+	local query=$1 want=$2 got last='' since
+	since=$(date +%s)
+	while :; do
+		got=$(sql "$query" 2>&1) || fail "wait_progress: query failed: $got"
+		[ "$got" = "$want" ] && return 0
+		if [ "$got" != "$last" ]; then
+			last=$got
+			since=$(date +%s)
+		fi
+		[ $(($(date +%s) - since)) -lt $(($3 * KYU_TIME_SCALE)) ] ||
+			fail "no progress for $(($3 * KYU_TIME_SCALE)) s towards [$query] = '$want', stuck at '$got'"
+		sleep 0.5
+	done
 }
 
 # ---------------------------------------------------------------- kyud
@@ -209,9 +289,11 @@ start_kyud() {
 	# Background jobs of a script start with INT and QUIT ignored; env resets
 	# every signal so kyud starts as it would under systemd, and what its
 	# jobs see is kyud's own doing.
-	env --default-signal "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
+	# KYU_VALGRIND=1: kyud and its workers (not the jobs: their programs
+	# are skipped) under memcheck, one log per process in $T_DIR.
+	env --default-signal "${VALGRIND[@]}" "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
 	KYUD_PID=$!
-	deadline=$(($(date +%s) + 20))
+	deadline=$(($(date +%s) + 20 * KYU_TIME_SCALE))
 	until tail -n +"$from" "$KYUD_LOG" | grep -q 'kyud\[sup\]: ready:'; do
 		if ! kill -0 "$KYUD_PID" 2>/dev/null; then
 			local rc=0
@@ -219,16 +301,16 @@ start_kyud() {
 			KYUD_PID=
 			fail "kyud exited with status $rc before it was ready"
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud not ready after 20 s"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud not ready after $((20 * KYU_TIME_SCALE)) s"
 		sleep 0.1
 	done
 }
 
 # wait_kyud_exit TIMEOUT_S: reap kyud; its status lands in KYUD_STATUS.
 wait_kyud_exit() {
-	local deadline=$(($(date +%s) + $1))
+	local deadline=$(($(date +%s) + $1 * KYU_TIME_SCALE))
 	while kill -0 "$KYUD_PID" 2>/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud (pid $KYUD_PID) still running after $1 s"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud (pid $KYUD_PID) still running after $(($1 * KYU_TIME_SCALE)) s"
 		sleep 0.1
 	done
 	KYUD_STATUS=0
@@ -254,6 +336,7 @@ stop_kyud() {
 	wait_kyud_exit "${1:-30}"
 	assert_eq 0 "$KYUD_STATUS" "kyud exit status after TERM"
 	assert_no_sanitizer_report
+	assert_no_valgrind_report
 	assert_no_worker_death
 }
 
@@ -274,7 +357,8 @@ descendants() {
 }
 
 # On any exit: never leave a kyud, a worker or a job behind. A passing test
-# also removes its directory and database; a failing one keeps them.
+# also removes its directory and database; a failing one keeps them, and
+# marks the shared server's data directory to be kept by db-stop.
 cleanup() {
 	local rc=$?
 	if [ -n "${KYUD_PID:-}" ]; then
@@ -286,7 +370,8 @@ cleanup() {
 		rm -rf "$T_DIR"
 		root_sql -e "DROP DATABASE IF EXISTS $T_DB" || true
 	else
-		echo "kept for inspection: $T_DIR, database $T_DB" >&2
+		echo "kept for inspection: $T_DIR, database $T_DB (in $KYU_DB_DIR)" >&2
+		echo "$T_NAME" >>"$KYU_DB_DIR/failed-tests" || true
 	fi
 	exit "$rc"
 }
@@ -299,10 +384,27 @@ T_DB=t_${T_NAME//[^A-Za-z0-9_]/_}
 T_DIR=$KYU_TEST_DIR/run/$T_NAME
 KYUD_PID=
 KYUD_LOG=$T_DIR/kyud.log
+VALGRIND=()
+# The wait helpers' timeouts are multiplied by this: memcheck makes kyud
+# start and answer several times slower. Timing assertions of the tests
+# themselves (within 2 s of a cancel...) are not scaled, and fail.
+KYU_TIME_SCALE=1
+if [ "${KYU_VALGRIND:-0}" = 1 ]; then
+	KYU_TIME_SCALE=5
+	# 99: an exit status kyud never uses itself. Only definite leaks count
+	# ("possibly lost" is a pointer into a block, which libraries keep on
+	# purpose); the ASan run's LeakSanitizer checks leaks too.
+	VALGRIND=(valgrind -q --error-exitcode=99 --trace-children=yes
+		--trace-children-skip="/bin/*,/sbin/*,/usr/*,/tmp/*,$T_DIR/*"
+		--track-fds=yes --leak-check=full --show-leak-kinds=definite
+		--errors-for-leak-kinds=definite --log-file="$T_DIR/valgrind.%p.log")
+fi
 [ -f "$KYU_TEST_DIR/db.env" ] || { echo "no $KYU_TEST_DIR/db.env: run through ctest (fixture db)" >&2; exit 1; }
 # shellcheck source=/dev/null
 . "$KYU_TEST_DIR/db.env"
 
+# A private server kept by an earlier failure of this test (see below).
+if [ -L "$T_DIR/db" ]; then rm_db_dir "$(readlink "$T_DIR/db")"; fi
 rm -rf "$T_DIR"
 mkdir -p "$T_DIR"
 : >"$KYUD_LOG"
@@ -328,8 +430,10 @@ root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql"
 #     private_db_stop        # stop it (clean shutdown)
 #     private_db_start       # again: same directory and port, data kept
 #
-# It is stopped when the test exits; its directory is kept with $T_DIR
-# when the test fails.
+# Its data directory is made by mktemp -d under ${TMPDIR:-/tmp} (not in
+# the build tree: it is about 270 MB), linked from $T_DIR/db. It is stopped
+# when the test exits and removed when the test passes; when the test fails
+# it is kept, like $T_DIR, until the next db-start or run of this test.
 
 PRIVATE_DB_DIR=
 PRIVATE_DB_PORT=
@@ -350,9 +454,13 @@ private_db_start() {
 			fail "private_db_start: could not restart mariadbd on port $PRIVATE_DB_PORT (see $T_DIR/private-db.log)"
 		return
 	fi
-	PRIVATE_DB_DIR=$T_DIR/db
-	# A Unix socket path must fit in 108 bytes; deep build dirs don't.
-	[ ${#PRIVATE_DB_DIR} -le 90 ] || PRIVATE_DB_DIR=$(mktemp -d /tmp/kyu-private-db.XXXXXX)
+	PRIVATE_DB_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kyu-private-db.XXXXXX")
+	# A Unix socket path must fit in 108 bytes: a long TMPDIR does not do.
+	if [ ${#PRIVATE_DB_DIR} -gt 90 ]; then
+		rmdir "$PRIVATE_DB_DIR"
+		PRIVATE_DB_DIR=$(mktemp -d /tmp/kyu-private-db.XXXXXX)
+	fi
+	ln -s "$PRIVATE_DB_DIR" "$T_DIR/db"
 	trap private_db_exit EXIT
 	base=$((20000 + RANDOM % 30000))
 	for port in $(seq "$base" $((base + 40))); do
@@ -384,11 +492,11 @@ private_db_exit() {
 	local rc=$?
 	set +e
 	"$KYU_SRC/scripts/sandbox-db" stop "$PRIVATE_DB_DIR" >>"$T_DIR/private-db.log" 2>&1
-	case $PRIVATE_DB_DIR in
-	/tmp/kyu-private-db.*)
-		if [ "$rc" = 0 ]; then rm -rf "$PRIVATE_DB_DIR"; else echo "kept: private database $PRIVATE_DB_DIR" >&2; fi
-		;;
-	esac
+	if [ "$rc" = 0 ]; then
+		rm_db_dir "$PRIVATE_DB_DIR"
+	else
+		echo "kept: private database $PRIVATE_DB_DIR ($T_DIR/db)" >&2
+	fi
 	KYU_DB_SOCKET=$SHARED_DB_SOCKET
 	(exit "$rc")
 	cleanup
@@ -443,6 +551,24 @@ db_updates() {
 # expression) to another of job ID, by the database clock.
 ms_between() {
 	sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, $1, $2) / 1000) FROM kyu_jobs WHERE id = '$3'"
+}
+
+# wait_workers_idle N [TIMEOUT_S]: wait until kyud's N workers are connected
+# to $T_DB and none has sent a statement for a second, i.e. their start-up
+# (connection, session set-up, first claims, retention delete) is over,
+# however long a loaded machine took for it. For tests that then count
+# statements or expect nothing to be claimed without a wake-up.
+wait_workers_idle() {
+	local deadline got
+	deadline=$(($(date +%s) + ${2:-30} * KYU_TIME_SCALE))
+	while :; do
+		got=$(root_sql -N -B -e "SELECT COUNT(*), COALESCE(SUM(COMMAND = 'Sleep' AND TIME_MS >= 1000), 0)
+			FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND ID <> CONNECTION_ID()")
+		[ "$got" = "$1	$1" ] && return 0
+		[ "$(date +%s)" -lt "$deadline" ] ||
+			fail "wait_workers_idle: expected $1 worker connections to $T_DB, idle for 1 s; got (connections, idle) $got"
+		sleep 0.2
+	done
 }
 
 # worker_pids: the supervisor's children, sorted, on one line.

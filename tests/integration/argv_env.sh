@@ -57,7 +57,7 @@ sql "INSERT INTO kyu_jobs (id, argv, env, cwd, command, max_attempts) VALUES
      ('shell-not-found', NULL, NULL, NULL, 'kyu-no-such-program x && touch $m-shell-not-found', 1)"
 
 start_kyud kyud.workers=1 job.max_attempts=3
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('succeeded', 'failed')" 18 20
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('succeeded', 'failed')" 18 40
 stop_kyud
 
 # ---- what ran

@@ -7,7 +7,7 @@ start_kyud kyud.workers=2
 sql "INSERT INTO kyu_jobs (id, command)
      SELECT CONCAT('b', seq), CONCAT('echo ran >> $T_DIR/out/b', seq)
      FROM seq_1_to_200"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 200 60
+wait_progress "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 200 30
 stop_kyud
 
 assert_eq 200 "$(sql "SELECT COUNT(*) FROM kyu_jobs

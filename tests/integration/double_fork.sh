@@ -17,7 +17,7 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES ('forker', '
     while [ ! -s $T_DIR/\$f.pid ]; do sleep 0.05; done
   done
   echo started; exit 0')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'forker'" succeeded 15
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'forker'" succeeded 30
 assert_eq "0	1" "$(sql "SELECT exit_code, output = 'started\\n' FROM kyu_jobs WHERE id = 'forker'")" \
 	"exit_code, output = 'started\\n'"
 
@@ -26,7 +26,7 @@ for f in $names; do
 	[ -s "$T_DIR/$f.pid" ] || fail "the job did not write $f.pid"
 done
 # The kill follows the job's end at once; allow a little for the reaping.
-for _ in $(seq 30); do
+for _ in $(seq 100); do
 	left=
 	for f in $names; do
 		p=$(cat "$T_DIR/$f.pid")

@@ -27,7 +27,7 @@ assert_eq "1	touch $T_DIR/first" "$(sql "SELECT COUNT(*), MIN(command) FROM kyu_
 
 # After it has run and finished (well within the retention time).
 start_kyud
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'dup-1'" succeeded 15
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'dup-1'" succeeded 30
 insert_dup dup-1
 sql "INSERT IGNORE INTO kyu_jobs (id, command) VALUES ('dup-1', 'touch $T_DIR/second')"
 sleep 2 # two poll intervals: a second job, had one been accepted, would have run

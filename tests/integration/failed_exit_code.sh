@@ -7,7 +7,7 @@ start_kyud kyud.workers=1 job.max_attempts=1
 sql "INSERT INTO kyu_jobs (id, command) VALUES
      ('bad', 'echo started >> $T_DIR/bad.started; exit 3'),
      ('good', 'true')"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('failed', 'succeeded')" 2 20
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('failed', 'succeeded')" 2 30
 stop_kyud
 
 assert_eq "failed	3	1" "$(sql "SELECT status, exit_code, attempts FROM kyu_jobs WHERE id = 'bad'")" \

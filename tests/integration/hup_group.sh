@@ -19,18 +19,20 @@ for w in $workers; do
 	assert_eq "$pgid" "$(ps -o pgid= -p "$w" | tr -d ' ')" "process group of worker $w"
 done
 
-# A job running across the HUP (jobs run in sessions of their own).
-sql "INSERT INTO kyu_jobs (id, command) VALUES ('across', 'sleep 2')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'across' AND pid IS NOT NULL" running 10
+# A job running across the HUP (jobs run in sessions of their own): it runs
+# until the test opens its gate, however long the steps below take.
+sql "INSERT INTO kyu_jobs (id, command) VALUES ('across',
+     'for i in \$(seq 600); do [ -e $T_DIR/gate ] && exit 0; sleep 0.1; done; exit 1')"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'across' AND pid IS NOT NULL" running 30
 
 # The new file makes exit code 7 permanent: a change only workers apply.
 write_ini "$KYUD_INI" kyud.workers=2 job.backoff_base=60 job.backoff_cap=60 job.permanent_exit_codes=7
 from=$(($(wc -l <"$KYUD_LOG") + 1))
 kill -HUP -- "-$pgid"
-deadline=$(($(date +%s) + 10))
+deadline=$(($(date +%s) + 30))
 until tail -n +"$from" "$KYUD_LOG" | grep -q 'kyud\[sup\]: reloaded'; do
 	kill -0 "$KYUD_PID" 2>/dev/null || fail "kyud died of the group's SIGHUP"
-	[ "$(date +%s)" -lt "$deadline" ] || fail "no 'reloaded' line 10 s after the group's SIGHUP"
+	[ "$(date +%s)" -lt "$deadline" ] || fail "no 'reloaded' line 30 s after the group's SIGHUP"
 	sleep 0.1
 done
 sleep 1 # time for a worker killed by the signal to be reaped and reported
@@ -39,9 +41,11 @@ assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(tail -n +"$from" "$KYUD_LOG" | grep
 assert_no_worker_death
 assert_eq "$workers" "$(worker_pids)" "worker processes after the group SIGHUP"
 
-wait_for "SELECT CONCAT_WS(' / ', status, attempts) FROM kyu_jobs WHERE id = 'across'" "succeeded / 1" 10
+assert_eq running "$(sql "SELECT status FROM kyu_jobs WHERE id = 'across'")" "the job after the group's SIGHUP"
+touch "$T_DIR/gate"
+wait_for "SELECT CONCAT_WS(' / ', status, attempts) FROM kyu_jobs WHERE id = 'across'" "succeeded / 1" 30
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('seven', 'exit 7')"
-wait_for "SELECT finished_at IS NOT NULL FROM kyu_jobs WHERE id = 'seven'" 1 10
+wait_for "SELECT finished_at IS NOT NULL FROM kyu_jobs WHERE id = 'seven'" 1 30
 assert_eq "failed / 1 / exit code 7 (permanent: not retried)" \
 	"$(sql "SELECT CONCAT_WS(' / ', status, attempts, error) FROM kyu_jobs WHERE id = 'seven'")" \
 	"exit 7 after the reload"

@@ -7,7 +7,7 @@
 
 workers() { pgrep -c -P "$KYUD_PID" || true; }
 wait_workers() { # wait_workers N: the supervisor has exactly N children
-	local deadline=$(($(date +%s) + 10))
+	local deadline=$(($(date +%s) + 30))
 	until [ "$(workers)" = "$1" ]; do
 		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud has $(workers) worker processes, expected $1"
 		sleep 0.1
@@ -18,9 +18,9 @@ hup() {
 	local from deadline
 	from=$(($(wc -l <"$KYUD_LOG") + 1))
 	signal_kyud HUP
-	deadline=$(($(date +%s) + 10))
+	deadline=$(($(date +%s) + 30))
 	until tail -n +"$from" "$KYUD_LOG" | grep -Eq 'kyud\[sup\]: (reloaded|reload failed)'; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "no reload verdict in the log 10 s after SIGHUP"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "no reload verdict in the log 30 s after SIGHUP"
 		sleep 0.1
 	done
 	tail -n +"$from" "$KYUD_LOG" | grep -E 'kyud\[sup\]: (reloaded|reload failed)'
@@ -29,7 +29,7 @@ hup() {
 # failed or is waiting for a retry.
 run_exit7() {
 	sql "INSERT INTO kyu_jobs (id, command) VALUES ('$1', 'exit 7')"
-	wait_for "SELECT finished_at IS NOT NULL FROM kyu_jobs WHERE id = '$1'" 1 10
+	wait_for "SELECT finished_at IS NOT NULL FROM kyu_jobs WHERE id = '$1'" 1 30
 	sql "SELECT CONCAT_WS(' / ', status, attempts, error) FROM kyu_jobs WHERE id = '$1'"
 }
 
@@ -58,7 +58,7 @@ assert_eq "$old_workers" "$(pgrep -P "$KYUD_PID" | sort | tr '\n' ' ')" "worker 
 # The workers kept the previous [job] settings: 7 is still permanent.
 assert_eq "failed / 1 / exit code 7 (permanent: not retried)" "$(run_exit7 after-invalid)" "exit 7 after the invalid reload"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('still-runs', 'true')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'still-runs'" succeeded 10
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'still-runs'" succeeded 30
 
 # ---- valid again, shrinking: the extra worker drains and exits cleanly.
 write_ini "$KYUD_INI" kyud.workers=2

@@ -6,7 +6,7 @@ start_kyud kyud.workers=1
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES
      ('env-1', 'mail', 'env > $T_DIR/env-1.txt'),
      ('env 2/x', 'default', 'env > $T_DIR/env-2.txt')"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2 15
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2 30
 stop_kyud
 
 # expect_env FILE NAME=VALUE: that exact line is in the job's environment.

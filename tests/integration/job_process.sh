@@ -13,7 +13,7 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES ('proc', '
   grep -E \"^Sig(Blk|Ign):\" /proc/self/status > $T_DIR/signals
   cat > $T_DIR/input
 ')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'proc'" succeeded 15
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'proc'" succeeded 30
 stop_kyud
 
 assert_eq /dev/null "$(cat "$T_DIR/stdin")" "the job's stdin"

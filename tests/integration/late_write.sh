@@ -36,15 +36,19 @@ wait_log() { # wait_log ERE TIMEOUT_S
 # ---- (1) the results arrive after the takeover. No heartbeat in between
 # (the first one is due 20 s after the claim), so the attempts run to their
 # end and kyud tries to record them: a plain success and a failure with
-# output (two different statements).
+# output (two different statements). They end when the test opens their
+# gate, after the takeover, however slowly the test gets there.
 start_kyud kyud.workers=1 kyud.lease=30 kyud.heartbeat=20
+# (At most 15 s: the heartbeat is due at 20 s.)
+gate="for i in \$(seq 150); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
 sql "INSERT INTO kyu_jobs (id, command) VALUES
-     ('plain', 'sleep 3'),
-     ('failing', 'sleep 3; echo output; exit 3')"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 10
+     ('plain', '$gate'),
+     ('failing', '$gate; echo output; exit 3')"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 30
 assert_eq 2 "$(steal plain failing)" "rows taken over while their attempts ran"
 before=$(snapshot)
-wait_log 'late write; 2 so far' 15
+touch "$T_DIR/gate"
+wait_log 'late write; 2 so far' 30
 # Give a wrongly accepted write time to land before looking.
 sleep 0.5
 assert_eq "$before" "$(snapshot)" "rows after kyud's late results"
@@ -56,16 +60,18 @@ assert_log_contains 'exiting: .* 2 late write\(s\) rejected'
 # the attempt is killed, nothing is written.
 start_kyud kyud.workers=1 kyud.lease=4 job.kill_grace=1
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('stolen', 'echo \$\$ > $T_DIR/stolen.pid; sleep 30; touch $T_DIR/stolen.done')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'stolen'" running 10
-for _ in $(seq 50); do [ -s "$T_DIR/stolen.pid" ] && break; sleep 0.1; done
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'stolen'" running 30
+for _ in $(seq 200); do [ -s "$T_DIR/stolen.pid" ] && break; sleep 0.1; done
 job_pid=$(cat "$T_DIR/stolen.pid")
-sleeper=$(pgrep -P "$job_pid" -x sleep) || fail "no sleep under the job's shell $job_pid"
+# The shell starts its sleep just after writing its pid.
+for _ in $(seq 200); do sleeper=$(pgrep -P "$job_pid" -x sleep) && break; sleep 0.1; done
+[ -n "$sleeper" ] || fail "no sleep under the job's shell $job_pid"
 assert_eq 1 "$(steal stolen)" "row taken over while its attempt ran"
 before=$(snapshot)
-wait_log 'job stolen: lease lost to another claim; killing attempt 1' 5
-wait_log 'job stolen: attempt 1 abandoned: its lease was lost' 5
+wait_log 'job stolen: lease lost to another claim; killing attempt 1' 30
+wait_log 'job stolen: attempt 1 abandoned: its lease was lost' 30
 for p in $job_pid $sleeper; do
-	for _ in $(seq 20); do pid_alive "$p" || break; sleep 0.1; done
+	for _ in $(seq 100); do pid_alive "$p" || break; sleep 0.1; done
 	! pid_alive "$p" || fail "process $p of the attempt that lost its lease still runs"
 done
 sleep 1.5 # another heartbeat: it must not touch the row either

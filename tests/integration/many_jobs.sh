@@ -7,7 +7,7 @@ start_kyud kyud.workers=3
 sql "INSERT INTO kyu_jobs (id, command)
      SELECT CONCAT('m', seq), CONCAT('echo \$KYU_JOB_ID >> $T_DIR/ran')
      FROM seq_1_to_2000"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2000 100
+wait_progress "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2000 30
 stop_kyud
 
 assert_each_ran_once 2000 "$T_DIR/ran"

@@ -20,7 +20,7 @@ sql "INSERT INTO kyu_jobs (id, command, status, attempts, owner, lease_until, cr
 assert_eq 7 "$(sql "SELECT COUNT(*) FROM kyu_jobs")" "rows inserted"
 
 start_kyud kyud.retention=60
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'old-%' AND status IN ('succeeded', 'failed', 'cancelled')" 0 15
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'old-%' AND status IN ('succeeded', 'failed', 'cancelled')" 0 30
 stop_kyud
 assert_eq "fresh-failed fresh-succeeded old-running old-waiting" \
 	"$(sql "SELECT id FROM kyu_jobs ORDER BY id" | tr '\n' ' ' | sed 's/ $//')" "rows left"

@@ -19,7 +19,7 @@ starts() { tr '\n' ' ' <"$T_DIR/$1" | sed 's/ $//'; }
 row() { sql "SELECT CONCAT_WS(' / ', status, attempts, tempfails, IFNULL(exit_code, 'NULL'), IFNULL(error, 'NULL')) FROM kyu_jobs WHERE id = '$1'"; }
 
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('exhaust', 'permanent', 'temp-then-ok', 'temp-then-fail')
-          AND status IN ('succeeded', 'failed')" 4 20
+          AND status IN ('succeeded', 'failed')" 4 40
 
 assert_eq "failed / 2 / 0 / 3 / exit code 3 (attempt 2 of 2)" "$(row exhaust)" "exhaust: status / attempts / tempfails / exit_code / error"
 assert_eq "1 2" "$(starts exhaust)" "starts of exhaust"
@@ -41,9 +41,9 @@ case $(row temp-then-fail) in *" / exit code 3"*) ;; *) fail "temp-then-fail err
 # for its retry with run_at ahead, the 75 recorded, each one in tempfails...
 wait_for "SELECT status = 'waiting' AND attempts >= 1 AND tempfails = attempts AND exit_code = 75
                  AND error = 'temporary failure (exit 75): retrying later' AND run_at > NOW(6)
-          FROM kyu_jobs WHERE id = 'tempfail'" 1 15
+          FROM kyu_jobs WHERE id = 'tempfail'" 1 30
 # ... and past max_attempts.
-wait_for "SELECT attempts >= 3 AND tempfails >= 2 AND status IN ('waiting', 'running') FROM kyu_jobs WHERE id = 'tempfail'" 1 15
+wait_for "SELECT attempts >= 3 AND tempfails >= 2 AND status IN ('waiting', 'running') FROM kyu_jobs WHERE id = 'tempfail'" 1 30
 [ "$(wc -l <"$T_DIR/tempfail")" -ge 3 ] || fail "tempfail started $(wc -l <"$T_DIR/tempfail") time(s), expected 3 or more"
 assert_log_contains 'job tempfail will retry: temporary failure \(exit 75\)'
 sql "UPDATE kyu_jobs SET status = 'cancelled' WHERE id = 'tempfail'"

@@ -3,14 +3,20 @@
 . "$KYU_SRC/tests/lib.sh"
 
 start_kyud kyud.workers=1 kyud.shutdown_grace=30
-sql "INSERT INTO kyu_jobs (id, command) VALUES ('drain', 'sleep 3; touch $T_DIR/done')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'drain'" running 10
-# Due 1 s after TERM, while the drain still has ~2 s (two polls) to go: a
-# stopping kyud must not acquire it.
+# The running job ends when the test opens its gate (or after 25 s).
+sql "INSERT INTO kyu_jobs (id, command) VALUES ('drain',
+     'for i in \$(seq 250); do [ -e $T_DIR/gate ] && break; sleep 0.1; done; touch $T_DIR/done')"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'drain'" running 30
+# Due 3 s after its INSERT, which is right before the TERM: a stopping kyud
+# must not acquire it, though it is due while the drain goes on.
 sql "INSERT INTO kyu_jobs (id, command, run_at) VALUES
-     ('after-term', 'touch $T_DIR/after', NOW(6) + INTERVAL 1 SECOND)"
+     ('after-term', 'touch $T_DIR/after', NOW(6) + INTERVAL 3 SECOND)"
 signal_kyud TERM
-wait_kyud_exit 20
+# Two polls (1 s) past its run_at, the job still draining; then let it end.
+wait_for "SELECT NOW(6) > run_at + INTERVAL 2 SECOND FROM kyu_jobs WHERE id = 'after-term'" 1 30
+kill -0 "$KYUD_PID" 2>/dev/null || fail "kyud exited before its running job ended"
+touch "$T_DIR/gate"
+wait_kyud_exit 30
 assert_eq 0 "$KYUD_STATUS" "kyud exit status after TERM"
 assert_no_sanitizer_report
 assert_no_worker_death

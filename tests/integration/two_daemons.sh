@@ -28,7 +28,7 @@ for i in $(seq 0 19); do
 	     SELECT CONCAT('d', seq), 'echo \$KYU_JOB_ID >> $T_DIR/ran'
 	     FROM seq_$((i * 100 + 1))_to_$((i * 100 + 100))"
 done
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2000 100
+wait_progress "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2000 30
 
 kill -TERM "$second_pid"
 wait "$second_pid" || fail "second kyud exited with status $?"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end with the kyu_notify UDF and the triggers of sql/notify.sql: an
-# idle kyud with poll_interval = 60 starts a job < 0.5 s after its INSERT,
-# and a manual retry (an UPDATE that makes a job due) just as fast. The UDF
+# idle kyud with poll_interval = 60 starts a job at once after its INSERT
+# (well before any poll), and a manual retry (an UPDATE that makes a job
+# due) too. The UDF
 # must be in the server's plugin directory, so this test runs its own
 # mariadbd (private_db_start) rather than touching the shared one.
 # Skipped (77) when the plugin is not built.
@@ -11,6 +12,12 @@ if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
 	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
 	exit 77
 fi
+
+# A woken job starts within WAKE_MAX_MS. A poll could not start it that
+# soon (poll_interval 60: none comes within 54 s of the last claim), so a
+# start within the bound is the wake-up's doing. It is no latency target:
+# a 2-core machine at load average 40 took 1.1 s at most.
+WAKE_MAX_MS=10000
 
 # The server loads the UDF from its plugin directory, which holds a copy
 # as an installation would.
@@ -26,30 +33,33 @@ assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.TRIGGERS
 	WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'kyu_jobs'")" "triggers installed"
 
 start_kyud kyud.workers=2 kyud.poll_interval=60 kyud.listen="127.0.0.1:$port"
-sleep 1 # the start-up claims are done: kyud sleeps for ~60 s
+wait_workers_idle 2 # the start-up claims are done: kyud sleeps for ~60 s
 
 # A plain INSERT wakes it.
 sql "INSERT INTO kyu_jobs (id, command, max_attempts) VALUES ('u1', 'exit 3', 1)"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1' AND attempts = 1" failed 10
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1' AND attempts = 1" failed 30
 ms=$(ms_between created_at started_at u1)
 echo "INSERT with the trigger: job started $ms ms after its INSERT"
-[ "$ms" -ge 0 ] && [ "$ms" -lt 500 ] || fail "INSERT with the trigger: job started $ms ms after its INSERT (expected < 500)"
+[ "$ms" -ge 0 ] && [ "$ms" -lt "$WAKE_MAX_MS" ] ||
+	fail "INSERT with the trigger: job started $ms ms after its INSERT (expected 0 to $WAKE_MAX_MS)"
 
 # A manual retry (the UPDATE trigger) wakes it too.
 sleep 0.5
 t0=$(sql "SELECT NOW(6)")
 sql "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, command = 'true'
      WHERE id = 'u1' AND status = 'failed'"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1'" succeeded 10
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'u1'" succeeded 30
 ms=$(ms_between "'$t0'" started_at u1)
 echo "manual retry with the trigger: job started $ms ms after the UPDATE"
-[ "$ms" -ge 0 ] && [ "$ms" -lt 500 ] || fail "manual retry: job started $ms ms after the UPDATE (expected < 500)"
+[ "$ms" -ge 0 ] && [ "$ms" -lt "$WAKE_MAX_MS" ] ||
+	fail "manual retry: job started $ms ms after the UPDATE (expected 0 to $WAKE_MAX_MS)"
 
 # A multi-row INSERT: one datagram per row, coalesced; all start at once.
 sql "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('m', seq), 'true' FROM seq_1_to_20"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'm%' AND status = 'succeeded'" 20 10
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'm%' AND status = 'succeeded'" 20 30
 ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), MAX(started_at)) / 1000)
           FROM kyu_jobs WHERE id LIKE 'm%'")
 echo "20-row INSERT with the trigger: all started within $ms ms"
-[ "$ms" -lt 1000 ] || fail "20-row INSERT with the trigger: the last job started $ms ms after the INSERT"
+[ "$ms" -lt "$WAKE_MAX_MS" ] ||
+	fail "20-row INSERT with the trigger: the last job started $ms ms after the INSERT (at most $WAKE_MAX_MS)"
 stop_kyud

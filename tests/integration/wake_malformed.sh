@@ -16,9 +16,15 @@ send_udp() {
 	PY
 }
 
+# A woken job starts within WAKE_MAX_MS. A poll could not start it that
+# soon (poll_interval 60: none comes within 54 s of the last claim), so a
+# start within the bound is the wake-up's doing. It is no latency target:
+# a 2-core machine at load average 40 took 1.1 s at most.
+WAKE_MAX_MS=10000
+
 port=$(free_udp_port)
 start_kyud kyud.workers=2 kyud.poll_interval=60 kyud.listen="127.0.0.1:$port"
-sleep 1 # the start-up claims are done: kyud sleeps for ~60 s
+wait_workers_idle 2 # the start-up claims are done: kyud sleeps for ~60 s
 workers=$(worker_pids)
 log_lines() { grep -Ec "$1" "$KYUD_LOG" || true; }
 
@@ -71,8 +77,9 @@ assert_eq 2 "$(log_lines 'worker [0-9]+ started')" "workers ever started"
 # A valid wake-up still works, at once.
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('w2', 'true')"
 printf 'kyu:' >"/dev/udp/127.0.0.1/$port"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2 10
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 2 30
 ms=$(ms_between created_at started_at w2)
 echo "valid wake-up after the garbage: job started $ms ms after its INSERT"
-[ "$ms" -lt 500 ] || fail "valid wake-up after the garbage: job started $ms ms after its INSERT (expected < 500)"
+[ "$ms" -lt "$WAKE_MAX_MS" ] ||
+	fail "valid wake-up after the garbage: job started $ms ms after its INSERT (at most $WAKE_MAX_MS)"
 stop_kyud
