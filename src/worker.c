@@ -95,6 +95,7 @@ struct worker {
 	ev_timer stats_w;
 
 	bool draining, master_gone;
+	pid_t sup_pid; /* our parent while the supervisor lives */
 	double drain_deadline;
 
 	uint64_t n_started, n_finished, n_rejected, n_given_back;
@@ -286,6 +287,26 @@ static void on_job_end(void *ctx, struct job *j)
 	kill_orphans(w);
 }
 
+static void begin_drain(struct worker *w, bool now);
+
+static void supervisor_gone(struct worker *w)
+{
+	log_warn("supervisor went away; draining");
+	w->master_gone = true;
+	ev_io_stop(w->loop, &w->ctl_w);
+	begin_drain(w, false);
+}
+
+/* The supervisor's death closes our control socket, but that event can
+ * wait behind a claim's reply in the same loop iteration, and an orphaned
+ * worker must start nothing. Re-parenting is immediate: ask the kernel. */
+static bool supervisor_alive(struct worker *w)
+{
+	if (!w->master_gone && getppid() != w->sup_pid)
+		supervisor_gone(w);
+	return !w->master_gone;
+}
+
 static void start_job(struct worker *w, struct claimed *c)
 {
 	struct outcome_out fail;
@@ -350,6 +371,8 @@ static void start_held(struct worker *w)
 	if (expired)
 		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
 			 expired, w->held.hold_limit);
+	if (w->held.n > 0 && w->n_running < w->cfg.slots)
+		(void)supervisor_alive(w);
 	while (w->n_running < w->cfg.slots && !w->draining && prefetch_pop(&w->held, &c))
 		start_job(w, &c);
 }
@@ -437,6 +460,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 	w->claims++;
 	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
 		w->cleanup_wanted = true;
+	(void)supervisor_alive(w);
 	for (int i = 0; i < cr.got; i++) {
 		struct claimed *c = &cr.rows[i];
 		if (w->draining)
@@ -661,6 +685,8 @@ static void pump(struct worker *w)
 		return;
 	}
 	want = claim_size(w);
+	if (want > 0 && !supervisor_alive(w))
+		want = 0;
 	if (want > 0 && w->results.n_other == 0 && now >= w->flush_after) {
 		send_claim(w, want, w->results.n_plain);
 		return;
@@ -800,10 +826,8 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			return;
 		if (n <= 0) {
 			/* The supervisor is gone: finish what we hold, then exit. */
-			log_warn("supervisor went away; draining");
-			w->master_gone = true;
-			ev_io_stop(EV_A_ io);
-			begin_drain(w, false);
+			if (!w->master_gone)
+				supervisor_gone(w);
 			return;
 		}
 		if ((size_t)n != sizeof(m) || m.type != KYU_RELOAD) {
@@ -904,6 +928,7 @@ int worker_main(int index, struct kyu_config *cfg)
 	struct worker w = { .index = index, .reconnect_delay = 0.5 };
 	char role[32];
 
+	w.sup_pid = getppid();
 	snprintf(role, sizeof(role), "worker %d", index);
 	log_set_role(role);
 	w.cfg = *cfg;
