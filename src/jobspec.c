@@ -9,6 +9,15 @@
 #include "cmdline.h"
 #include "util.h"
 
+/* jansson's reason, except where it names jansson's own flags: a row's
+ * author cannot pass JSON_ALLOW_NUL, and no C string can hold a NUL. */
+static const char *json_reason(const json_error_t *e)
+{
+	if (strstr(e->text, "JSON_ALLOW_NUL"))
+		return "\\u0000 (a NUL character) cannot be passed to a program";
+	return e->text;
+}
+
 static void free_vec(char **v)
 {
 	if (!v)
@@ -48,10 +57,10 @@ static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char
 		set_shell_argv(in, spec);
 		return 0;
 	}
-	root = json_loads(in->argv_json, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_loads(in->argv_json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!root) {
-		snprintf(err, errlen, "argv is not valid JSON: %s at line %d column %d", jerr.text,
-			 jerr.line, jerr.column);
+		snprintf(err, errlen, "argv is not valid JSON: %s at line %d column %d",
+			 json_reason(&jerr), jerr.line, jerr.column);
 		return -1;
 	}
 	if (!json_is_array(root) || (n = json_array_size(root)) == 0) {
@@ -121,12 +130,12 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 
 	if (in->env_json) {
 		json_error_t jerr;
-		json_t *root = json_loads(in->env_json, JSON_REJECT_DUPLICATES, &jerr), *v;
+		json_t *root = json_loads(in->env_json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr), *v;
 		const char *key;
 
 		if (!root) {
-			snprintf(err, errlen, "env is not valid JSON: %s at line %d column %d", jerr.text,
-				 jerr.line, jerr.column);
+			snprintf(err, errlen, "env is not valid JSON: %s at line %d column %d",
+				 json_reason(&jerr), jerr.line, jerr.column);
 			return -1;
 		}
 		if (!json_is_object(root)) {
