@@ -199,7 +199,8 @@ static void reply_failed(struct worker *w, const struct db_reply *r, const char 
 		db_lost(w, r->err);
 		break;
 	case DB_RETRY:
-		log_notice("%s: gave up after repeated deadlocks: %s", what, r->err);
+		/* Counted in the exit summary; the caller sends it again. */
+		log_debug("%s: deadlock, trying again: %s", what, r->err);
 		break;
 	case DB_BUSY:
 		/* Once per spell: it repeats every retry until the server takes
@@ -449,6 +450,13 @@ static void on_claim(void *arg, const struct db_reply *r)
 		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
 	if (cr.got < 0) {
 		reply_failed(w, r, "acquiring jobs");
+		/* A deadlock of the claim UPDATE behind finishes that rode along
+		 * (they are done; it is not re-sent within the round trip): the
+		 * rows are still there to claim, so claim again at once. */
+		if (r->fail == DB_RETRY) {
+			w->wanted = true;
+			return;
+		}
 		if (r->fail == DB_BUSY)
 			w->flush_after = mono_now() + BUSY_RETRY;
 		send_msg(w, KYU_IDLE, INT64_MAX);
