@@ -824,6 +824,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 	struct worker *w = io->data;
 	struct msg m;
 	int fd;
+	(void)EV_A;
 	(void)revents;
 
 	for (;;) {
