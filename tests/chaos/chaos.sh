@@ -320,3 +320,13 @@ chaos_check() {
 		--exits "$T_DIR/exits" "${logs[@]}" "$@" | tee "$T_DIR/check.out" || rc=$?
 	[ "$rc" = 0 ] || fail "chaos check found violations (above; table in $T_DIR/table.tsv)"
 }
+
+# submit_some COUNT: the next COUNT of jobs j$next..j$N (short, 0-400 ms);
+# the caller sets N and next=1.
+submit_some() {
+	local to=$((next + $1 - 1))
+	[ "$to" -le "$N" ] || to=$N
+	[ "$next" -le "$to" ] || return 0
+	chaos_submit j "$next" "$to" 0 400
+	next=$((to + 1))
+}

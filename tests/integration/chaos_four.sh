@@ -56,13 +56,6 @@ for n in "${names[@]}"; do sample "$n"; done >"$T_DIR/sample-start"
 say "all four ready; a: $(d_workers a)"
 
 next=1
-submit_some() {
-	local to=$((next + $1 - 1))
-	[ "$to" -le "$N" ] || to=$N
-	[ "$next" -le "$to" ] || return 0
-	chaos_submit j "$next" "$to" 0 400
-	next=$((to + 1))
-}
 submit_some $((N / 2))
 
 declare -A touched=() down=()

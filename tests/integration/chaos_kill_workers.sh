@@ -33,13 +33,6 @@ say "kyud a (pid ${D_PID[a]}: workers $(d_workers a)) and b (pid ${D_PID[b]}: wo
 # A stream: 100 rows per INSERT, the first half before the kills start.
 chunk=100
 next=1
-submit_some() { # submit_some COUNT
-	local to=$((next + $1 - 1))
-	[ "$to" -le "$N" ] || to=$N
-	[ "$next" -le "$to" ] || return 0
-	chaos_submit j "$next" "$to" 0 400
-	next=$((to + 1))
-}
 submit_some $((N / 2))
 
 # The kill loop: K lines "EPOCH DAEMON WORKER_PID" in $T_DIR/kills.
