@@ -56,6 +56,9 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   started_at   DATETIME(6) NULL,
   finished_at  DATETIME(6) NULL,
   duration     DOUBLE NULL,
+  -- At most one job with a given key is running at any instant, across
+  -- every daemon (a cluster-wide mutex); NULL: no such rule.
+  concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
   updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
   -- The one indexed time kyud claims on: run_at for waiting jobs, the
@@ -65,12 +68,18 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
                                  WHEN 'waiting' THEN run_at
                                  WHEN 'running' THEN lease_until
                                END) PERSISTENT,
+  -- The key of a running job: unique, so the database itself refuses a
+  -- second running job with the same key. Computed, never stored.
+  running_key  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL,
   PRIMARY KEY (seq),
   UNIQUE KEY kyu_jobs_id (id),
   KEY kyu_jobs_due (due, priority),
   KEY kyu_jobs_queue_due (queue, due, priority),
   KEY kyu_jobs_owner (owner),
-  KEY kyu_jobs_finished (status, updated_at)
+  KEY kyu_jobs_finished (status, updated_at),
+  KEY kyu_jobs_queue_status (queue, status),
+  UNIQUE KEY kyu_jobs_running_key (running_key)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- No CHECK constraints on kyu_jobs: a row that breaks one (inserted with
@@ -80,3 +89,80 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
 -- the column. Installations of the first release had one; it goes here
 -- (dropping a CHECK constraint only changes metadata).
 ALTER TABLE kyu_jobs DROP CONSTRAINT IF EXISTS kyu_jobs_max_attempts;
+
+-- Installations made before queues and concurrency keys get them here.
+-- Every step is online: a column added at the end is instant, a virtual
+-- column is never written, and the indexes are built without blocking
+-- INSERTs or claims.
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS running_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+    AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL;
+ALTER TABLE kyu_jobs
+  ADD KEY IF NOT EXISTS kyu_jobs_queue_status (queue, status),
+  ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_running_key (running_key);
+
+-- Settings of a queue, changed in plain SQL while daemons run (the next
+-- claim of every daemon sees them). A queue without a row has no limits
+-- and weight 1. kyu_jobs(7) describes every column.
+CREATE TABLE IF NOT EXISTS kyu_queues (
+  name         VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- 1: no job of the queue starts (running ones finish).
+  paused       TINYINT NOT NULL DEFAULT 0,
+  -- At most this many of its jobs are running at once, across all daemons.
+  max_running  INT NULL,
+  -- At most rate_limit starts in any rate_period seconds.
+  rate_limit   INT NULL,
+  rate_period  INT NULL,
+  -- Share of the workers when several queues have due jobs.
+  weight       INT NOT NULL DEFAULT 1,
+  -- An INSERT into a queue that holds this many waiting jobs fails.
+  max_waiting  INT NULL,
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  PRIMARY KEY (name),
+  -- Limits on this small table only: a bad value fails the UPDATE that
+  -- sets it, with the constraint's name, whatever the session's sql_mode.
+  CONSTRAINT kyu_queues_paused CHECK (paused IN (0, 1)),
+  CONSTRAINT kyu_queues_max_running CHECK (max_running >= 0),
+  CONSTRAINT kyu_queues_rate_limit CHECK (rate_limit >= 0),
+  CONSTRAINT kyu_queues_rate_period CHECK (rate_period >= 1),
+  CONSTRAINT kyu_queues_rate_needs_period CHECK (rate_limit IS NULL OR rate_period IS NOT NULL),
+  CONSTRAINT kyu_queues_weight CHECK (weight BETWEEN 1 AND 1000000),
+  CONSTRAINT kyu_queues_max_waiting CHECK (max_waiting >= 0)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Starts of rate-limited queues within their rate_period: one row per
+-- claim that started any, written under the queue's lock, pruned by the
+-- retention pass.
+CREATE TABLE IF NOT EXISTS kyu_queue_starts (
+  seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  at           DATETIME(6) NOT NULL,
+  n            INT UNSIGNED NOT NULL,
+  PRIMARY KEY (seq),
+  KEY kyu_queue_starts_queue_at (queue, at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Bounded intake: refuse an INSERT into a queue that already holds
+-- max_waiting waiting jobs, with SQLSTATE KYU01 and a message naming the
+-- queue and the bound. One primary-key read of kyu_queues per row; only a
+-- queue with a bound also counts its waiting rows, on the (queue, status)
+-- index and never more than max_waiting of them: no table-wide COUNT and
+-- no counter row that every INSERT would have to lock. Concurrent INSERTs
+-- may each see room for one more: the bound can be passed by the number of
+-- sessions inserting at the same instant.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_max_waiting',
+  ' BEFORE INSERT ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  DECLARE bound INT DEFAULT NULL;',
+  '  DECLARE msg VARCHAR(128);',
+  '  SELECT max_waiting INTO bound FROM kyu_queues WHERE name = NEW.queue;',
+  '  IF bound IS NOT NULL AND NEW.status = ''waiting'' AND bound <= (SELECT COUNT(*) FROM',
+  '     (SELECT 1 FROM kyu_jobs WHERE queue = NEW.queue AND status = ''waiting'' LIMIT bound) AS w)',
+  '  THEN',
+  '   SET msg = CONCAT(''kyu: queue '', NEW.queue, '' is full: '', bound,',
+  '     '' jobs waiting (kyu_queues.max_waiting)'');',
+  '   SIGNAL SQLSTATE ''KYU01'' SET MESSAGE_TEXT = msg;',
+  '  END IF;',
+  ' END');

@@ -40,6 +40,7 @@ struct job {
 	enum end_reason reason;
 	bool term_sent;
 	bool fenced; /* killed by self-fencing (lease.c) */
+	bool gated; /* held a concurrency key or a limited queue's slot */
 	/* Monotonic time just before the statement that last set the lease
 	 * was sent: the server's lease runs at least `lease` s from here. */
 	double renewed;

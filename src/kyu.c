@@ -17,6 +17,9 @@
 #include "wake.h"
 
 #define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
+/* kyu submit's status when the queue is full (kyu_queues.max_waiting):
+ * EX_TEMPFAIL, "try again later". */
+#define EXIT_QUEUE_FULL 75
 
 static void usage(FILE *f)
 {
@@ -27,13 +30,17 @@ static void usage(FILE *f)
 		"  submit [OPTIONS] -s 'SHELL LINE'    enqueue a shell command\n"
 		"  submit [OPTIONS] -- PROGRAM [ARG]...  enqueue a program run without a shell\n"
 		"      -i ID  -q QUEUE  -p PRIORITY  -d DELAY_S  -m MAX_ATTEMPTS  -t TIME_LIMIT_S\n"
-		"      -C DIR  -e NAME=VALUE (repeatable)\n"
+		"      -C DIR  -e NAME=VALUE (repeatable)  -k CONCURRENCY_KEY\n"
+		"      exits 75 when the queue is full (kyu_queues.max_waiting)\n"
 		"  show ID                             print every column of one job\n"
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20)\n"
 		"  cancel ID                           cancel a waiting or running job\n"
 		"  retry ID                            run a failed or cancelled job again\n"
 		"  wake [QUEUE]                        send a wake-up datagram to kyud\n"
 		"  stats                               count jobs per queue and status\n"
+		"  queues                              each queue: counts and settings\n"
+		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
+		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
 		"\n"
 		"  -c FILE   configuration (default $KYU_CONFIG or %s); uses [database]\n"
 		"            and [kyud] listen\n"
@@ -108,7 +115,7 @@ static int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet
 
 static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv)
 {
-	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL;
+	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL, *key = NULL;
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
 	json_t *env = json_object(), *args = NULL;
 	struct strbuf sb = { 0 };
@@ -117,7 +124,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	int c, rc = 1;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "+i:q:p:d:m:t:C:e:s:")) != -1) {
+	while ((c = getopt(argc, argv, "+i:q:p:d:m:t:C:e:s:k:")) != -1) {
 		char *eq;
 		int bad = 0;
 		switch (c) {
@@ -131,6 +138,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		case 'q': queue = optarg; break;
 		case 's': shell = optarg; break;
 		case 'C': cwd = optarg; break;
+		case 'k': key = optarg; break;
 		case 'p': bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio); break;
 		case 'd': bad = parse_i64(optarg, 0, 315360000, &delay); break;
 		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
@@ -166,7 +174,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		goto out;
 	}
 	sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, priority, run_at, command, argv, env, cwd, "
-		     "max_attempts, time_limit) VALUES (");
+		     "max_attempts, time_limit, concurrency_key) VALUES (");
 	if (id)
 		sql_quotes(&sb, id);
 	else
@@ -210,10 +218,20 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	else
 		sb_adds(&sb, ", NULL");
 	if (time_limit >= 0)
-		sb_printf(&sb, ", %lld)", (long long)time_limit);
+		sb_printf(&sb, ", %lld, ", (long long)time_limit);
 	else
-		sb_adds(&sb, ", NULL)");
+		sb_adds(&sb, ", NULL, ");
+	sql_quotes(&sb, key);
+	sb_adds(&sb, ")");
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
+		/* The intake bound's trigger (sql/schema.sql) signals SQLSTATE
+		 * KYU01; the message names the queue and the bound. */
+		if (reply && reply->n > 0 && reply->r[reply->n - 1].err_no == 1644 &&
+		    strstr(db_error(db), "kyu: queue ")) {
+			fprintf(stderr, "kyu: submit: not submitted, the queue is full: %s\n", db_error(db));
+			rc = EXIT_QUEUE_FULL;
+			goto out;
+		}
 		die_db(db, "submit");
 		goto out;
 	}
@@ -246,7 +264,7 @@ static int cmd_show(struct db *db, const char *id)
 
 	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, run_at, "
 		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, started_at, "
-		     "finished_at, duration, host, pid, owner, lease_until, created_at, updated_at, "
+		     "finished_at, duration, host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
 		     "output FROM kyu_jobs WHERE id = ");
 	sql_quotes(&sb, id);
 	n = print_query(db, sb.buf, sb.len, true);
@@ -329,6 +347,75 @@ static int cmd_update(struct db *db, const char *what, const char *id)
 	return rc;
 }
 
+static int cmd_queues(struct db *db)
+{
+	/* Every queue that has rows or settings. The counts read the
+	 * (queue, status) index; the due count reads the rows it counts. */
+	static const char q[] =
+		"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "
+		"IFNULL(c.running, 0) AS running, IFNULL(c.failed, 0) AS failed, "
+		"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "
+		"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "
+		"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting "
+		"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "
+		"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "
+		"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running, "
+		"SUM(status = 'failed') AS failed FROM kyu_jobs GROUP BY queue) AS c ON c.queue = n.name "
+		"LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name";
+
+	return print_query(db, q, sizeof(q) - 1, false) < 0 ? die_db(db, "queues") : 0;
+}
+
+/* pause, resume, limit: one upsert of the queue's kyu_queues row. */
+static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
+			 const char *queue, const char *value)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const char *col = "paused", *v = "1";
+	char num[24];
+	int rc = 1;
+
+	if (!*queue) {
+		fprintf(stderr, "kyu: %s: the queue name must not be empty\n", what);
+		return 2;
+	}
+	if (strcmp(what, "resume") == 0) {
+		v = "0";
+	} else if (strcmp(what, "limit") == 0) {
+		int64_t n;
+		col = "max_running";
+		if (strcmp(value, "none") == 0) {
+			v = "NULL";
+		} else if (parse_i64(value, 0, INT32_MAX, &n) < 0) {
+			fprintf(stderr, "kyu: limit: '%s' is not a number from 0 to %d or 'none'\n", value,
+				INT32_MAX);
+			return 2;
+		} else {
+			snprintf(num, sizeof(num), "%lld", (long long)n);
+			v = num;
+		}
+	}
+	sb_printf(&sb, "INSERT INTO kyu_queues (name, %s) VALUES (", col);
+	sql_quotes(&sb, queue);
+	sb_printf(&sb, ", %s) ON DUPLICATE KEY UPDATE %s = VALUES(%s)", v, col, col);
+	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
+		die_db(db, what);
+		goto out;
+	}
+	if (strcmp(what, "limit") == 0)
+		printf("queue %s: max_running %s\n", queue, strcmp(v, "NULL") == 0 ? "none" : v);
+	else
+		printf("queue %s: %s\n", queue, strcmp(what, "pause") == 0 ? "paused" : "resumed");
+	/* Jobs that may start now should not wait for a poll. */
+	if (strcmp(what, "pause") != 0)
+		send_wake(cfg, queue, true);
+	rc = 0;
+out:
+	sb_free(&sb);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = getenv("KYU_CONFIG") ? getenv("KYU_CONFIG") : DEFAULT_CONFIG;
@@ -383,6 +470,12 @@ int main(int argc, char **argv)
 		rc = cmd_list(db, argc, argv);
 	} else if ((strcmp(cmd, "cancel") == 0 || strcmp(cmd, "retry") == 0) && argc == 2) {
 		rc = cmd_update(db, cmd, argv[1]);
+	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
+		rc = cmd_queues(db);
+	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2) {
+		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL);
+	} else if (strcmp(cmd, "limit") == 0 && argc == 3) {
+		rc = cmd_queue_set(db, &cfg, cmd, argv[1], argv[2]);
 	} else if (strcmp(cmd, "stats") == 0 && argc == 1) {
 		const char *q = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
 				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";

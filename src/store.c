@@ -114,44 +114,144 @@ static int add_bulk_success(struct strbuf *sb, const struct finish *f, int n)
 	return count;
 }
 
-void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
-		       const char *host, int n, const struct finish *fin, int n_fin)
+/* What a claim sets on every row it takes, whichever statement takes it. */
+static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const char *token_sql,
+			  const char *host)
 {
-	/* Results first: their rows leave the due index before the claim
-	 * scans it. */
-	if (n_fin > 0 && add_bulk_success(sb, fin, n_fin))
-		sb_adds(sb, "; ");
-	/* Mark: one statement takes up to n due rows for this claim's token.
-	 * `due` is the server-maintained due time (run_at while waiting, the
-	 * lease while running), so expired leases are reclaimed by the same
-	 * statement. */
-	sb_adds(sb, "UPDATE kyu_jobs ");
+	sb_printf(sb,
+		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
+		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
+		  "pid = NULL, host = ",
+		  token_sql, cfg->lease);
+	sql_quotes(sb, host);
+	sb_adds(sb, ", status = 'running'");
+}
+
+/* A row with a concurrency key is claimable only while no running row has
+ * that key. The unique index on running_key makes this exact (UPDATE
+ * IGNORE skips the row that would be the second); this filter keeps the
+ * claim from walking into those conflicts. An expired running row keeps
+ * its own key and is reclaimable. */
+#define KEY_FREE                                                                          \
+	" AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "  \
+	"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL))"
+#define RESTRICTED_QUEUES                                                                 \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+	"rate_limit IS NOT NULL"
+
+/* The mark of an unrestricted queue (name) or of every queue without
+ * restrictions (name NULL, the catch-all), n rows by due time. */
+static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token, const char *host,
+		     const char *name, int n)
+{
+	char tok[24];
+	struct strbuf where = { 0 };
+
+	snprintf(tok, sizeof(tok), "%" PRIu64, token);
+	sb_adds(&where, " WHERE due <= NOW(6)");
+	if (name) {
+		sb_adds(&where, " AND queue = ");
+		sql_quotes(&where, name);
+		/* A queue that gained restrictions since the directory was read
+		 * is left to the restricted form. */
+		sb_adds(&where, " AND NOT EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
+		sql_quotes(&where, name);
+		sb_adds(&where, " AND (paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT NULL))");
+	} else {
+		add_queue_filter(&where, cfg);
+		sb_adds(&where, " AND queue NOT IN (" RESTRICTED_QUEUES ")");
+	}
+	sb_adds(&where, KEY_FREE);
+	sb_adds(sb, "UPDATE IGNORE kyu_jobs ");
 	if (cfg->claim != CLAIM_PLAIN) {
-		sb_adds(sb, "JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6)");
-		add_queue_filter(sb, cfg);
+		sb_adds(sb, "JOIN (SELECT seq FROM kyu_jobs");
+		sb_add(sb, where.buf, where.len);
 		sb_printf(sb, " ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c USING (seq) ", n,
 			  cfg->claim == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
 	}
-	sb_printf(sb,
-		  "SET owner = %" PRIu64 ", lease_until = NOW(6) + INTERVAL %d SECOND, "
-		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
-		  "pid = NULL, host = ",
-		  token, cfg->lease);
-	sql_quotes(sb, host);
-	sb_adds(sb, ", status = 'running'");
+	add_claim_set(sb, cfg, tok, host);
 	if (cfg->claim == CLAIM_PLAIN) {
-		sb_adds(sb, " WHERE due <= NOW(6)");
-		add_queue_filter(sb, cfg);
+		sb_add(sb, where.buf, where.len);
 		sb_printf(sb, " ORDER BY due, priority LIMIT %d", n);
 	}
-	/* Select, in the same round trip: what this token marked, and the
-	 * next due time (which tells the supervisor how long everyone may
-	 * sleep when the batch comes back short). The one-row derived table
+	sb_free(&where);
+}
+
+/* The two statements a restricted queue's claim executes, prepared once
+ * per connection: kyu_reclaim takes expired running rows (their slot is
+ * already counted), kyu_claim waiting ones. Parameters: token, queue,
+ * how many. */
+static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const char *host)
+{
+	struct strbuf st = { 0 };
+
+	sb_adds(&st, "UPDATE kyu_jobs ");
+	add_claim_set(&st, cfg, "?", host);
+	sb_adds(&st, " WHERE queue = ? AND status = 'running' AND lease_until <= NOW(6) "
+		     "ORDER BY lease_until LIMIT ?");
+	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
+	sql_quote(sb, st.buf, st.len);
+	sb_reset(&st);
+	sb_adds(&st, "UPDATE IGNORE kyu_jobs ");
+	add_claim_set(&st, cfg, "?", host);
+	sb_adds(&st, " WHERE queue = ? AND status = 'waiting' AND due <= NOW(6)" KEY_FREE
+		     " ORDER BY due, priority LIMIT ?");
+	sb_adds(sb, "; PREPARE kyu_claim FROM ");
+	sql_quote(sb, st.buf, st.len);
+	sb_adds(sb, "; ");
+	sb_free(&st);
+}
+
+/* A queue with max_running or a rate limit, inside the claim's
+ * transaction: lock its kyu_queues row (SKIP LOCKED: a queue another
+ * daemon is claiming right now is left to it, nobody waits), then, in
+ * statements that read after the lock, take expired running rows and as
+ * many waiting ones as the limits leave. */
+static void add_restricted(struct strbuf *sb, uint64_t token, const char *name, int n, bool rated)
+{
+	sb_printf(sb, "SET @kyu_tok = %" PRIu64 ", @kyu_q = ", token);
+	sql_quotes(sb, name);
+	sb_adds(sb, ", @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
+		    "FOR UPDATE SKIP LOCKED); ");
+	sb_printf(sb,
+		  "SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
+		  "(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
+		  "at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
+		  "@kyu_q), 0); ",
+		  n, n);
+	sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_tok, @kyu_q, @kyu_n; ");
+	sb_printf(sb,
+		  "SET @kyu_n = GREATEST(0, LEAST(@kyu_n - ROW_COUNT(), IFNULL((SELECT max_running - "
+		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
+		  "kyu_queues WHERE name = @kyu_q), %d))); ",
+		  n);
+	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_tok, @kyu_q, @kyu_n; ");
+	if (rated)
+		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
+			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
+}
+
+static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	/* GROUP BY on the (queue, due, priority) index is a loose index scan:
+	 * one dive per queue, however many rows each holds. */
+	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
+		    "q.max_running, q.rate_limit, q.rate_period, q.weight FROM (SELECT queue, MIN(due) "
+		    "AS next FROM kyu_jobs WHERE due IS NOT NULL");
+	add_queue_filter(sb, cfg);
+	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
+}
+
+static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token)
+{
+	/* What this token marked, and the next due time (which tells the
+	 * supervisor how long everyone may sleep when the batch comes back
+	 * short, when no directory came with it). The one-row derived table
 	 * makes the SELECT return that time even when nothing was marked. */
 	sb_printf(sb,
-		  "; SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
-		  "j.tempfails, COALESCE(j.max_attempts, %d), COALESCE(j.time_limit, %d), d.next "
-		  "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (",
+		  "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
+		  "j.tempfails, COALESCE(j.max_attempts, %d), COALESCE(j.time_limit, %d), d.next, "
+		  "j.concurrency_key FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (",
 		  cfg->max_attempts, cfg->time_limit);
 	add_min_due(sb, cfg);
 	sb_printf(sb,
@@ -160,36 +260,114 @@ void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 		  token);
 }
 
-void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
-		      struct claim_reply *out)
+void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+			    const char *host, const struct claim_plan *plan, const struct finish *fin,
+			    int n_fin, struct claim_layout *lay)
 {
-	const int fin_stmts = n_fin > 0 ? 1 : 0;
+	int stmts = 0;
+	bool txn = false;
+
+	memset(lay, 0, sizeof(*lay));
+	lay->fin_at = lay->dir_at = -1;
+	if (plan->rollback) {
+		/* A failed claim may have left its transaction (and a queue's
+		 * lock) open. */
+		sb_adds(sb, "ROLLBACK; ");
+		stmts++;
+	}
+	/* Results first: their rows leave the due index before the claim
+	 * scans it. */
+	if (n_fin > 0 && add_bulk_success(sb, fin, n_fin)) {
+		sb_adds(sb, "; ");
+		lay->fin_at = stmts++;
+		lay->n_fin = n_fin;
+	}
+	if (plan->directory) {
+		add_directory(sb, cfg);
+		lay->dir_at = stmts++;
+	}
+	for (int i = 0; i < plan->n_parts; i++) {
+		const struct qpart *p = &plan->parts[i];
+		if (p->n <= 0 || p->restricted)
+			continue;
+		add_mark(sb, cfg, token, host, p->name, p->n);
+		sb_adds(sb, "; ");
+		stmts++;
+		lay->asked += p->n;
+	}
+	for (int i = 0; i < plan->n_parts; i++) {
+		const struct qpart *p = &plan->parts[i];
+		if (p->n <= 0 || !p->restricted || !p->name)
+			continue;
+		if (!plan->prepared && !lay->prepares) {
+			add_prepare(sb, cfg, host);
+			stmts += 2;
+			lay->prepares = true;
+		}
+		if (!txn) {
+			sb_adds(sb, "START TRANSACTION; ");
+			stmts++;
+			txn = true;
+		}
+		add_restricted(sb, token, p->name, p->n, p->rated);
+		stmts += p->rated ? 6 : 5;
+		lay->asked += p->n;
+	}
+	if (txn) {
+		sb_adds(sb, "COMMIT; ");
+		stmts++;
+		lay->transaction = true;
+	}
+	add_select(sb, cfg, token);
+	lay->sel_at = stmts++;
+	lay->n_stmts = stmts;
+}
+
+void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+		       const char *host, int n, const struct finish *fin, int n_fin)
+{
+	struct qpart all = { .name = NULL, .n = n };
+	struct claim_plan plan = { .parts = &all, .n_parts = 1 };
+	struct claim_layout lay;
+
+	store_claim_build_plan(sb, cfg, token, host, &plan, fin, n_fin, &lay);
+}
+
+void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *lay, uint64_t token,
+			   double claimed_at, struct claim_reply *out)
+{
 	const struct db_result *sel;
-	int marked;
+	int cap;
 
 	memset(out, 0, sizeof(*out));
 	out->next_due_us = INT64_MIN;
-	if (fin_stmts && r->n >= 1 && r->r[0].err_no == 0) {
+	if (lay->fin_at >= 0 && r->n > lay->fin_at && r->r[lay->fin_at].err_no == 0 &&
+	    (r->fail == DB_OK || r->n - 1 > lay->fin_at)) {
 		out->fin_done = true;
-		out->fin_rejected = n_fin - (int)r->r[0].affected;
+		out->fin_rejected = lay->n_fin - (int)r->r[lay->fin_at].affected;
 	}
+	if (lay->dir_at >= 0 && r->n > lay->dir_at && r->r[lay->dir_at].err_no == 0 &&
+	    (r->fail == DB_OK || r->n - 1 > lay->dir_at))
+		out->dir = &r->r[lay->dir_at];
 	out->fail = r->fail;
-	if (r->fail != DB_OK || r->n < fin_stmts + 2) {
+	if (r->fail != DB_OK || r->n < lay->n_stmts) {
 		if (out->fail == DB_OK)
 			out->fail = DB_ERROR;
 		out->got = -1;
 		return;
 	}
-	marked = (int)r->r[fin_stmts].affected;
-	sel = &r->r[fin_stmts + 1];
-	out->rows = xcalloc((size_t)(marked > 0 ? marked : 1), sizeof(*out->rows));
+	sel = &r->r[lay->sel_at];
+	/* Count what came back rather than the UPDATEs' affected rows: with
+	 * CLIENT_FOUND_ROWS an UPDATE IGNORE counts the row it skipped. */
+	cap = lay->asked;
+	out->rows = xcalloc((size_t)(cap > 0 ? cap : 1), sizeof(*out->rows));
 	for (size_t i = 0; i < sel->n_rows; i++) {
 		struct claimed *c;
-		if (marked < n && i == 0) {
+		if (i == 0) {
 			const char *next = db_cell(sel, i, 11);
 			out->next_due_us = next ? strtoll(next, NULL, 10) : INT64_MAX;
 		}
-		if (!db_cell(sel, i, 0) || out->got >= marked)
+		if (!db_cell(sel, i, 0) || out->got >= cap)
 			continue;
 		c = &out->rows[out->got++];
 		c->seq = strtoull(db_cell(sel, i, 0), NULL, 10);
@@ -205,6 +383,7 @@ void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token
 		c->tempfails = to_uint(db_cell(sel, i, 8));
 		c->max_attempts = to_uint(db_cell(sel, i, 9));
 		c->time_limit = to_uint(db_cell(sel, i, 10));
+		c->key = dup_field(db_cell(sel, i, 12));
 		check_nul(c, sel, i, 1, "id");
 		check_nul(c, sel, i, 2, "queue");
 		check_nul(c, sel, i, 3, "command");
@@ -212,6 +391,18 @@ void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token
 		check_nul(c, sel, i, 5, "env");
 		check_nul(c, sel, i, 6, "cwd");
 	}
+	if (out->got == lay->asked)
+		out->next_due_us = INT64_MIN;
+}
+
+void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
+		      struct claim_reply *out)
+{
+	struct claim_layout lay = {
+		.fin_at = n_fin > 0 ? 0 : -1, .dir_at = -1, .n_fin = n_fin, .asked = n,
+		.sel_at = n_fin > 0 ? 2 : 1, .n_stmts = n_fin > 0 ? 3 : 2,
+	};
+	store_claim_read_plan(r, &lay, token, claimed_at, out);
 }
 
 void store_claimed_clear(struct claimed *c)
@@ -222,6 +413,7 @@ void store_claimed_clear(struct claimed *c)
 	free(c->argv_json);
 	free(c->env_json);
 	free(c->cwd);
+	free(c->key);
 	free(c->bad);
 	memset(c, 0, sizeof(*c));
 }
@@ -451,13 +643,18 @@ void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg)
 		  "DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
 		  "AND status IN ('succeeded', 'failed', 'cancelled') "
 		  "AND updated_at < NOW(6) - INTERVAL %d SECOND LIMIT %d; "
+		  /* Start records older than their queue's rate_period (or of
+		   * a queue no longer rated) count for nothing any more. */
+		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "
+		  "WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR "
+		  "s.at < NOW(6) - INTERVAL q.rate_period SECOND); "
 		  "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)",
 		  cfg->retention, cfg->cleanup_batch);
 }
 
 int64_t store_cleanup_read(const struct db_reply *r)
 {
-	if (r->fail != DB_OK || r->n < 3)
+	if (r->fail != DB_OK || r->n < 4)
 		return -1;
 	return (int64_t)r->r[1].affected;
 }

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "queues.h"
 #include "util.h"
 
 /* A row as a claim returns it. Owned by whoever holds it: the claim's
@@ -17,6 +18,7 @@
 struct claimed {
 	uint64_t seq, token;
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
+	char *key; /* concurrency_key, or NULL */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
 	char *bad; /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
@@ -50,25 +52,48 @@ bool store_finish_plain(const struct finish *f);
 
 /* ---- claim: record plain successes, mark, select, in one round trip ---- */
 
-/* Append the claim of up to n due rows for token to sb. The first n_fin of
- * fin (all plain successes, or 0) ride along in front. */
+/* Append the claim of up to n due rows of any unrestricted queue (the
+ * catch-all) for token to sb. The first n_fin of fin (all plain
+ * successes, or 0) ride along in front. */
 void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
 		       const char *host, int n, const struct finish *fin, int n_fin);
+
+/* A worker's claim: which queues, how many from each (queues.c). */
+struct claim_plan {
+	const struct qpart *parts;
+	int n_parts;
+	bool directory; /* read the queue directory in the same round trip */
+	bool prepared;  /* kyu_claim and kyu_reclaim exist on this connection */
+	bool rollback;  /* a failed claim may have left its transaction open */
+};
+/* Where each statement's result is in the reply. */
+struct claim_layout {
+	int fin_at, dir_at, sel_at; /* -1: not sent */
+	int n_fin, asked, n_stmts;
+	bool prepares;    /* this claim prepared kyu_claim and kyu_reclaim */
+	bool transaction; /* it holds restricted parts */
+};
+void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+			    const char *host, const struct claim_plan *plan, const struct finish *fin,
+			    int n_fin, struct claim_layout *lay);
 
 struct claim_reply {
 	struct claimed *rows; /* got of them; free with store_claimed_free */
 	int got;
 	/* When fewer than asked were claimed: microseconds until the next row
-	 * becomes due (<= 0: now; INT64_MAX: nothing waiting or running);
-	 * else INT64_MIN. */
+	 * of the served queues becomes due, paused ones included (<= 0: now;
+	 * INT64_MAX: nothing waiting or running); else INT64_MIN. */
 	int64_t next_due_us;
+	const struct db_result *dir; /* the directory, when read (lives as the reply) */
 	bool fin_done;   /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;
 };
-/* Read the reply of a claim built with (n, n_fin). */
+/* Read the reply of a claim built with (n, n_fin) by store_claim_build. */
 void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
 		      struct claim_reply *out);
+void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *lay, uint64_t token,
+			   double claimed_at, struct claim_reply *out);
 void store_claimed_free(struct claimed *rows, int n);
 void store_claimed_clear(struct claimed *c);
 

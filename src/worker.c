@@ -32,6 +32,7 @@
 #include "proto.h"
 #include "results.h"
 #include "proc.h"
+#include "queues.h"
 #include "store.h"
 #include "util.h"
 
@@ -46,8 +47,12 @@ extern char **environ;
 /* A server that refuses writes for now (read-only, disk full) is asked
  * again this often. */
 #define BUSY_RETRY 1.0
+/* Under load, the queue directory is read again at least this often, so a
+ * queue that gains due jobs gets its share within a fraction of a second
+ * even while others keep every claim full. */
+#define DIR_MAX_AGE 0.25
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK };
 
 struct worker {
 	struct kyu_config cfg;
@@ -69,7 +74,19 @@ struct worker {
 		double claimed_at;
 		int n, n_fin;
 		int finish_count;
+		struct claim_layout lay;
+		struct qpart parts[QDIR_MAX_PARTS];
+		int n_parts;
 	} sent;
+
+	/* Queues: the directory last read and the state of the connection's
+	 * claim statements. */
+	struct qdir dir;
+	bool dir_wanted;    /* read the directory with the next claim, if any queue had due rows */
+	bool dir_force;     /* read it with the next claim in any case */
+	bool prepared;      /* kyu_claim/kyu_reclaim exist on this connection */
+	bool txn_dirty;     /* a failed claim may have left a transaction open */
+	bool freed_pending; /* a job that held a key or a limited slot ended */
 
 	/* Jobs. */
 	struct job **slots;
@@ -185,6 +202,9 @@ static void on_connected(void *arg, const struct db_reply *r)
 	w->outage = false;
 	w->reconnect_delay = 0.5;
 	w->wanted = true;
+	w->prepared = false;
+	w->txn_dirty = false;
+	w->dir_wanted = true;
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
 }
@@ -280,6 +300,13 @@ static void on_job_end(void *ctx, struct job *j)
 	log_end(j, &o);
 	if (o.record)
 		results_add(&w->results, j->seq, j->token, (int)j->pid, &o, &j->cap);
+	/* Its key or its queue's slot is free once the result is recorded:
+	 * then claim, so that a job waiting on it starts without a poll. */
+	if (j->gated)
+		w->freed_pending = true;
+	/* A free slot is what a restricted queue's rows wait for. */
+	if (!w->more && qdir_restricted_due(&w->dir, mono_now()))
+		w->wanted = true;
 	for (int i = 0; i < w->cfg.slots; i++)
 		if (w->slots[i] == j)
 			w->slots[i] = NULL;
@@ -314,6 +341,8 @@ static void start_job(struct worker *w, struct claimed *c)
 	struct job *j;
 	int slot;
 
+	bool c_had_key = c->key != NULL;
+
 	for (slot = 0; slot < w->cfg.slots && w->slots[slot]; slot++)
 		;
 	j = job_start(w->loop, c, &w->params, on_job_end, w, &fail);
@@ -323,6 +352,10 @@ static void start_job(struct worker *w, struct claimed *c)
 		return;
 	}
 	w->slots[slot] = j;
+	{
+		const struct qentry *q = j->queue ? qdir_find(&w->dir, j->queue) : NULL;
+		j->gated = c_had_key || (q && q->restricted);
+	}
 	/* The first job after an idle spell: its claim just set the lease, so
 	 * the first renewal is due an interval from now, not at once. */
 	if (w->n_running == 0 && w->lease.next_beat < mono_now())
@@ -437,19 +470,38 @@ static void results_recorded(struct worker *w, int n, int rejected)
 	}
 	w->n_finished += (uint64_t)n;
 	results_forget(&w->results, n);
+	if (w->freed_pending && n > 0) {
+		w->freed_pending = false;
+		w->wanted = true;
+		w->dir_wanted = true;
+	}
 }
 
 static void on_claim(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	struct claim_reply cr;
+	int got[QDIR_MAX_PARTS] = { 0 };
+	double now = mono_now();
+	bool full = true, catch_all;
+	int64_t next;
 
 	w->inflight = IF_NONE;
-	store_claim_read(r, w->sent.n, w->sent.n_fin, w->sent.token, w->sent.claimed_at, &cr);
+	store_claim_read_plan(r, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
 	if (cr.fin_done)
 		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
+	if (cr.dir) {
+		struct qdir nd = { 0 };
+		if (qdir_read(&w->dir, cr.dir, now, &nd) == 0) {
+			qdir_free(&w->dir);
+			w->dir = nd;
+		}
+	}
+	if (w->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
+		w->txn_dirty = true;
 	if (cr.got < 0) {
 		reply_failed(w, r, "acquiring jobs");
+		w->dir_wanted = true;
 		/* A deadlock of the claim UPDATE behind finishes that rode along
 		 * (they are done; it is not re-sent within the round trip): the
 		 * rows are still there to claim, so claim again at once. */
@@ -458,10 +510,12 @@ static void on_claim(void *arg, const struct db_reply *r)
 			return;
 		}
 		if (r->fail == DB_BUSY)
-			w->flush_after = mono_now() + BUSY_RETRY;
+			w->flush_after = now + BUSY_RETRY;
 		send_msg(w, KYU_IDLE, INT64_MAX);
 		return;
 	}
+	if (w->sent.lay.prepares)
+		w->prepared = true;
 	if (w->busy_logged)
 		log_notice("the database takes writes again");
 	w->busy_logged = false;
@@ -471,6 +525,13 @@ static void on_claim(void *arg, const struct db_reply *r)
 	(void)supervisor_alive(w);
 	for (int i = 0; i < cr.got; i++) {
 		struct claimed *c = &cr.rows[i];
+		for (int k = 0; k < w->sent.n_parts; k++) {
+			const char *name = w->sent.parts[k].name;
+			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
+				got[k]++;
+				break;
+			}
+		}
 		if (w->draining)
 			give_back(w, c);
 		else if (w->held.n == 0 && w->n_running < w->cfg.slots)
@@ -483,17 +544,50 @@ static void on_claim(void *arg, const struct db_reply *r)
 	store_claimed_free(cr.rows, cr.got);
 	if (cr.got > 0)
 		log_debug("acquired %d job(s) (asked for %d)", cr.got, w->sent.n);
-	if (cr.got == w->sent.n) {
+	for (int k = 0; k < w->sent.n_parts; k++)
+		if (got[k] < w->sent.parts[k].n)
+			full = false;
+	/* The parts' names point into the directory they were planned from,
+	 * which the reply may have replaced: they are only compared by name. */
+	qdir_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now);
+	catch_all = w->sent.n_parts == 1 && !w->sent.parts[0].name;
+	for (int k = 0; k < w->sent.n_parts; k++)
+		free((char *)(uintptr_t)w->sent.parts[k].name);
+	w->sent.n_parts = 0;
+	if (w->sent.n > 0 && full) {
+		/* Under load, queues get fair shares: from the directory. */
+		if (catch_all)
+			w->dir_force = true;
 		w->more = true;
 		if (!w->more_sent) {
 			send_msg(w, KYU_MORE, 0);
 			w->more_sent = true;
 		}
-	} else {
-		w->more = false;
-		w->more_sent = false;
-		send_msg(w, KYU_IDLE, cr.next_due_us == INT64_MIN ? INT64_MAX : cr.next_due_us);
+		return;
 	}
+	w->more = false;
+	w->more_sent = false;
+	if (cr.dir) {
+		next = qdir_next_due_us(&w->dir, now, w->n_running + w->held.n < w->cfg.slots);
+		/* The directory shows queues this claim did not ask (it was
+		 * read in the same round trip): ask them now, not after a poll. */
+		if (next <= 0) {
+			w->wanted = true;
+			return;
+		}
+	} else if (catch_all) {
+		next = cr.next_due_us == INT64_MIN ? INT64_MAX : cr.next_due_us;
+		/* Due rows the catch-all did not take (a paused or limited
+		 * queue's, a busy key's): the directory says which. */
+		if (next <= 0) {
+			w->dir_force = true;
+			w->wanted = true;
+			return;
+		}
+	} else {
+		next = qdir_next_due_us(&w->dir, now, w->n_running + w->held.n < w->cfg.slots);
+	}
+	send_msg(w, KYU_IDLE, next);
 }
 
 /* How many rows to claim now (0: not now). */
@@ -517,7 +611,9 @@ static void send_claim(struct worker *w, int n, int n_plain)
 {
 	struct strbuf sb = { 0 };
 	const struct finish *f = NULL;
-	int n_res = 0, n_fin = 0;
+	struct claim_plan plan = { 0 };
+	double now = mono_now();
+	int n_res = 0, n_fin = 0, n_free;
 
 	/* Plain successes waiting to be recorded ride along in the claim's
 	 * round trip. */
@@ -525,14 +621,65 @@ static void send_claim(struct worker *w, int n, int n_plain)
 		f = results_batch(&w->results, &n_res, &n_plain);
 		n_fin = n_plain;
 	}
+	n_free = w->cfg.slots - w->n_running - w->held.n;
+	w->sent.n_parts = qdir_plan(&w->dir, now, n, n_free, w->sent.parts);
+	/* The directory costs one dive per queue: it is read when a claim
+	 * found due rows the catch-all cannot take or kept every claim full
+	 * (fair shares matter), and then kept fresh while any queue has due
+	 * rows. An idle daemon's poll is the catch-all alone. */
+	plan.directory = w->dir_force ||
+			 (qdir_any_due(&w->dir, now) &&
+			  (w->dir_wanted || now - w->dir.read_at >= DIR_MAX_AGE));
+	/* Nothing known to be due: claim from every queue without
+	 * restrictions by due time, unless rows that cannot be claimed now
+	 * (a paused queue, a full one) would lie across that scan; then the
+	 * directory read in this round trip decides the next claim. */
+	if (w->sent.n_parts == 0 && !qdir_blocked_backlog(&w->dir, now)) {
+		w->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
+		w->sent.n_parts = 1;
+	}
+	if (w->sent.n_parts == 0)
+		plan.directory = true;
+	/* The names outlive a directory read in this round trip. */
+	for (int k = 0; k < w->sent.n_parts; k++)
+		if (w->sent.parts[k].name)
+			w->sent.parts[k].name = xstrdup(w->sent.parts[k].name);
+	plan.parts = w->sent.parts;
+	plan.n_parts = w->sent.n_parts;
+	plan.prepared = w->prepared;
 	w->sent.token = new_token();
-	w->sent.claimed_at = mono_now();
-	w->sent.n = n;
+	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
-	store_claim_build(&sb, &w->cfg, w->sent.token, w->host, n, f, n_fin);
+	store_claim_build_plan(&sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
+	w->sent.n = w->sent.lay.asked;
 	w->wanted = false;
-	if (!send_or_log(w, &sb, on_claim, IF_CLAIM, "acquiring jobs"))
+	if (plan.directory)
+		w->dir_wanted = w->dir_force = false;
+	if (!send_or_log(w, &sb, on_claim, IF_CLAIM, "acquiring jobs")) {
+		for (int k = 0; k < w->sent.n_parts; k++)
+			free((char *)(uintptr_t)w->sent.parts[k].name);
+		w->sent.n_parts = 0;
 		send_msg(w, KYU_IDLE, INT64_MAX);
+	}
+}
+
+static void on_rollback(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
+	w->inflight = IF_NONE;
+	if (r->fail == DB_OK || r->fail == DB_LOST)
+		w->txn_dirty = false;
+	if (r->fail != DB_OK)
+		reply_failed(w, r, "ending a failed claim's transaction");
+}
+
+static void send_rollback(struct worker *w)
+{
+	struct strbuf sb = { 0 };
+
+	sb_adds(&sb, "ROLLBACK");
+	send_or_log(w, &sb, on_rollback, IF_ROLLBACK, "ending a failed claim's transaction");
 }
 
 static void on_finish(void *arg, const struct db_reply *r)
@@ -688,6 +835,12 @@ static void pump(struct worker *w)
 	}
 	if (!db_idle(w->db))
 		return;
+	/* Before anything else: a statement sent into a transaction left
+	 * open would not be committed (a lease renewal included). */
+	if (w->txn_dirty) {
+		send_rollback(w);
+		return;
+	}
 	if (lease_due(&w->lease, now)) {
 		send_heartbeat(w);
 		return;
@@ -800,6 +953,9 @@ static void reload(struct worker *w, int fd)
 	w->params.output_limit = (size_t)w->cfg.output_limit;
 	w->params.kill_grace = w->cfg.kill_grace;
 	lease_configure(&w->lease, &w->cfg);
+	/* The prepared claims carry the lease. */
+	w->prepared = false;
+	w->dir_wanted = true;
 	/* New database settings apply from a new connection, opened once the
 	 * statement in flight (if any) is back. */
 	if (db_changed)
@@ -849,6 +1005,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		switch (m.type) {
 		case KYU_WAKE:
 			w->wanted = true;
+			w->dir_wanted = true;
 			/* Someone has work: try the database now rather than at the
 			 * end of a backoff of up to 10 s (at most twice a second). */
 			if (!db_connected(w->db) && w->inflight != IF_CONNECT &&
@@ -980,6 +1137,7 @@ int worker_main(int index, struct kyu_config *cfg)
 		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected);
 	results_free(&w.results);
 	prefetch_free(&w.held);
+	qdir_free(&w.dir);
 	lease_free(&w.lease);
 	free(w.slots);
 	db_free(w.db);

@@ -360,7 +360,11 @@ descendants() {
 # also removes its directory and database; a failing one keeps them, and
 # marks the shared server's data directory to be kept by db-stop.
 cleanup() {
-	local rc=$?
+	local rc=$? p
+	for p in ${EXTRA_PIDS:-} ${SAMPLER_PIDS:-}; do
+		# shellcheck disable=SC2046
+		kill -KILL $(descendants "$p") "$p" 2>/dev/null || true
+	done
 	if [ -n "${KYUD_PID:-}" ]; then
 		# shellcheck disable=SC2046
 		kill -KILL $(descendants "$KYUD_PID") "$KYUD_PID" 2>/dev/null || true
@@ -502,6 +506,63 @@ private_db_exit() {
 	cleanup
 }
 # ---------------------------------------------------------------- end of private database
+
+# ---------------------------------------------------------------- more daemons, sampling
+# (for the tests of several daemons on one table: queue_*.sh)
+
+EXTRA_PIDS=
+SAMPLER_PIDS=
+
+# start_extra_kyud NAME [section.key=value ...]: another kyud on the same
+# database, config $T_DIR/NAME.ini, log $T_DIR/NAME.log; returns once ready.
+start_extra_kyud() {
+	local name=$1 pid
+	shift
+	write_ini "$T_DIR/$name.ini" "$@"
+	env --default-signal "$KYUD" -c "$T_DIR/$name.ini" 2>>"$T_DIR/$name.log" &
+	pid=$!
+	EXTRA_PIDS="$EXTRA_PIDS $pid"
+	for _ in $(seq $((200 * KYU_TIME_SCALE))); do
+		grep -q 'kyud\[sup\]: ready:' "$T_DIR/$name.log" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || fail "kyud $name exited before it was ready"
+		sleep 0.1
+	done
+	fail "kyud $name not ready"
+}
+
+# stop_extra_kyuds: TERM every extra kyud and wait; fail on a bad status.
+stop_extra_kyuds() {
+	local p rc
+	for p in $EXTRA_PIDS; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $EXTRA_PIDS; do
+		rc=0
+		wait "$p" || rc=$?
+		[ "$rc" = 0 ] || fail "an extra kyud (pid $p) exited with status $rc"
+	done
+	EXTRA_PIDS=
+}
+
+# start_sampler FILE QUERY: run QUERY every 10 ms on one connection, each
+# result line appended to FILE, until stop_samplers.
+start_sampler() {
+	local file=$1 query=$2
+	while :; do
+		echo "$query;"
+		sleep 0.01
+	done | root_sql -N -B -n -D "$T_DB" >"$file" 2>&1 &
+	SAMPLER_PIDS="$SAMPLER_PIDS $!"
+}
+
+stop_samplers() {
+	local p
+	for p in $SAMPLER_PIDS; do
+		# shellcheck disable=SC2046
+		kill -TERM $(descendants "$p") "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	SAMPLER_PIDS=
+}
+
 
 # ---------------------------------------------------------------- wake-ups, statement counts
 # (for the wake-up and polling tests: wake_*.sh, poll_fallback, idle_cost, udf_wake)

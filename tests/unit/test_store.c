@@ -194,18 +194,22 @@ static void test_claim_build(void)
 	store_claim_build(&sb, &cfg, tok, "h'x", 7, NULL, 0);
 	k = split(sb.buf, st, 8);
 	CHECK(k == 2);
-	CHECK(starts_with(st[0], "UPDATE kyu_jobs SET owner = 123456789012345, "));
+	CHECK(starts_with(st[0], "UPDATE IGNORE kyu_jobs SET owner = 123456789012345, "));
 	CONTAINS(st[0], "lease_until = NOW(6) + INTERVAL 30 SECOND");
 	/* Guarded: a row at the column's limit must not make the claim fail. */
 	CONTAINS(st[0], "attempts = LEAST(attempts, 4294967294) + 1");
 	CONTAINS(st[0], "host = 'h\\'x'");
-	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) ORDER BY due, priority LIMIT 7");
+	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) AND queue NOT IN (SELECT name FROM "
+			"kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT "
+			"NULL) AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "
+			"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) ORDER BY due, "
+			"priority LIMIT 7");
 	LACKS(st[0], "JOIN");
 	LACKS(sb.buf, "queue IN");
 	LACKS(sb.buf, "CASE seq");
 	CHECK(starts_with(st[1], "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, "
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
-				 "COALESCE(j.time_limit, 3600), d.next FROM "));
+				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key FROM "));
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
 	CONTAINS(st[1], "j.owner = 123456789012345 AND j.status = 'running'");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
@@ -217,7 +221,8 @@ static void test_claim_build(void)
 	store_claim_build(&sb, &cfg, tok, "host", 4, NULL, 0);
 	k = split(sb.buf, st, 8);
 	CHECK(k == 2);
-	CONTAINS(st[0], " WHERE due <= NOW(6) AND queue IN ('a','b') ORDER BY due, priority LIMIT 4");
+	CONTAINS(st[0], " WHERE due <= NOW(6) AND queue IN ('a','b') AND queue NOT IN (SELECT name ");
+	CONTAINS(st[0], "ORDER BY due, priority LIMIT 4");
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs WHERE 1 AND queue IN ('a','b'))");
 	CHECK(count_str(sb.buf, "queue IN ('a','b')") == 2);
 	free_split(st, k);
@@ -228,36 +233,38 @@ static void test_claim_build(void)
 	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
 	k = split(sb.buf, st, 8);
 	CHECK(k == 2);
-	CHECK(starts_with(st[0], "UPDATE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
-				 "ORDER BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner "
-				 "= 123456789012345, "));
+	CHECK(starts_with(st[0], "UPDATE IGNORE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
+				 "AND queue NOT IN (SELECT name FROM kyu_queues WHERE "));
+	CONTAINS(st[0], "ORDER BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner "
+			"= 123456789012345, ");
 	LACKS(sb.buf, "SKIP LOCKED");
 	LACKS(sb.buf, "queue IN");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
 	CHECK(count_str(sb.buf, "WHERE due <= NOW(6)") == 1);
+	CHECK(count_str(sb.buf, "IGNORE") == 1);
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
 	free_split(st, k);
 	sb_reset(&sb);
 
 	config(&cfg, CLAIM_JOIN, 1);
 	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
-	CONTAINS(sb.buf, "JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) AND queue IN ('a') ORDER "
-			 "BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner = ");
+	CONTAINS(sb.buf, "JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) AND queue IN ('a') AND ");
+	CONTAINS(sb.buf, "BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner = ");
 	CONTAINS(sb.buf, "(SELECT MIN(due) FROM kyu_jobs WHERE 1 AND queue IN ('a'))");
 	sb_reset(&sb);
 
 	/* skip locked */
 	config(&cfg, CLAIM_SKIP_LOCKED, 0);
 	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
-	CHECK(starts_with(sb.buf, "UPDATE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
-				  "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING "
-				  "(seq) SET owner = 123456789012345, "));
+	CHECK(starts_with(sb.buf, "UPDATE IGNORE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "));
+	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING "
+			 "(seq) SET owner = 123456789012345, ");
 	CHECK(count_str(sb.buf, "; ") == 1);
 	sb_reset(&sb);
 	config(&cfg, CLAIM_SKIP_LOCKED, 2);
 	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
-	CONTAINS(sb.buf, "WHERE due <= NOW(6) AND queue IN ('a','b') ORDER BY due, priority LIMIT 9 "
-			 "FOR UPDATE SKIP LOCKED) AS c USING (seq) SET ");
+	CONTAINS(sb.buf, "WHERE due <= NOW(6) AND queue IN ('a','b') AND queue NOT IN");
+	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING (seq) SET ");
 	CHECK(count_str(sb.buf, "queue IN ('a','b')") == 2);
 	sb_reset(&sb);
 
@@ -276,7 +283,7 @@ static void test_claim_build(void)
 				"THEN 101 WHEN 12 THEN 102 END AND status IN ('running', 'cancelled')");
 		CONTAINS(st[0], "'succeeded')");
 		LACKS(st[0], "13");
-		CHECK(starts_with(st[1], "UPDATE kyu_jobs JOIN (SELECT seq"));
+		CHECK(starts_with(st[1], "UPDATE IGNORE kyu_jobs JOIN (SELECT seq"));
 		CONTAINS(st[1], "LIMIT 3 FOR UPDATE SKIP LOCKED");
 		CONTAINS(st[1], "SET owner = 123456789012345, ");
 		CHECK(starts_with(st[2], "SELECT j.seq"));
@@ -289,7 +296,7 @@ static void test_claim_build(void)
 		CHECK(k == 3);
 		CONTAINS(st[0], "pid = CASE seq WHEN 10 THEN 1000 ELSE pid END");
 		CONTAINS(st[0], "WHERE seq IN (10) AND owner = CASE seq WHEN 10 THEN 100 END");
-		CHECK(starts_with(st[1], "UPDATE kyu_jobs SET owner = 77, "));
+		CHECK(starts_with(st[1], "UPDATE IGNORE kyu_jobs SET owner = 77, "));
 		CONTAINS(st[1], "LIMIT 2");
 		CONTAINS(st[2], "j.owner = 77 AND");
 		free_split(st, k);
@@ -300,13 +307,13 @@ static void test_claim_build(void)
 
 /* ---- hand-built replies ---- */
 
-#define CLAIM_COLS 12
+#define CLAIM_COLS 13
 
 static void test_claim_read(void)
 {
 	char *cells[2 * CLAIM_COLS] = {
-		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500",
-		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500",
+		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1",
+		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL,
 	};
 	unsigned long lens[2 * CLAIM_COLS];
 	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells, .lens = lens };
@@ -339,6 +346,8 @@ static void test_claim_read(void)
 		CHECK_STR(cr.rows[0].argv_json, "[\"a\"]");
 		CHECK(cr.rows[0].env_json == NULL);
 		CHECK_STR(cr.rows[0].cwd, "/tmp");
+		CHECK_STR(cr.rows[0].key, "k1");
+		CHECK(cr.rows[1].key == NULL);
 		CHECK(cr.rows[0].attempts == 1);
 		CHECK(cr.rows[0].tempfails == 0);
 		CHECK(cr.rows[0].max_attempts == 3);
@@ -359,11 +368,13 @@ static void test_claim_read(void)
 
 	/* A negative next due (already due) is read as is. */
 	cells[11] = "-250";
+	cells[CLAIM_COLS + 11] = "-250";
 	store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
 	CHECK(cr.got == 2);
 	CHECK(cr.next_due_us == -250);
 	store_claimed_free(cr.rows, cr.got);
 	cells[11] = "1500";
+	cells[CLAIM_COLS + 11] = "1500";
 
 	/* All asked for were marked: no next due. */
 	store_claim_read(&rep, 2, 0, 999, 12.5, &cr);
@@ -371,11 +382,11 @@ static void test_claim_read(void)
 	CHECK(cr.next_due_us == INT64_MIN);
 	store_claimed_free(cr.rows, cr.got);
 
-	/* More rows than marked never overflow the rows. */
-	res[0].affected = 1;
-	store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+	/* More rows than asked for never overflow the rows. */
+	store_claim_read(&rep, 1, 0, 999, 12.5, &cr);
 	CHECK(cr.got == 1);
 	CHECK(cr.rows[0].seq == 17);
+	CHECK(cr.next_due_us == INT64_MIN);
 	store_claimed_free(cr.rows, cr.got);
 
 	/* Nothing marked: the derived table's one row of NULLs gives the
@@ -906,14 +917,17 @@ static void test_cleanup(void)
 {
 	struct kyu_config cfg;
 	struct strbuf sb = { 0 };
-	struct db_result res[3];
-	struct db_reply rep = { .fail = DB_OK, .n = 3, .r = res };
+	struct db_result res[4];
+	struct db_reply rep = { .fail = DB_OK, .n = 4, .r = res };
 
 	config(&cfg, CLAIM_PLAIN, 0);
 	store_cleanup_build(&sb, &cfg);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); DELETE "
 			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; DO "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; "
+			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
+			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
+			  "INTERVAL q.rate_period SECOND); DO "
 			  "IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)");
 	sb_free(&sb);
 
@@ -930,7 +944,7 @@ static void test_cleanup(void)
 	rep.n = 0;
 	CHECK(store_cleanup_read(&rep) == -1);
 	rep.fail = DB_OK;
-	rep.n = 2;
+	rep.n = 3;
 	CHECK(store_cleanup_read(&rep) == -1);
 }
 

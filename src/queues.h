@@ -1,0 +1,90 @@
+/* Which queues a worker claims from, and how many rows from each.
+ *
+ * A worker keeps the queue directory it last read (store.c's directory
+ * statement: every queue holding waiting or running rows, its earliest due
+ * time and its kyu_queues settings) and shares each claim between the
+ * queues that have due rows, by weight: stride scheduling. Every queue has
+ * a pass value that grows by 1/weight per job it was given; each of a
+ * claim's n rows goes to the eligible queue with the smallest pass. A queue
+ * that (re)appears starts at the smallest pass of the others, so an idle
+ * spell earns it no burst. A queue whose claim came back short is left out
+ * until the next directory read. Pure: no I/O (tests/unit/test_queues.c). */
+#ifndef KYU_QUEUES_H
+#define KYU_QUEUES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+
+/* Queues one claim takes rows from at most: each costs a statement (a
+ * restricted one, four), so a claim stays one bounded round trip. */
+#define QDIR_MAX_PARTS 16
+
+struct qentry {
+	char *name;
+	double due_at;   /* monotonic: the queue's earliest row is due */
+	double retry_at; /* drained: when to look again (0: at the next read) */
+	bool paused;     /* kyu_queues.paused: never planned */
+	bool restricted; /* max_running or rate_limit set: claimed in a transaction */
+	bool rated;      /* rate_limit set: starts are logged */
+	double interval; /* rated: rate_period / rate_limit, s */
+	unsigned weight; /* >= 1 */
+	double pass;
+	bool drained;
+};
+
+struct qdir {
+	struct qentry *e; /* sorted by name (byte order, as utf8mb4_bin) */
+	int n;
+	double read_at; /* monotonic; 0: never read */
+};
+
+/* One queue's share of a claim. name NULL: the catch-all (every queue
+ * without restrictions, by due time), planned only when nothing else is
+ * known to be due. */
+struct qpart {
+	const char *name; /* borrowed from the directory; valid until the next qdir_read */
+	int n;
+	bool restricted, rated;
+};
+
+/* Build in out the directory the rows of a directory statement describe
+ * (columns: queue, microseconds until due, paused, max_running,
+ * rate_limit, rate_period, weight), keeping each queue's pass from d.
+ * Returns 0, or -1 when the result does not have that shape (out is
+ * untouched). */
+int qdir_read(const struct qdir *d, const struct db_result *r, double now, struct qdir *out);
+void qdir_free(struct qdir *d);
+
+/* Share n rows between the eligible queues; restricted queues get at most
+ * n_free of them in all (rows claimed ahead of a free slot would count
+ * against their limit while they wait). Writes up to QDIR_MAX_PARTS parts
+ * and returns how many. */
+int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts);
+
+/* After the claim of parts: got[i] rows came back for parts[i]. A part
+ * that got fewer than it asked is drained until the next read (a rated
+ * one: until about one emission interval later). */
+void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const int *got,
+		  double now);
+
+/* Microseconds from now until the earliest queue that may have rows to
+ * claim (<= 0: now), INT64_MAX when none; restricted queues only when
+ * restricted_ok (a worker without a free slot claims none of theirs). */
+int64_t qdir_next_due_us(const struct qdir *d, double now, bool restricted_ok);
+
+/* A restricted queue has rows to claim now: a freed slot should claim. */
+bool qdir_restricted_due(const struct qdir *d, double now);
+
+/* Queues known to hold due rows that cannot be claimed now (paused,
+ * drained): a catch-all claim would scan past them. */
+bool qdir_blocked_backlog(const struct qdir *d, double now);
+
+/* Some queue had due rows at the last read (claimable or not): the
+ * directory is worth reading again. */
+bool qdir_any_due(const struct qdir *d, double now);
+
+const struct qentry *qdir_find(const struct qdir *d, const char *name);
+
+#endif
