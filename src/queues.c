@@ -150,8 +150,8 @@ int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts
 	return n_parts;
 }
 
-void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const int *got,
-		  double now)
+void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const int *got, double now,
+		  double blocked_retry)
 {
 	for (int i = 0; i < n_parts; i++) {
 		struct qentry *e;
@@ -165,7 +165,13 @@ void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const 
 		if (got[i] >= parts[i].n)
 			continue;
 		e->drained = true;
-		e->retry_at = 0;
+		/* A rated queue may start again after one emission interval.
+		 * Any other's due rows wait for a running job to end: on this
+		 * daemon that end claims again, on another it does the same
+		 * there, but a job whose worker died frees its slot or key only
+		 * when its lease expires, which nobody announces: look again
+		 * one lease later. */
+		e->retry_at = now + blocked_retry;
 		if (e->rated) {
 			double t = e->interval < RETRY_MIN ? RETRY_MIN : e->interval;
 			e->retry_at = now + (t > RETRY_MAX ? RETRY_MAX : t);

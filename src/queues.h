@@ -64,10 +64,11 @@ void qdir_free(struct qdir *d);
 int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts);
 
 /* After the claim of parts: got[i] rows came back for parts[i]. A part
- * that got fewer than it asked is drained until the next read (a rated
- * one: until about one emission interval later). */
-void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const int *got,
-		  double now);
+ * that got fewer than it asked is drained until the next read, and is
+ * looked at again blocked_retry s later (a rated one: about one emission
+ * interval later). */
+void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const int *got, double now,
+		  double blocked_retry);
 
 /* Microseconds from now until the earliest queue that may have rows to
  * claim (<= 0: now), INT64_MAX when none; restricted queues only when

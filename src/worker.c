@@ -51,6 +51,10 @@ extern char **environ;
  * queue that gains due jobs gets its share within a fraction of a second
  * even while others keep every claim full. */
 #define DIR_MAX_AGE 0.25
+/* With at most this many queues holding rows, the directory costs a few
+ * index dives: it is read with every claim, so a queue that gains due jobs
+ * waits for at most one claim per worker planned without it. */
+#define DIR_EVERY_CLAIM 64
 
 enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK };
 
@@ -549,7 +553,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 			full = false;
 	/* The parts' names point into the directory they were planned from,
 	 * which the reply may have replaced: they are only compared by name. */
-	qdir_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now);
+	qdir_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now, w->cfg.lease);
 	catch_all = w->sent.n_parts == 1 && !w->sent.parts[0].name;
 	for (int k = 0; k < w->sent.n_parts; k++)
 		free((char *)(uintptr_t)w->sent.parts[k].name);
@@ -607,6 +611,12 @@ static int claim_size(const struct worker *w)
 	return 0;
 }
 
+static int by_share(const void *a, const void *b)
+{
+	const struct qpart *x = a, *y = b;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
 static void send_claim(struct worker *w, int n, int n_plain)
 {
 	struct strbuf sb = { 0 };
@@ -629,7 +639,8 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	 * rows. An idle daemon's poll is the catch-all alone. */
 	plan.directory = w->dir_force ||
 			 (qdir_any_due(&w->dir, now) &&
-			  (w->dir_wanted || now - w->dir.read_at >= DIR_MAX_AGE));
+			  (w->dir_wanted || w->dir.n <= DIR_EVERY_CLAIM ||
+			   now - w->dir.read_at >= DIR_MAX_AGE));
 	/* Nothing known to be due: claim from every queue without
 	 * restrictions by due time, unless rows that cannot be claimed now
 	 * (a paused queue, a full one) would lie across that scan; then the
@@ -640,6 +651,9 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	}
 	if (w->sent.n_parts == 0)
 		plan.directory = true;
+	/* Smallest shares first: a queue that just got its share starts its
+	 * few jobs before the big queue's batch of the same claim. */
+	qsort(w->sent.parts, (size_t)w->sent.n_parts, sizeof(w->sent.parts[0]), by_share);
 	/* The names outlive a directory read in this round trip. */
 	for (int k = 0; k < w->sent.n_parts; k++)
 		if (w->sent.parts[k].name)
