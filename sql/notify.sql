@@ -77,3 +77,16 @@ EXECUTE IMMEDIATE IF(@kyu_notify_update, CONCAT(
   ' DO kyu_notify(NEW.queue, ', QUOTE(@kyu_notify_target), ');',
   ' END IF'),
   'DROP TRIGGER IF EXISTS kyu_jobs_notify_update');
+
+-- A change to a queue's settings may let its waiting jobs start (resumed,
+-- a limit raised): wake kyud for that queue. A paused queue sends nothing.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_queues_notify_update',
+  ' AFTER UPDATE ON kyu_queues FOR EACH ROW',
+  ' IF NEW.paused = 0 THEN',
+  ' DO kyu_notify(NEW.name, ', QUOTE(@kyu_notify_target), ');',
+  ' END IF');
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_queues_notify_delete',
+  ' AFTER DELETE ON kyu_queues FOR EACH ROW',
+  ' DO kyu_notify(OLD.name, ', QUOTE(@kyu_notify_target), ')');

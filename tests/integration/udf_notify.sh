@@ -169,7 +169,7 @@ if { echo "SET @kyu_notify_target = 'localhost:7711';"; cat "$src/sql/notify.sql
 fi
 grep -q "bad target" "$work/bad.out" || fail "no 'bad target' message: $(cat "$work/bad.out")"
 [ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
-	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 2 ] || fail "a failed install changed the triggers"
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 4 ] || fail "a failed install changed the triggers"
 say "ok: a bad target is refused and changes nothing"
 
 # --- the function itself
@@ -257,15 +257,16 @@ expect "an INSERT of a finished row sends nothing" ""
 # Installed without the UPDATE trigger: a manual retry waits for the poll.
 { echo "SET @kyu_notify_target = '$target'; SET @kyu_notify_update = 0;"; cat "$src/sql/notify.sql"; } | sql
 [ "$(sql -e "SELECT GROUP_CONCAT(TRIGGER_NAME) FROM information_schema.TRIGGERS
-	WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = kyu_jobs_notify_insert ] || fail "@kyu_notify_update = 0"
+	WHERE EVENT_OBJECT_TABLE = 'kyu_jobs' AND TRIGGER_NAME LIKE 'kyu\\_jobs\\_notify%'")" = kyu_jobs_notify_insert ] ||
+	fail "@kyu_notify_update = 0"
 sql -e "UPDATE kyu_jobs SET status = 'failed' WHERE id = 'later';
 	UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6) WHERE id = 'later';
 	INSERT INTO kyu_jobs (queue, command) VALUES ('f', 'true')"
 expect "@kyu_notify_update = 0 installs the INSERT trigger only" "kyu:
 kyu:f"
 { echo "SET @kyu_notify_target = '$target';"; cat "$src/sql/notify.sql"; } | sql
-[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = 2 ] ||
-	fail "reinstall did not bring back the UPDATE trigger"
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'
+	AND TRIGGER_NAME LIKE 'kyu\\_jobs\\_notify%'")" = 2 ] || fail "reinstall did not bring back the UPDATE trigger"
 expect "a reinstall restores the UPDATE trigger" "kyu:"
 
 # --- nobody listening: INSERTs still succeed
@@ -286,7 +287,7 @@ say "ok: INSERTs succeed when the send fails"
 # --- removal
 sql <"$src/sql/unnotify.sql"
 sql <"$src/sql/unnotify.sql"
-[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_TABLE = 'kyu_jobs'")" = 0 ] ||
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_NAME LIKE '%notify%'")" = 0 ] ||
 	fail "unnotify.sql left triggers"
 [ "$(sql -e "SELECT COUNT(*) FROM mysql.func WHERE name = 'kyu_notify'")" = 0 ] ||
 	fail "unnotify.sql left the function"

@@ -30,7 +30,7 @@ port=$(free_udp_port)
 { echo "SET @kyu_notify_target = '127.0.0.1:$port';"; cat "$KYU_SRC/sql/notify.sql"; } |
 	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
 assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.TRIGGERS
-	WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'kyu_jobs'")" "triggers installed"
+	WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'kyu\\_jobs\\_notify%'")" "triggers installed"
 
 start_kyud kyud.workers=2 kyud.poll_interval=60 kyud.listen="127.0.0.1:$port"
 wait_workers_idle 2 # the start-up claims are done: kyud sleeps for ~60 s
@@ -62,4 +62,16 @@ ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, MIN(created_at), MAX(started_a
 echo "20-row INSERT with the trigger: all started within $ms ms"
 [ "$ms" -lt "$WAKE_MAX_MS" ] ||
 	fail "20-row INSERT with the trigger: the last job started $ms ms after the INSERT (at most $WAKE_MAX_MS)"
+
+# Resuming a queue in plain SQL (the kyu_queues trigger) wakes it too.
+sql "INSERT INTO kyu_queues (name, paused) VALUES ('held', 1)"
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('h1', 'held', 'true')"
+sleep 1
+assert_eq waiting "$(sql "SELECT status FROM kyu_jobs WHERE id = 'h1'")" "a job of a paused queue"
+resumed=$(sql "UPDATE kyu_queues SET paused = 0 WHERE name = 'held'; SELECT NOW(6)")
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'h1'" succeeded 30
+ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$resumed', started_at) / 1000) FROM kyu_jobs WHERE id = 'h1'")
+echo "UPDATE kyu_queues SET paused = 0 with the trigger: job started $ms ms after it"
+[ "$ms" -lt "$WAKE_MAX_MS" ] ||
+	fail "resume in SQL with the trigger: job started $ms ms after it (at most $WAKE_MAX_MS)"
 stop_kyud

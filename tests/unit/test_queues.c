@@ -1,0 +1,237 @@
+/* The queue directory and the fair share of a claim (src/queues.c). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "queues.h"
+
+#define COLS 7
+
+/* A directory reply: rows of name, us until due, paused, max_running,
+ * rate_limit, rate_period, weight (NULL where the string is NULL). */
+struct fake {
+	char *cells[64 * COLS];
+	unsigned long lens[64 * COLS];
+	struct db_result r;
+};
+
+static void fake_row(struct fake *f, const char *name, const char *due_us, const char *paused,
+		     const char *max_running, const char *rate_limit, const char *rate_period,
+		     const char *weight)
+{
+	const char *v[COLS] = { name, due_us, paused, max_running, rate_limit, rate_period, weight };
+	size_t row = f->r.n_rows++;
+
+	for (int i = 0; i < COLS; i++) {
+		f->cells[row * COLS + (size_t)i] = (char *)(uintptr_t)v[i];
+		f->lens[row * COLS + (size_t)i] = v[i] ? strlen(v[i]) : 0;
+	}
+	f->r.n_cols = COLS;
+	f->r.cells = f->cells;
+	f->r.lens = f->lens;
+}
+
+static void read_into(struct qdir *d, struct fake *f, double now)
+{
+	struct qdir nd = { 0 };
+	CHECK(qdir_read(d, &f->r, now, &nd) == 0);
+	qdir_free(d);
+	*d = nd;
+}
+
+static int share(const struct qpart *p, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (p[i].name && strcmp(p[i].name, name) == 0)
+			return p[i].n;
+	return 0;
+}
+
+/* Claim n rows k times, every part served in full; count rows per queue. */
+static void run_claims(struct qdir *d, int n, int k, int *a, int *b, const char *na, const char *nb)
+{
+	struct qpart p[QDIR_MAX_PARTS];
+	int got[QDIR_MAX_PARTS];
+
+	for (int i = 0; i < k; i++) {
+		int np = qdir_plan(d, 100.0, n, n, p);
+		for (int j = 0; j < np; j++)
+			got[j] = p[j].n;
+		*a += share(p, np, na);
+		*b += share(p, np, nb);
+		qdir_claimed(d, p, np, got, 100.0, 60);
+	}
+}
+
+static void test_read(void)
+{
+	struct fake f = { 0 };
+	struct qdir d = { 0 };
+	const struct qentry *e;
+
+	fake_row(&f, "zeta", "-5", NULL, NULL, NULL, NULL, NULL);
+	fake_row(&f, "alpha", "2000000", "1", "3", NULL, NULL, "4");
+	fake_row(&f, "mid", "0", "0", NULL, "10", "5", "0");
+	read_into(&d, &f, 100.0);
+	CHECK(d.n == 3);
+	CHECK_STR(d.e[0].name, "alpha"); /* sorted, for the lookups */
+	CHECK_STR(d.e[2].name, "zeta");
+	e = qdir_find(&d, "alpha");
+	CHECK(e && e->paused && e->restricted && !e->rated && e->weight == 4);
+	CHECK(e && e->due_at > 101.9 && e->due_at < 102.1);
+	e = qdir_find(&d, "mid");
+	CHECK(e && !e->paused && e->restricted && e->rated && e->weight == 1); /* 0 is read as 1 */
+	CHECK(e && e->interval > 0.49 && e->interval < 0.51);
+	e = qdir_find(&d, "zeta");
+	CHECK(e && !e->restricted && e->weight == 1);
+	CHECK(qdir_find(&d, "nope") == NULL);
+	/* A result of another shape leaves the directory alone. */
+	{
+		struct db_result bad = { .n_cols = 3 };
+		struct qdir nd = { 0 };
+		CHECK(qdir_read(&d, &bad, 100.0, &nd) == -1);
+		CHECK(nd.n == 0 && nd.e == NULL);
+	}
+	/* zeta due now; alpha paused and later; mid due */
+	CHECK(qdir_next_due_us(&d, 100.0, true) <= 0);
+	CHECK(qdir_any_due(&d, 100.0));
+	CHECK(!qdir_blocked_backlog(&d, 100.0));
+	CHECK(qdir_restricted_due(&d, 100.0)); /* mid */
+	qdir_free(&d);
+	CHECK(d.n == 0 && d.e == NULL);
+}
+
+static void test_plan_equal(void)
+{
+	struct fake f = { 0 };
+	struct qdir d = { 0 };
+	struct qpart p[QDIR_MAX_PARTS];
+	int np, a = 0, b = 0;
+
+	fake_row(&f, "big", "-100000000", NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	run_claims(&d, 64, 50, &a, &b, "big", "small");
+	CHECK(a == 64 * 50);
+	/* small appears: it starts level with big, not 3,200 jobs behind. */
+	memset(&f, 0, sizeof(f));
+	fake_row(&f, "big", "-100000000", NULL, NULL, NULL, NULL, NULL);
+	fake_row(&f, "small", "-1", NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	np = qdir_plan(&d, 100.0, 64, 64, p);
+	CHECK(np == 2);
+	CHECK(share(p, np, "big") == 32);
+	CHECK(share(p, np, "small") == 32);
+	/* small had only 10: drained, big gets everything next. */
+	{
+		int got[2];
+		for (int i = 0; i < np; i++)
+			got[i] = strcmp(p[i].name, "small") == 0 ? 10 : p[i].n;
+		qdir_claimed(&d, p, np, got, 100.0, 60);
+	}
+	np = qdir_plan(&d, 100.0, 64, 64, p);
+	CHECK(np == 1 && share(p, np, "big") == 64);
+	/* drained, not paused: looked at again a lease later */
+	CHECK(qdir_find(&d, "small")->drained);
+	CHECK(qdir_blocked_backlog(&d, 100.0));
+	CHECK(qdir_find(&d, "small")->retry_at > 159.9);
+	np = qdir_plan(&d, 161.0, 64, 64, p);
+	CHECK(share(p, np, "small") > 0);
+	qdir_free(&d);
+}
+
+static void test_plan_weights(void)
+{
+	struct fake f = { 0 };
+	struct qdir d = { 0 };
+	int a = 0, b = 0;
+
+	fake_row(&f, "w1", "-1", NULL, NULL, NULL, NULL, "1");
+	fake_row(&f, "w3", "-1", NULL, NULL, NULL, NULL, "3");
+	read_into(&d, &f, 100.0);
+	run_claims(&d, 20, 100, &a, &b, "w3", "w1");
+	CHECK(a + b == 2000);
+	CHECK(a == 1500);
+	/* odd sizes still converge */
+	a = b = 0;
+	run_claims(&d, 7, 400, &a, &b, "w3", "w1");
+	CHECK(a + b == 2800);
+	CHECK(a >= 2095 && a <= 2105);
+	qdir_free(&d);
+}
+
+static void test_plan_limits(void)
+{
+	struct fake f = { 0 };
+	struct qdir d = { 0 };
+	struct qpart p[QDIR_MAX_PARTS];
+	int np;
+	char names[40][8];
+
+	/* Paused and future queues are never planned. */
+	fake_row(&f, "paused", "-1", "1", NULL, NULL, NULL, NULL);
+	fake_row(&f, "later", "5000000", NULL, NULL, NULL, NULL, NULL);
+	fake_row(&f, "lim", "-1", "0", "2", NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	np = qdir_plan(&d, 100.0, 16, 16, p);
+	CHECK(np == 1 && p[0].restricted && strcmp(p[0].name, "lim") == 0 && p[0].n == 16);
+	/* A restricted queue gets no more than the free slots. */
+	np = qdir_plan(&d, 100.0, 16, 3, p);
+	CHECK(np == 1 && p[0].n == 3);
+	np = qdir_plan(&d, 100.0, 16, 0, p);
+	CHECK(np == 0);
+	CHECK(qdir_blocked_backlog(&d, 100.0)); /* paused and due */
+	/* Without free slots, restricted queues do not count as due. */
+	CHECK(qdir_next_due_us(&d, 100.0, false) > 4900000);
+	CHECK(qdir_next_due_us(&d, 100.0, false) < 5100000);
+	/* later becomes due by itself */
+	np = qdir_plan(&d, 106.0, 16, 0, p);
+	CHECK(np == 1 && strcmp(p[0].name, "later") == 0);
+	qdir_free(&d);
+
+	/* A rated queue that came back short is retried after one interval. */
+	memset(&f, 0, sizeof(f));
+	fake_row(&f, "r", "-1", NULL, NULL, "4", "2", NULL);
+	read_into(&d, &f, 100.0);
+	np = qdir_plan(&d, 100.0, 8, 8, p);
+	CHECK(np == 1 && p[0].rated);
+	{
+		int got[1] = { 4 };
+		qdir_claimed(&d, p, np, got, 100.0, 60);
+	}
+	CHECK(qdir_plan(&d, 100.2, 8, 8, p) == 0);
+	CHECK(qdir_plan(&d, 100.6, 8, 8, p) == 1);
+	CHECK(qdir_next_due_us(&d, 100.0, true) == 500000);
+	qdir_free(&d);
+
+	/* Many queues: one claim asks at most QDIR_MAX_PARTS of them, and the
+	 * next claim asks the others first. */
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof(names[i]), "q%02d", i);
+		fake_row(&f, names[i], "-1", NULL, NULL, NULL, NULL, NULL);
+	}
+	read_into(&d, &f, 100.0);
+	np = qdir_plan(&d, 100.0, 64, 64, p);
+	CHECK(np == QDIR_MAX_PARTS);
+	{
+		int got[QDIR_MAX_PARTS], seen = 0;
+		for (int i = 0; i < np; i++)
+			got[i] = p[i].n;
+		qdir_claimed(&d, p, np, got, 100.0, 60);
+		np = qdir_plan(&d, 100.0, 16, 16, p);
+		for (int i = 0; i < np; i++)
+			seen += qdir_find(&d, p[i].name)->pass < 1.0;
+		CHECK(np == 16 && seen == 16);
+	}
+	qdir_free(&d);
+}
+
+int main(void)
+{
+	test_read();
+	test_plan_equal();
+	test_plan_weights();
+	test_plan_limits();
+	return check_done("queues");
+}
