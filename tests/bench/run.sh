@@ -46,6 +46,17 @@
 #            about twice as long as the INSERT, so each row mix is filled once.)
 #   memory   VmRSS of the kyud master and of each worker: at idle, and at idle
 #            again after MEM_JOBS /bin/true jobs (plus each process's VmHWM).
+#   queues   kyud throughput of N /bin/true jobs spread over QUEUE_SETS queues:
+#            1 (no kyu_queues rows), 10 (three with a max_running that never
+#            binds, one with a rate limit that never binds, one of weight 2),
+#            1000 (a few due jobs each, and QUEUE_FUTURE rows due tomorrow in
+#            the same queues); jobs/s, statements per job, % of the 1-queue run;
+#            then the idle statements/s of that kyud with the 1000 queues'
+#            future rows still there (poll_interval 30, QUEUE_IDLE_SECS).
+#   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
+#            INSERTs (one session) without the trigger, with it and no
+#            kyu_queues row, and into a queue holding its bound of waiting
+#            jobs for each bound in INTAKE_BOUNDS (every INSERT refused).
 #
 # Environment (defaults in brackets):
 #   N             jobs per throughput case [20000]
@@ -82,6 +93,9 @@
 #   MEM_WORKERS   kyud workers for the memory case [4]   MEM_JOBS  jobs run [100000]
 #   CLAIM_SHAPES  ["plain join skip_locked"]   CLAIM_PROCS ["1 2 4 8"]
 #   CLAIM_BATCHES ["1 10 100"]   CLAIM_ISOLATION ["rr rc"]   CLAIM_N [10000; 3000 for batch 1]
+#   QUEUE_SETS    queue counts of the queues case ["1 10 1000"]   QUEUE_WORKERS  workers [2]
+#   QUEUE_FUTURE  not-yet-due rows of the 1000-queue run [100000]   QUEUE_IDLE_SECS [66]
+#   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -95,7 +109,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle latency scale memory}
+CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake}
+QUEUE_SETS=${QUEUE_SETS:-1 10 1000}
+QUEUE_WORKERS=${QUEUE_WORKERS:-2}
+QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
+QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
+INTAKE_N=${INTAKE_N:-3000}
+INTAKE_BOUNDS=${INTAKE_BOUNDS:-100 1000 10000}
 MODES=${MODES:-argv command}
 LIMIT_SETS=${LIMIT_SETS:-1:100:2 1:100:4 2:100:2}
 NAIVE_PROCS=${NAIVE_PROCS:-1}
@@ -221,6 +241,7 @@ kv() { # kv KEY LINE
 	sed -n "s/.* $k=\\([^ ]*\\).*/\\1/p" <<<" $*"
 }
 
+wait_polls=0 # queries of wait_jobs so far, for the cases that subtract them
 results=$tmp/results   # case mode n rep jobs secs jobs/s q/job upd/job sel/job conns rss_m rss_w note
 claims=$tmp/claims
 idle_res=$tmp/idle     # one line per run of each new case, tab-separated
@@ -228,6 +249,10 @@ lat_res=$tmp/latency
 scale_res=$tmp/scale
 del_res=$tmp/delete
 mem_res=$tmp/memory
+queue_res=$tmp/queues
+intake_res=$tmp/intake
+: >"$queue_res"
+: >"$intake_res"
 : >"$results"
 : >"$claims"
 : >"$idle_res"
@@ -305,7 +330,8 @@ fi
 
 # --- kyud ----------------------------------------------------------------------------
 kyud_ok=1
-if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory; then
+if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory ||
+	has_case queues; then
 	if [ ! -x "$KYUD" ]; then
 		note "kyud not found at $KYUD (set KYUD or BUILD_DIR); skipping the kyud cases"
 		echo "note: kyud cases skipped: no kyud binary at $KYUD"
@@ -467,6 +493,7 @@ wait_jobs() { # wait_jobs CONDITION
 	while :; do
 		sleep 0.5
 		left=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE ($1) AND status IN ('waiting','running')")
+		wait_polls=$((wait_polls + 1))
 		[ "$left" = 0 ] && return 0
 		if ! kill -0 "$kyud_pid" 2>/dev/null; then why=kyud_exited; kyud_pid=; return 1; fi
 		if [ "$left" = "$last" ]; then
@@ -554,6 +581,80 @@ if has_case latency && [ "$kyud_ok" = 1 ]; then
 				"$(kv dbclaim_p50_ms "$line")" "$(kv dbclaim_p99_ms "$line")" ok
 		done
 	done
+fi
+
+# --- queues: the claim with many queues, limits and weights -------------------------
+queue_fill() { # queue_fill NQUEUES: N due jobs over NQUEUES queues (+ future rows for 1000)
+	local nq=$1
+	{
+		echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DELETE FROM kyu_queue_starts;"
+		if [ "$nq" -ge 10 ]; then
+			echo "INSERT INTO kyu_queues (name, max_running) VALUES ('q0', 100000), ('q1', 100000), ('q2', 100000);"
+			echo "INSERT INTO kyu_queues (name, rate_limit, rate_period) VALUES ('q3', 1000000, 1);"
+			echo "INSERT INTO kyu_queues (name, weight) VALUES ('q4', 2);"
+		fi
+		echo "INSERT INTO kyu_jobs (queue, argv) SELECT CONCAT('q', seq % $nq), '[\"/bin/true\"]' FROM seq_0_to_$((N - 1));"
+		if [ "$nq" -ge 1000 ] && [ "$QUEUE_FUTURE" -gt 0 ]; then
+			echo "INSERT INTO kyu_jobs (queue, argv, run_at) SELECT CONCAT('q', seq % $nq), '[\"/bin/true\"]',"
+			echo "  NOW(6) + INTERVAL 1 DAY FROM seq_1_to_$QUEUE_FUTURE;"
+		fi
+	} | sql
+}
+
+if has_case queues && [ "$kyud_ok" = 1 ]; then
+	for nq in $QUEUE_SETS; do
+		for rep in $(seq 1 "$REPEAT"); do
+			queue_fill "$nq"
+			log=$tmp/kyud-queues-$nq-$rep.log
+			read -r qa ua sa ca < <(status_snapshot)
+			conf_extra="poll_interval = 30"
+			start_kyud "$QUEUE_WORKERS" "$log" || { conf_extra=; row "$queue_res" "$nq" "$rep" - - - - - - kyud_failed; continue; }
+			conf_extra=
+			wait_polls=0
+			wait_jobs "run_at <= NOW(6)" || true
+			read -r qb ub sb cb < <(status_snapshot)
+			read -r done jps < <(kyud_rate "run_at <= NOW(6)")
+			q=$(awk -v d="$((qb - qa - self_q - wait_polls))" -v n="$done" 'BEGIN {if (n > 0) printf "%.3f", d / n; else print "-"}')
+			idle=-
+			if [ "$nq" -ge 1000 ] && [ -z "$why" ]; then
+				# The same kyud, now idle with the future rows in place; the
+				# poll is what it costs (it was started with poll_interval 30).
+				sleep 3
+				read -r qa _ _ _ < <(status_snapshot)
+				sleep "$QUEUE_IDLE_SECS"
+				read -r qb _ _ _ < <(status_snapshot)
+				idle=$(awk -v d="$((qb - qa - self_q))" -v s="$QUEUE_IDLE_SECS" 'BEGIN {printf "%.3f", d / s}')
+			fi
+			stop_kyud
+			row "$queue_res" "$nq" "$rep" "$done" "$jps" "$q" \
+				"$(grep -c 'deadlock, trying again' "$log" || true)" "$idle" "${why:-ok}"
+		done
+	done
+fi
+
+# --- intake: the max_waiting trigger's cost per INSERT -------------------------------
+intake_run() { # intake_run LABEL: INTAKE_N single-row INSERTs into queue 'in', one session
+	local t0 t1 ok
+	t0=$(date +%s.%N)
+	awk -v n="$INTAKE_N" 'BEGIN {for (i = 0; i < n; i++) print "INSERT INTO kyu_jobs (queue, argv) VALUES (\x27in\x27, \x27[]\x27);"}' |
+		mariadb --no-defaults -ukyu -pkyu --socket="$sock" --force kyu >/dev/null 2>&1 || true
+	t1=$(date +%s.%N)
+	ok=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")
+	row "$intake_res" "$1" "$INTAKE_N" "$ok" "$(awk -v a="$t0" -v b="$t1" -v n="$INTAKE_N" 'BEGIN {printf "%.1f", (b - a) * 1e6 / n}')"
+}
+if has_case intake; then
+	echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DROP TRIGGER IF EXISTS kyu_jobs_max_waiting;" | sql_root
+	intake_run "no trigger"
+	sql <"$root/sql/schema.sql"
+	echo "TRUNCATE TABLE kyu_jobs;" | sql
+	intake_run "trigger, no row"
+	for b in $INTAKE_BOUNDS; do
+		echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues;
+		      INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[]' FROM seq_1_to_$b;
+		      INSERT INTO kyu_queues (name, max_waiting) VALUES ('in', $b);" | sql
+		intake_run "full at $b"
+	done
+	echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues;" | sql
 fi
 
 # --- memory of the master and of each worker -----------------------------------------
@@ -802,6 +903,28 @@ if [ -s "$del_res" ]; then
 	echo "claim ms without the delete (${SCALE_BASE_SECS}s just before) and during it"
 	table "$del_res" '%9s %7s %7s %7s %6s %8s  %7s %7s %7s  %6s %7s %7s %7s  %s\n' \
 		rows batch deleted del_s stmts stmt_max base_p50 base_p99 base_max claims p50 p99 max fill_s
+fi
+
+if [ -s "$queue_res" ]; then
+	echo
+	echo "Queues: kyud ($QUEUE_WORKERS workers) on N /bin/true jobs spread over QUEUES queues (see the header:"
+	echo "10 = some with non-binding limits, 1000 = a few due each plus $QUEUE_FUTURE due tomorrow);"
+	echo "q/job = statements the server counted per job; idle q/s = that kyud idle afterwards, poll 30 s"
+	awk -F'\t' '$1 == 1 && $4 ~ /^[0-9]+$/ {b = $4} {r[NR] = $0} END {
+		printf "%7s %3s %6s %7s %6s %6s %8s %9s  %s\n", "queues", "run", "jobs", "jobs/s", "%1q", "q/job", "deadlck", "idle_q/s", "note"
+		for (i = 1; i <= NR; i++) {
+			split(r[i], f, "\t")
+			pct = (b > 0 && f[4] ~ /^[0-9]+$/) ? sprintf("%.0f%%", 100 * f[4] / b) : "-"
+			printf "%7s %3s %6s %7s %6s %6s %8s %9s  %s\n", f[1], f[2], f[3], f[4], pct, f[5], f[6], f[7], f[8]
+		}
+	}' "$queue_res"
+fi
+
+if [ -s "$intake_res" ]; then
+	echo
+	echo "Intake bound: single-row INSERTs into one queue, one session (us per INSERT, client included;"
+	echo "'full at B' = the queue holds B waiting jobs and max_waiting B: every INSERT is refused)"
+	table "$intake_res" '%-18s %6s %8s %8s\n' case inserts rows_now us/insert
 fi
 
 if [ -s "$mem_res" ]; then
