@@ -967,9 +967,11 @@ static void reload(struct worker *w, int fd)
 	w->params.output_limit = (size_t)w->cfg.output_limit;
 	w->params.kill_grace = w->cfg.kill_grace;
 	lease_configure(&w->lease, &w->cfg);
-	/* The prepared claims carry the lease. */
+	/* The prepared claims carry the lease; the directory, the served
+	 * queues. */
 	w->prepared = false;
-	w->dir_wanted = true;
+	qdir_free(&w->dir);
+	w->dir.read_at = 0;
 	/* New database settings apply from a new connection, opened once the
 	 * statement in flight (if any) is back. */
 	if (db_changed)
