@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
+# (no more): plain, limited, rate-limited and keyed jobs run, and retention
+# deletes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# into a bounded queue (the trigger reads kyu_queues as its definer).
+. "$KYU_SRC/tests/lib.sh"
+
+u=g_${T_DB#t_}
+u=${u:0:60}
+root_sql <<SQL
+DROP USER IF EXISTS '$u'@'localhost', '${u}_w'@'localhost';
+CREATE USER '$u'@'localhost' IDENTIFIED BY 'kyu';
+GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
+GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
+GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
+CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
+GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
+SQL
+drop_users() { root_sql -e "DROP USER IF EXISTS '$u'@'localhost', '${u}_w'@'localhost'" || true; }
+trap 'rc=$?; drop_users; (exit $rc); cleanup' EXIT
+
+sql "INSERT INTO kyu_queues (name, max_running, max_waiting) VALUES ('lim', 1, 100);
+     INSERT INTO kyu_queues (name, rate_limit, rate_period) VALUES ('rate', 100, 1)"
+start_kyud database.user="$u" database.password=kyu kyud.retention=1 kyud.cleanup_every=1
+mariadb --no-defaults -u"${u}_w" -pweb --socket="$KYU_DB_SOCKET" -D "$T_DB" -e "
+	INSERT INTO kyu_jobs (id, queue, command) VALUES ('l1', 'lim', 'true'), ('l2', 'lim', 'true');
+	INSERT INTO kyu_jobs (id, queue, command) VALUES ('r1', 'rate', 'true');
+	INSERT INTO kyu_jobs (id, command, concurrency_key) VALUES ('k1', 'true', 'k'), ('k2', 'true', 'k');
+	INSERT INTO kyu_jobs (id, command) VALUES ('p1', 'true')" || fail "the submitter could not INSERT"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 20
+assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_queue_starts WHERE queue = 'rate'")" "starts recorded"
+# Retention (1 s) removes the finished rows with kyud's own privileges.
+sleep 2
+"$KYU" -c "$KYUD_INI" submit -i p2 -s true >/dev/null 2>&1 || fail "kyu submit as kyud's user"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')" 0 20
+stop_kyud
+assert_log_lacks 'denied|failed:'
