@@ -481,6 +481,16 @@ static void results_recorded(struct worker *w, int n, int rejected)
 	}
 }
 
+/* The part names a claim copied (send_claim): freed with its reply, or
+ * when a claim is sent or the worker exits without one (a connection that
+ * was dropped calls nothing back). */
+static void forget_parts(struct worker *w)
+{
+	for (int k = 0; k < w->sent.n_parts; k++)
+		free((char *)(uintptr_t)w->sent.parts[k].name);
+	w->sent.n_parts = 0;
+}
+
 static void on_claim(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
@@ -504,6 +514,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 	if (w->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
 		w->txn_dirty = true;
 	if (cr.got < 0) {
+		forget_parts(w);
 		reply_failed(w, r, "acquiring jobs");
 		w->dir_wanted = true;
 		/* A deadlock of the claim UPDATE behind finishes that rode along
@@ -555,9 +566,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 	 * which the reply may have replaced: they are only compared by name. */
 	qdir_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now, w->cfg.lease);
 	catch_all = w->sent.n_parts == 1 && !w->sent.parts[0].name;
-	for (int k = 0; k < w->sent.n_parts; k++)
-		free((char *)(uintptr_t)w->sent.parts[k].name);
-	w->sent.n_parts = 0;
+	forget_parts(w);
 	if (w->sent.n > 0 && full) {
 		/* Under load, queues get fair shares: from the directory. */
 		if (catch_all)
@@ -631,6 +640,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 		f = results_batch(&w->results, &n_res, &n_plain);
 		n_fin = n_plain;
 	}
+	forget_parts(w);
 	n_free = w->cfg.slots - w->n_running - w->held.n;
 	w->sent.n_parts = qdir_plan(&w->dir, now, n, n_free, w->sent.parts);
 	/* The directory costs one dive per queue: it is read when a claim
@@ -670,9 +680,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	if (plan.directory)
 		w->dir_wanted = w->dir_force = false;
 	if (!send_or_log(w, &sb, on_claim, IF_CLAIM, "acquiring jobs")) {
-		for (int k = 0; k < w->sent.n_parts; k++)
-			free((char *)(uintptr_t)w->sent.parts[k].name);
-		w->sent.n_parts = 0;
+		forget_parts(w);
 		send_msg(w, KYU_IDLE, INT64_MAX);
 	}
 }
@@ -835,7 +843,9 @@ static void arm_tick(struct worker *w, double now)
 
 /* Send the next statement the worker needs, if the connection is free:
  * leases first (they keep jobs alive), then results, claims, retention. */
-static void pump(struct worker *w)
+/* One statement, if one is due and the connection is free. Returns true
+ * when it sent one. */
+static bool pump_once(struct worker *w)
 {
 	double now = mono_now();
 	int want;
@@ -848,36 +858,49 @@ static void pump(struct worker *w)
 		start_connect(w);
 	}
 	if (!db_idle(w->db))
-		return;
+		return false;
 	/* Before anything else: a statement sent into a transaction left
 	 * open would not be committed (a lease renewal included). */
 	if (w->txn_dirty) {
 		send_rollback(w);
-		return;
+		return true;
 	}
 	if (lease_due(&w->lease, now)) {
 		send_heartbeat(w);
-		return;
+		return true;
 	}
 	want = claim_size(w);
 	if (want > 0 && !supervisor_alive(w))
 		want = 0;
 	if (want > 0 && w->results.n_other == 0 && now >= w->flush_after) {
 		send_claim(w, want, w->results.n_plain);
-		return;
+		return true;
 	}
 	if (flush_now(w, now) || (want > 0 && results_count(&w->results) && now >= w->flush_after)) {
 		send_finish(w);
-		return;
+		return true;
 	}
 	if (want > 0) {
 		send_claim(w, want, 0);
-		return;
+		return true;
 	}
 	if (w->cleanup_wanted && !w->draining) {
 		send_cleanup(w);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* A reply can complete inside db_send (a local server answers before
+ * Connector/C would wait), and its callback may want the next statement
+ * at once: with nothing left to wake the loop, that would wait for the
+ * next event. So go on while statements complete synchronously (bounded,
+ * in case each of them asks for another). */
+static void pump(struct worker *w)
+{
+	for (int i = 0; i < 16; i++)
+		if (!pump_once(w) || !db_idle(w->db))
+			return;
 }
 
 static void on_tick(EV_P_ ev_timer *t, int revents)
@@ -1154,6 +1177,7 @@ int worker_main(int index, struct kyu_config *cfg)
 	results_free(&w.results);
 	prefetch_free(&w.held);
 	qdir_free(&w.dir);
+	forget_parts(&w);
 	lease_free(&w.lease);
 	free(w.slots);
 	db_free(w.db);
