@@ -385,11 +385,11 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 	} else if (strcmp(what, "limit") == 0) {
 		int64_t n;
 		col = "max_running";
-		if (strcmp(value, "none") == 0) {
+		if (value && strcmp(value, "none") == 0) {
 			v = "NULL";
-		} else if (parse_i64(value, 0, INT32_MAX, &n) < 0) {
-			fprintf(stderr, "kyu: limit: '%s' is not a number from 0 to %d or 'none'\n", value,
-				INT32_MAX);
+		} else if (!value || parse_i64(value, 0, INT32_MAX, &n) < 0) {
+			fprintf(stderr, "kyu: limit: '%s' is not a number from 0 to %d or 'none'\n",
+				value ? value : "", INT32_MAX);
 			return 2;
 		} else {
 			snprintf(num, sizeof(num), "%lld", (long long)n);
