@@ -102,13 +102,17 @@ void qdir_free(struct qdir *d)
 	d->n = 0;
 }
 
-int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts)
+int qdir_plan(struct qdir *d, double now, int n, struct qpart *parts)
 {
 	int idx[QDIR_MAX_PARTS];
-	int n_parts = 0, restricted_total = 0;
+	int n_parts = 0, left = n;
 
-	for (int k = 0; k < n; k++) {
-		int best = -1, best_part = -1;
+	/* Chunks, not single rows: each chunk is one queue's UPDATE (four
+	 * statements for a restricted queue), so a claim touches a few
+	 * queues with useful batches and the passes keep the shares exact
+	 * over successive claims. */
+	while (left > 0) {
+		int best = -1, best_part = -1, chunk;
 		double best_pass = 0;
 
 		for (int i = 0; i < d->n; i++) {
@@ -122,8 +126,6 @@ int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts
 				if (idx[j] == i)
 					p = j;
 			if (p < 0 && n_parts == QDIR_MAX_PARTS)
-				continue;
-			if (e->restricted && restricted_total >= n_free)
 				continue;
 			pass = e->pass + (p >= 0 ? parts[p].n : 0) / (double)e->weight;
 			if (best < 0 || pass < best_pass) {
@@ -143,9 +145,11 @@ int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts
 				.rated = d->e[best].rated,
 			};
 		}
-		parts[best_part].n++;
-		if (d->e[best].restricted)
-			restricted_total++;
+		chunk = QDIR_QUANTUM * (int)(d->e[best].weight > 64 ? 64 : d->e[best].weight);
+		if (chunk > left)
+			chunk = left;
+		parts[best_part].n += chunk;
+		left -= chunk;
 	}
 	return n_parts;
 }
@@ -179,7 +183,7 @@ void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const 
 	}
 }
 
-int64_t qdir_next_due_us(const struct qdir *d, double now, bool restricted_ok)
+int64_t qdir_next_due_us(const struct qdir *d, double now)
 {
 	double best = 0;
 	bool any = false;
@@ -188,7 +192,7 @@ int64_t qdir_next_due_us(const struct qdir *d, double now, bool restricted_ok)
 		const struct qentry *e = &d->e[i];
 		double t = e->due_at;
 
-		if (e->paused || (e->restricted && !restricted_ok))
+		if (e->paused)
 			continue;
 		if (e->drained) {
 			if (e->retry_at <= 0)

@@ -4,8 +4,8 @@
  * statement: every queue holding waiting or running rows, its earliest due
  * time and its kyu_queues settings) and shares each claim between the
  * queues that have due rows, by weight: stride scheduling. Every queue has
- * a pass value that grows by 1/weight per job it was given; each of a
- * claim's n rows goes to the eligible queue with the smallest pass. A queue
+ * a pass value that grows by 1/weight per job it was given; each chunk of
+ * a claim goes to the eligible queue with the smallest pass. A queue
  * that (re)appears starts at the smallest pass of the others, so an idle
  * spell earns it no burst. A queue whose claim came back short is left out
  * until the next directory read. Pure: no I/O (tests/unit/test_queues.c). */
@@ -20,6 +20,8 @@
 /* Queues one claim takes rows from at most: each costs a statement (a
  * restricted one, four), so a claim stays one bounded round trip. */
 #define QDIR_MAX_PARTS 16
+/* Rows a queue of weight 1 is given at a time. */
+#define QDIR_QUANTUM 16
 
 struct qentry {
 	char *name;
@@ -57,11 +59,13 @@ struct qpart {
 int qdir_read(const struct qdir *d, const struct db_result *r, double now, struct qdir *out);
 void qdir_free(struct qdir *d);
 
-/* Share n rows between the eligible queues; restricted queues get at most
- * n_free of them in all (rows claimed ahead of a free slot would count
- * against their limit while they wait). Writes up to QDIR_MAX_PARTS parts
- * and returns how many. */
-int qdir_plan(struct qdir *d, double now, int n, int n_free, struct qpart *parts);
+/* Share n rows between the eligible queues, in chunks of QDIR_QUANTUM x
+ * weight rows given to the queue with the smallest pass. Writes up to
+ * QDIR_MAX_PARTS parts and returns how many. Restricted queues are asked
+ * like the others: their limits are applied by the claim itself, and a row
+ * claimed ahead of a free slot counts against them while it waits (at most
+ * the hold limit, prefetch.h). */
+int qdir_plan(struct qdir *d, double now, int n, struct qpart *parts);
 
 /* After the claim of parts: got[i] rows came back for parts[i]. A part
  * that got fewer than it asked is drained until the next read, and is
@@ -71,9 +75,8 @@ void qdir_claimed(struct qdir *d, const struct qpart *parts, int n_parts, const 
 		  double blocked_retry);
 
 /* Microseconds from now until the earliest queue that may have rows to
- * claim (<= 0: now), INT64_MAX when none; restricted queues only when
- * restricted_ok (a worker without a free slot claims none of theirs). */
-int64_t qdir_next_due_us(const struct qdir *d, double now, bool restricted_ok);
+ * claim (<= 0: now), INT64_MAX when none. */
+int64_t qdir_next_due_us(const struct qdir *d, double now);
 
 /* A restricted queue has rows to claim now: a freed slot should claim. */
 bool qdir_restricted_due(const struct qdir *d, double now);

@@ -282,10 +282,6 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		lay->fin_at = stmts++;
 		lay->n_fin = n_fin;
 	}
-	if (plan->directory) {
-		add_directory(sb, cfg);
-		lay->dir_at = stmts++;
-	}
 	for (int i = 0; i < plan->n_parts; i++) {
 		const struct qpart *p = &plan->parts[i];
 		if (p->n <= 0 || p->restricted)
@@ -317,6 +313,12 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		sb_adds(sb, "COMMIT; ");
 		stmts++;
 		lay->transaction = true;
+	}
+	/* After the claims: a queue that got due rows before they ran is in
+	 * it, so the next claim, planned from it, is not blind to that queue. */
+	if (plan->directory) {
+		add_directory(sb, cfg);
+		lay->dir_at = stmts++;
 	}
 	add_select(sb, cfg, token);
 	lay->sel_at = stmts++;

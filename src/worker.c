@@ -581,7 +581,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 	w->more = false;
 	w->more_sent = false;
 	if (cr.dir) {
-		next = qdir_next_due_us(&w->dir, now, w->n_running + w->held.n < w->cfg.slots);
+		next = qdir_next_due_us(&w->dir, now);
 		/* The directory shows queues this claim did not ask (it was
 		 * read in the same round trip): ask them now, not after a poll. */
 		if (next <= 0) {
@@ -598,7 +598,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 			return;
 		}
 	} else {
-		next = qdir_next_due_us(&w->dir, now, w->n_running + w->held.n < w->cfg.slots);
+		next = qdir_next_due_us(&w->dir, now);
 	}
 	send_msg(w, KYU_IDLE, next);
 }
@@ -632,7 +632,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	const struct finish *f = NULL;
 	struct claim_plan plan = { 0 };
 	double now = mono_now();
-	int n_res = 0, n_fin = 0, n_free;
+	int n_res = 0, n_fin = 0;
 
 	/* Plain successes waiting to be recorded ride along in the claim's
 	 * round trip. */
@@ -641,26 +641,32 @@ static void send_claim(struct worker *w, int n, int n_plain)
 		n_fin = n_plain;
 	}
 	forget_parts(w);
-	n_free = w->cfg.slots - w->n_running - w->held.n;
-	w->sent.n_parts = qdir_plan(&w->dir, now, n, n_free, w->sent.parts);
-	/* The directory costs one dive per queue: it is read when a claim
-	 * found due rows the catch-all cannot take or kept every claim full
-	 * (fair shares matter), and then kept fresh while any queue has due
-	 * rows. An idle daemon's poll is the catch-all alone. */
-	plan.directory = w->dir_force ||
-			 (qdir_any_due(&w->dir, now) &&
-			  (w->dir_wanted || w->dir.n <= DIR_EVERY_CLAIM ||
-			   now - w->dir.read_at >= DIR_MAX_AGE));
-	/* Nothing known to be due: claim from every queue without
-	 * restrictions by due time, unless rows that cannot be claimed now
-	 * (a paused queue, a full one) would lie across that scan; then the
-	 * directory read in this round trip decides the next claim. */
-	if (w->sent.n_parts == 0 && !qdir_blocked_backlog(&w->dir, now)) {
-		w->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
-		w->sent.n_parts = 1;
-	}
-	if (w->sent.n_parts == 0)
+	/* Not under load, with a directory old enough that what it calls due
+	 * may long be gone (an idle spell after a busy one): read it alone
+	 * first rather than claim from every queue it names. */
+	if (!w->more && qdir_any_due(&w->dir, now) && now - w->dir.read_at >= DIR_MAX_AGE) {
 		plan.directory = true;
+	} else {
+		w->sent.n_parts = qdir_plan(&w->dir, now, n, w->sent.parts);
+		/* The directory costs one dive per queue: it is read when a claim
+		 * found due rows the catch-all cannot take or kept every claim full
+		 * (fair shares matter), and then kept fresh while any queue has due
+		 * rows. An idle daemon's poll is the catch-all alone. */
+		plan.directory = w->dir_force ||
+				 (qdir_any_due(&w->dir, now) &&
+				  (w->dir_wanted || w->dir.n <= DIR_EVERY_CLAIM ||
+				   now - w->dir.read_at >= DIR_MAX_AGE));
+		/* Nothing known to be due: claim from every queue without
+		 * restrictions by due time, unless rows that cannot be claimed now
+		 * (a paused queue, a full one) would lie across that scan; then the
+		 * directory read in this round trip decides the next claim. */
+		if (w->sent.n_parts == 0 && !qdir_blocked_backlog(&w->dir, now)) {
+			w->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
+			w->sent.n_parts = 1;
+		}
+		if (w->sent.n_parts == 0)
+			plan.directory = true;
+	}
 	/* Smallest shares first: a queue that just got its share starts its
 	 * few jobs before the big queue's batch of the same claim. */
 	qsort(w->sent.parts, (size_t)w->sent.n_parts, sizeof(w->sent.parts[0]), by_share);
