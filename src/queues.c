@@ -44,7 +44,7 @@ int qdir_read(const struct qdir *d, const struct db_result *r, double now, struc
 	double vmin = 0;
 	bool any = false;
 
-	if (r->n_cols != 7)
+	if (r->n_cols != 8)
 		return -1;
 	/* The floor for queues that were not competing: the smallest pass of
 	 * those that were. */
@@ -56,6 +56,7 @@ int qdir_read(const struct qdir *d, const struct db_result *r, double now, struc
 		any = true;
 	}
 	e = xcalloc(r->n_rows ? r->n_rows : 1, sizeof(*e));
+	out->arrived = 0;
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const char *name = db_cell(r, i, 0);
 		const struct qentry *old;
@@ -78,10 +79,17 @@ int qdir_read(const struct qdir *d, const struct db_result *r, double now, struc
 							  (double)rate_limit
 						: RETRY_MAX;
 		e[i].weight = weight >= 1 ? (unsigned)(weight > 1000000 ? 1000000 : weight) : 1;
+		if (db_cell(r, i, 7))
+			e[i].expiry_at = now + (double)cell_ll(r, i, 7, 0) / 1e6;
 		/* A queue that was competing keeps its pass (none is below
-		 * vmin); one that was not starts level with the others. */
+		 * vmin); one that was not starts level with the others, just
+		 * ahead of them, so that its first chunk is not behind a tie. */
 		old = qdir_find(d, e[i].name);
-		e[i].pass = old && old->pass > vmin ? old->pass : vmin;
+		e[i].pass = old && old->pass > vmin ? old->pass : vmin - 1e-9;
+		/* Not one that was drained: its claim found nothing to take,
+		 * and asking at once again would find nothing again. */
+		if (e[i].due_at <= now && !e[i].paused && (!old || old->due_at > now || old->paused))
+			out->arrived++;
 	}
 	qsort(e, r->n_rows, sizeof(*e), by_name);
 	out->e = e;
@@ -143,6 +151,7 @@ int qdir_plan(struct qdir *d, double now, int n, struct qpart *parts)
 				.name = d->e[best].name,
 				.restricted = d->e[best].restricted,
 				.rated = d->e[best].rated,
+				.reclaim = d->e[best].expiry_at > 0 && d->e[best].expiry_at <= now,
 			};
 		}
 		chunk = QDIR_QUANTUM * (int)(d->e[best].weight > 64 ? 64 : d->e[best].weight);

@@ -21,7 +21,7 @@
  * restricted one, four), so a claim stays one bounded round trip. */
 #define QDIR_MAX_PARTS 16
 /* Rows a queue of weight 1 is given at a time. */
-#define QDIR_QUANTUM 16
+#define QDIR_QUANTUM 32
 
 struct qentry {
 	char *name;
@@ -30,6 +30,7 @@ struct qentry {
 	bool paused;     /* kyu_queues.paused: never planned */
 	bool restricted; /* max_running or rate_limit set: claimed in a transaction */
 	bool rated;      /* rate_limit set: starts are logged */
+	double expiry_at; /* restricted: earliest lease of its running rows (0: none) */
 	double interval; /* rated: rate_period / rate_limit, s */
 	unsigned weight; /* >= 1 */
 	double pass;
@@ -40,6 +41,7 @@ struct qdir {
 	struct qentry *e; /* sorted by name (byte order, as utf8mb4_bin) */
 	int n;
 	double read_at; /* monotonic; 0: never read */
+	int arrived;    /* at the last read: due queues that were not due before */
 };
 
 /* One queue's share of a claim. name NULL: the catch-all (every queue
@@ -49,11 +51,14 @@ struct qpart {
 	const char *name; /* borrowed from the directory; valid until the next qdir_read */
 	int n;
 	bool restricted, rated;
+	bool reclaim; /* restricted: a running row's lease may have expired */
 };
 
 /* Build in out the directory the rows of a directory statement describe
  * (columns: queue, microseconds until due, paused, max_running,
- * rate_limit, rate_period, weight), keeping each queue's pass from d.
+ * rate_limit, rate_period, weight, and for a restricted queue microseconds
+ * until its earliest running lease expires), keeping each queue's pass
+ * from d.
  * Returns 0, or -1 when the result does not have that shape (out is
  * untouched). */
 int qdir_read(const struct qdir *d, const struct db_result *r, double now, struct qdir *out);

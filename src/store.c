@@ -207,37 +207,55 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
  * daemon is claiming right now is left to it, nobody waits), then, in
  * statements that read after the lock, take expired running rows and as
  * many waiting ones as the limits leave. */
-static void add_restricted(struct strbuf *sb, uint64_t token, const char *name, int n, bool rated)
+static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart *p)
 {
+	const int n = p->n;
+	int stmts = 3;
+
 	sb_printf(sb, "SET @kyu_tok = %" PRIu64 ", @kyu_q = ", token);
-	sql_quotes(sb, name);
-	sb_adds(sb, ", @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
-		    "FOR UPDATE SKIP LOCKED); ");
+	sql_quotes(sb, p->name);
+	sb_printf(sb, ", @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
+		      "FOR UPDATE SKIP LOCKED), @kyu_n = IF(@kyu_ok, %d, 0); ",
+		  n);
+	if (p->rated) {
+		sb_printf(sb,
+			  "SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
+			  "(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
+			  "at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
+			  "@kyu_q), 0); ",
+			  n, n);
+		stmts++;
+	}
+	if (p->reclaim) {
+		sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_tok, @kyu_q, @kyu_n; ");
+		stmts++;
+	}
 	sb_printf(sb,
-		  "SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
-		  "(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
-		  "at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
-		  "@kyu_q), 0); ",
-		  n, n);
-	sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_tok, @kyu_q, @kyu_n; ");
-	sb_printf(sb,
-		  "SET @kyu_n = GREATEST(0, LEAST(@kyu_n - ROW_COUNT(), IFNULL((SELECT max_running - "
+		  "SET @kyu_n = GREATEST(0, LEAST(@kyu_n - %s, IFNULL((SELECT max_running - "
 		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
 		  "kyu_queues WHERE name = @kyu_q), %d))); ",
-		  n);
+		  p->reclaim ? "ROW_COUNT()" : "0", n);
 	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_tok, @kyu_q, @kyu_n; ");
-	if (rated)
+	if (p->rated) {
 		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
 			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
+		stmts++;
+	}
+	return stmts;
 }
 
 static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 {
 	/* GROUP BY on the (queue, due, priority) index is a loose index scan:
 	 * one dive per queue, however many rows each holds. */
+	/* For a restricted queue also when its first running lease expires:
+	 * the claim takes expired rows over only when there may be one (one
+	 * dive on (queue, status) per restricted queue). */
 	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
-		    "q.max_running, q.rate_limit, q.rate_period, q.weight FROM (SELECT queue, MIN(due) "
-		    "AS next FROM kyu_jobs WHERE due IS NOT NULL");
+		    "q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
+		    "q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
+		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))) FROM (SELECT "
+		    "queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL");
 	add_queue_filter(sb, cfg);
 	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
 }
@@ -305,8 +323,7 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 			stmts++;
 			txn = true;
 		}
-		add_restricted(sb, token, p->name, p->n, p->rated);
-		stmts += p->rated ? 6 : 5;
+		stmts += add_restricted(sb, token, p);
 		lay->asked += p->n;
 	}
 	if (txn) {
@@ -405,6 +422,17 @@ void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token
 		.sel_at = n_fin > 0 ? 2 : 1, .n_stmts = n_fin > 0 ? 3 : 2,
 	};
 	store_claim_read_plan(r, &lay, token, claimed_at, out);
+}
+
+void store_release_build(struct strbuf *sb, uint64_t token)
+{
+	/* As a give-back (OUT_RELEASE): due again now, the attempt not
+	 * counted; a row cancelled meanwhile stays cancelled. */
+	sb_printf(sb,
+		  "UPDATE kyu_jobs SET lease_until = NULL, attempts = IF(attempts > 0, attempts - 1, 0), "
+		  "run_at = NOW(6), started_at = NULL, status = IF(status = 'cancelled', 'cancelled', "
+		  "'waiting') WHERE owner = %" PRIu64 " AND status IN ('running', 'cancelled')",
+		  token);
 }
 
 void store_claimed_clear(struct claimed *c)

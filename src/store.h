@@ -97,6 +97,11 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 void store_claimed_free(struct claimed *rows, int n);
 void store_claimed_clear(struct claimed *c);
 
+/* Give back every row a failed claim of token marked: its round trip
+ * stopped at a failed statement after some of its UPDATEs had committed,
+ * and the worker never learnt which rows they took. */
+void store_release_build(struct strbuf *sb, uint64_t token);
+
 /* ---- results ----------------------------------------------------------- */
 
 /* Append the statements recording f[0..] to sb: one UPDATE for all plain

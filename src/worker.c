@@ -56,7 +56,7 @@ extern char **environ;
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE };
 
 struct worker {
 	struct kyu_config cfg;
@@ -91,6 +91,7 @@ struct worker {
 	bool prepared;      /* kyu_claim/kyu_reclaim exist on this connection */
 	bool txn_dirty;     /* a failed claim may have left a transaction open */
 	bool freed_pending; /* a job that held a key or a limited slot ended */
+	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
 
 	/* Jobs. */
 	struct job **slots;
@@ -509,10 +510,20 @@ static void on_claim(void *arg, const struct db_reply *r)
 		if (qdir_read(&w->dir, cr.dir, now, &nd) == 0) {
 			qdir_free(&w->dir);
 			w->dir = nd;
+			/* A queue that just got due jobs gets its share with the
+			 * next claim, not once half of the room is free again. */
+			if (nd.arrived > 0 && cr.got >= 0)
+				w->wanted = true;
 		}
 	}
 	if (w->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
 		w->txn_dirty = true;
+	/* A claim that failed part-way may have marked rows it never read:
+	 * give them back (by token) rather than leave them to their lease.
+	 * Kept across a reconnect: the token stays valid, and rows that
+	 * meanwhile passed to another claim are no longer matched. */
+	if (cr.got < 0)
+		w->release_token = w->sent.token;
 	if (cr.got < 0) {
 		forget_parts(w);
 		reply_failed(w, r, "acquiring jobs");
@@ -689,6 +700,34 @@ static void send_claim(struct worker *w, int n, int n_plain)
 		forget_parts(w);
 		send_msg(w, KYU_IDLE, INT64_MAX);
 	}
+}
+
+static void on_release(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
+	w->inflight = IF_NONE;
+	if (r->fail == DB_OK) {
+		if (r->n > 0 && r->r[0].affected > 0)
+			log_info("gave back %llu job(s) marked by a claim that failed",
+				 (unsigned long long)r->r[0].affected);
+		w->release_token = 0;
+		return;
+	}
+	reply_failed(w, r, "giving back the rows of a failed claim");
+	if (r->fail == DB_ERROR)
+		w->release_token = 0; /* as it is, it would fail again: the leases end it */
+	else
+		w->flush_after = mono_now() + (r->fail == DB_BUSY ? BUSY_RETRY : 0.05);
+}
+
+static void send_release(struct worker *w)
+{
+	struct strbuf sb = { 0 };
+
+	store_release_build(&sb, w->release_token);
+	if (!send_or_log(w, &sb, on_release, IF_RELEASE, "giving back the rows of a failed claim"))
+		w->release_token = 0;
 }
 
 static void on_rollback(void *arg, const struct db_reply *r)
@@ -869,6 +908,10 @@ static bool pump_once(struct worker *w)
 	 * open would not be committed (a lease renewal included). */
 	if (w->txn_dirty) {
 		send_rollback(w);
+		return true;
+	}
+	if (w->release_token && w->flush_after <= now) {
+		send_release(w);
 		return true;
 	}
 	if (lease_due(&w->lease, now)) {

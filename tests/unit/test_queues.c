@@ -6,21 +6,21 @@
 #include "check.h"
 #include "queues.h"
 
-#define COLS 7
+#define COLS 8
 
 /* A directory reply: rows of name, us until due, paused, max_running,
- * rate_limit, rate_period, weight (NULL where the string is NULL). */
+ * rate_limit, rate_period, weight, lease expiry (NULL where the string is NULL). */
 struct fake {
 	char *cells[64 * COLS];
 	unsigned long lens[64 * COLS];
 	struct db_result r;
 };
 
-static void fake_row(struct fake *f, const char *name, const char *due_us, const char *paused,
-		     const char *max_running, const char *rate_limit, const char *rate_period,
-		     const char *weight)
+static void fake_row8(struct fake *f, const char *name, const char *due_us, const char *paused,
+		      const char *max_running, const char *rate_limit, const char *rate_period,
+		      const char *weight, const char *expiry_us)
 {
-	const char *v[COLS] = { name, due_us, paused, max_running, rate_limit, rate_period, weight };
+	const char *v[COLS] = { name, due_us, paused, max_running, rate_limit, rate_period, weight, expiry_us };
 	size_t row = f->r.n_rows++;
 
 	for (int i = 0; i < COLS; i++) {
@@ -30,6 +30,13 @@ static void fake_row(struct fake *f, const char *name, const char *due_us, const
 	f->r.n_cols = COLS;
 	f->r.cells = f->cells;
 	f->r.lens = f->lens;
+}
+
+static void fake_row(struct fake *f, const char *name, const char *due_us, const char *paused,
+		     const char *max_running, const char *rate_limit, const char *rate_period,
+		     const char *weight)
+{
+	fake_row8(f, name, due_us, paused, max_running, rate_limit, rate_period, weight, NULL);
 }
 
 static void read_into(struct qdir *d, struct fake *f, double now)
@@ -122,6 +129,7 @@ static void test_plan_equal(void)
 	CHECK(np == 2);
 	CHECK(share(p, np, "big") == 32);
 	CHECK(share(p, np, "small") == 32);
+	CHECK(!p[0].reclaim && !p[1].reclaim);
 	/* small had only 10: drained, big gets everything next. */
 	{
 		int got[2];
@@ -150,14 +158,14 @@ static void test_plan_weights(void)
 	fake_row(&f, "w3", "-1", NULL, NULL, NULL, NULL, "3");
 	read_into(&d, &f, 100.0);
 	run_claims(&d, 20, 100, &a, &b, "w3", "w1");
-	/* Off by at most one chunk (16 x weight) from 3:1 at any point. */
+	/* Off by at most one chunk (32 x weight) from 3:1 at any point. */
 	CHECK(a + b == 2000);
-	CHECK(a >= 1500 - 48 && a <= 1500 + 48);
+	CHECK(a >= 1500 - 96 && a <= 1500 + 96);
 	/* odd sizes too */
 	a = b = 0;
 	run_claims(&d, 7, 400, &a, &b, "w3", "w1");
 	CHECK(a + b == 2800);
-	CHECK(a >= 2100 - 48 && a <= 2100 + 48);
+	CHECK(a >= 2100 - 96 && a <= 2100 + 96);
 	qdir_free(&d);
 }
 
@@ -176,6 +184,7 @@ static void test_plan_limits(void)
 	read_into(&d, &f, 100.0);
 	np = qdir_plan(&d, 100.0, 16, p);
 	CHECK(np == 1 && p[0].restricted && strcmp(p[0].name, "lim") == 0 && p[0].n == 16);
+	CHECK(!p[0].reclaim); /* no running row */
 	CHECK(qdir_blocked_backlog(&d, 100.0)); /* paused and due */
 	CHECK(qdir_next_due_us(&d, 100.0) <= 0); /* lim */
 	/* lim came back empty: drained, retried a lease (60 s) later; later
@@ -188,8 +197,22 @@ static void test_plan_limits(void)
 	CHECK(qdir_next_due_us(&d, 100.0) < 5100000);
 	np = qdir_plan(&d, 106.0, 16, p);
 	CHECK(np == 1 && strcmp(p[0].name, "later") == 0);
-	np = qdir_plan(&d, 161.0, 32, p);
-	CHECK(np == 2 && share(p, np, "lim") == 16 && share(p, np, "later") == 16);
+	np = qdir_plan(&d, 161.0, 64, p);
+	CHECK(np == 2 && share(p, np, "lim") == 32 && share(p, np, "later") == 32);
+	qdir_free(&d);
+
+	/* A restricted queue reclaims only when a running lease has expired. */
+	memset(&f, 0, sizeof(f));
+	fake_row8(&f, "gone", "-1", NULL, "2", NULL, NULL, NULL, "-3000000");
+	fake_row8(&f, "live", "-1", NULL, "2", NULL, NULL, NULL, "40000000");
+	read_into(&d, &f, 100.0);
+	np = qdir_plan(&d, 100.0, 64, p);
+	CHECK(np == 2);
+	for (int i = 0; i < np; i++)
+		CHECK(p[i].reclaim == (strcmp(p[i].name, "gone") == 0));
+	np = qdir_plan(&d, 141.0, 64, p); /* live's lease has run out by now */
+	for (int i = 0; i < np; i++)
+		CHECK(p[i].reclaim);
 	qdir_free(&d);
 
 	/* A rated queue that came back short is retried after one interval. */
@@ -215,10 +238,10 @@ static void test_plan_limits(void)
 		fake_row(&f, names[i], "-1", NULL, NULL, NULL, NULL, NULL);
 	}
 	read_into(&d, &f, 100.0);
-	/* Chunks of 16: a claim of 64 asks 4 queues; of 1,000, at most
+	/* Chunks of 32: a claim of 64 asks 2 queues; of 1,000, at most
 	 * QDIR_MAX_PARTS, each asked more. */
 	np = qdir_plan(&d, 100.0, 64, p);
-	CHECK(np == 4);
+	CHECK(np == 2);
 	np = qdir_plan(&d, 100.0, 1000, p);
 	CHECK(np == QDIR_MAX_PARTS);
 	{
@@ -234,7 +257,7 @@ static void test_plan_limits(void)
 		np = qdir_plan(&d, 100.0, 64, p);
 		for (int i = 0; i < np; i++)
 			seen += qdir_find(&d, p[i].name)->pass < 1.0;
-		CHECK(np == 4 && seen == 4);
+		CHECK(np == 2 && seen == 2);
 	}
 	qdir_free(&d);
 }
