@@ -332,10 +332,18 @@ static void supervisor_gone(struct worker *w)
 
 /* The supervisor's death closes our control socket, but that event can
  * wait behind a claim's reply in the same loop iteration, and an orphaned
- * worker must start nothing. Re-parenting is immediate: ask the kernel. */
+ * worker must start nothing: ask the kernel before each claim and start. */
 static bool supervisor_alive(struct worker *w)
 {
-	if (!w->master_gone && getppid() != w->sup_pid)
+	char b;
+
+	if (w->master_gone)
+		return false;
+	/* A dying process closes its descriptors before its children are
+	 * re-parented, and under load the two can be far apart: the control
+	 * socket's end (a zero-length read of SOCK_SEQPACKET, peeked so that
+	 * a pending message stays for on_ctl) is the earlier sign. */
+	if (getppid() != w->sup_pid || recv(PROTO_FD, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 		supervisor_gone(w);
 	return !w->master_gone;
 }
