@@ -142,7 +142,7 @@ assert_each_ran_once() {
 	                     WHERE status <> 'succeeded' OR attempts <> 1 LIMIT 10" | tr '\n' ' ')" \
 		"rows not succeeded at the first attempt (id:status/attempts)"
 	assert_eq "$1" "$(sort -u "$2" | wc -l)" "distinct jobs that ran"
-	assert_eq "" "$(sort "$2" | uniq -d | head -5 | tr '\n' ' ')" "jobs that ran twice"
+	assert_eq "" "$(sort "$2" | uniq -d | sed -n 1,5p | tr '\n' ' ')" "jobs that ran twice"
 }
 
 assert_log_contains() {
@@ -183,7 +183,7 @@ assert_no_valgrind_report() {
 		}
 		END { flush() }' "$T_DIR"/valgrind.*.log 2>/dev/null)
 	[ -z "$errors" ] || fail "valgrind reported errors:
-$(printf '%s\n' "$errors" | head -n 60)"
+$(printf '%s\n' "$errors" | sed -n 1,60p)"
 }
 
 # The supervisor restarts a crashed worker, so a crash can hide behind a
@@ -294,7 +294,7 @@ start_kyud() {
 	env --default-signal "${VALGRIND[@]}" "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
 	KYUD_PID=$!
 	deadline=$(($(date +%s) + 20 * KYU_TIME_SCALE))
-	until tail -n +"$from" "$KYUD_LOG" | grep -q 'kyud\[sup\]: ready:'; do
+	until tail -n +"$from" "$KYUD_LOG" | grep 'kyud\[sup\]: ready:' >/dev/null; do
 		if ! kill -0 "$KYUD_PID" 2>/dev/null; then
 			local rc=0
 			wait "$KYUD_PID" || rc=$?

@@ -509,7 +509,7 @@ start_kyud_listen() { # start_kyud_listen WORKERS LOG
 	local p
 	for _ in 1 2 3 4 5; do
 		p=$((20000 + RANDOM % 40000))
-		ss -Huln "sport = :$p" 2>/dev/null | grep -q . && continue
+		ss -Huln "sport = :$p" 2>/dev/null | grep . >/dev/null && continue
 		conf_listen=127.0.0.1:$p
 		start_kyud "$1" "$2" && return 0
 		grep -qi 'udp\|listen\|bind' "$2" 2>/dev/null || return 1

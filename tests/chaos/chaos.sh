@@ -47,8 +47,8 @@ chaos_exit() {
 	for p in "${CHAOS_BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${CHAOS_ORPHANS[@]}"; do
 		# only if the pid is still a kyud worker of this test
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--worker" &&
-			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$T_DIR/" &&
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -F -- "--worker" >/dev/null &&
+			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -F "$T_DIR/" >/dev/null &&
 			kill -KILL "$p" 2>/dev/null
 	done
 	for n in "${!D_PID[@]}"; do
@@ -100,7 +100,7 @@ chaos_kill_orphans() {
 	# shellcheck disable=SC2013 # one pid a line
 	for p in $(awk '$1 == "S" { print $5 }' "$CHAOS_MARKS" 2>/dev/null | sort -un); do
 		[ -r "/proc/$p/cmdline" ] || continue
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CHAOS_JOB $T_DIR " || continue
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -F "$CHAOS_JOB $T_DIR " >/dev/null || continue
 		kill -KILL -- "-$p" "$p" 2>/dev/null
 	done
 	return 0
@@ -140,7 +140,7 @@ d_launch() {
 	D_PID[$name]=$!
 	# A bound for a hang, not a figure: a loaded machine takes 10 s or more.
 	deadline=$(($(date +%s) + 60 * KYU_TIME_SCALE))
-	until tail -n +"$from" "${D_LOG[$name]}" | grep -q 'kyud\[sup\]: ready:'; do
+	until tail -n +"$from" "${D_LOG[$name]}" | grep 'kyud\[sup\]: ready:' >/dev/null; do
 		if ! kill -0 "${D_PID[$name]}" 2>/dev/null; then
 			local rc=0
 			wait "${D_PID[$name]}" || rc=$?

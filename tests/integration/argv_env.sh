@@ -69,7 +69,7 @@ assert_eq "$(printf '%s\n' "${args[@]}" | hex)" "$(sql "SELECT HEX(output) FROM 
 workdir=$(cd "$T_DIR/work dir" && pwd -P)
 printf '%s\n' "${args[@]}" "héllo wörld" " a  b " "" unset script "$workdir" >"$T_DIR/script.expected"
 cmp "$T_DIR/script.expected" "$T_DIR/script.out" ||
-	fail "script.out differs from script.expected: $(diff <(od -c "$T_DIR/script.expected") <(od -c "$T_DIR/script.out") | head -20)"
+	fail "script.out differs from script.expected: $(diff <(od -c "$T_DIR/script.expected") <(od -c "$T_DIR/script.out") | sed -n 1,20p)"
 assert_eq "hi there|$workdir" "$(sql "SELECT CAST(output AS CHAR) FROM kyu_jobs WHERE id = 'command'")" \
 	"output of the command with env and cwd"
 

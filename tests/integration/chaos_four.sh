@@ -41,7 +41,7 @@ common=(kyud.workers=2 kyud.slots=8 kyud.lease=6 kyud.fence_margin=2 kyud.shutdo
 	job.kill_grace=1 job.max_attempts=50 job.backoff_base=1 job.backoff_cap=2 kyud.log_level=info)
 names=(a b c d)
 rss_bound=1
-if ldd "$KYUD" 2>/dev/null | grep -q libasan; then rss_bound=0; fi
+if ldd "$KYUD" 2>/dev/null | grep libasan >/dev/null; then rss_bound=0; fi
 chaos_watch_start
 for n in "${names[@]}"; do d_start "$n" "${common[@]}"; done
 sleep 1
@@ -129,14 +129,14 @@ for n in "${names[@]}"; do
 done
 for n in "${names[@]}"; do d_term "$n" 60; done
 grep -h 'kyud\[' "$T_DIR"/[abcd].log | grep -Ev 'job .* (attempt [0-9]+ started|succeeded|will retry)|acquired [0-9]+ job|worker [0-9]+ (started|exited)|killed [0-9]+ process|ready:|starting [0-9]|stopping|stopped$|exiting: |gave back' |
-	sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | head -15 | sed 's/^/  other log lines: /'
-if grep -h 'dropping\|recording results failed\|acquiring jobs failed' "$T_DIR"/[abcd].log | head -3 | grep -q .; then
-	problems+=("a statement failed: $(grep -h 'dropping\|recording results failed\|acquiring jobs failed' "$T_DIR"/[abcd].log | head -2 | tr '\n' '|')")
+	sed -E 's/[0-9]+/N/g' | sort | uniq -c | sort -rn | sed -n 1,15p | sed 's/^/  other log lines: /'
+if grep -h 'dropping\|recording results failed\|acquiring jobs failed' "$T_DIR"/[abcd].log | sed -n 1,3p | grep . >/dev/null; then
+	problems+=("a statement failed: $(grep -h 'dropping\|recording results failed\|acquiring jobs failed' "$T_DIR"/[abcd].log | sed -n 1,2p | tr '\n' '|')")
 fi
 assert_no_worker_death_of_a() {
 	local n
 	n=$(grep -Ec 'kyud\[sup\]: worker [0-9]+ \(pid [0-9]+\) (killed by signal|exited with status)' "${D_LOG[a]}" || true)
-	[ "$n" = 0 ] || problems+=("kyud a (never touched) lost $n worker(s): $(grep -E 'kyud\[sup\]: worker .* (killed by|exited with status)' "${D_LOG[a]}" | head -2 | tr '\n' '|')")
+	[ "$n" = 0 ] || problems+=("kyud a (never touched) lost $n worker(s): $(grep -E 'kyud\[sup\]: worker .* (killed by|exited with status)' "${D_LOG[a]}" | sed -n 1,2p | tr '\n' '|')")
 }
 assert_no_worker_death_of_a
 chaos_check

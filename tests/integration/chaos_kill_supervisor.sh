@@ -86,17 +86,17 @@ while [ "$round" -lt "$ROUNDS" ]; do
 
 	for w in "${orphans[@]}"; do
 		i=${idx[$w]}
-		tail -n +"$from" "$alog" | grep -q "^kyud\[worker $i\]: supervisor went away; draining" ||
+		tail -n +"$from" "$alog" | grep "^kyud\[worker $i\]: supervisor went away; draining" >/dev/null ||
 			problems+=("orphaned worker $i (pid $w) did not log 'supervisor went away; draining'")
 		late=$(tail -n +"$from" "$alog" | awk -v p="kyud[worker $i]:" '
 			index($0, p) == 1 && /supervisor went away/ { gone = 1; next }
-			gone && index($0, p) == 1 && /attempt [0-9]+ started/' | head -3)
+			gone && index($0, p) == 1 && /attempt [0-9]+ started/' | sed -n 1,3p)
 		[ -z "$late" ] || problems+=("orphaned worker $i (pid $w) started jobs after it saw the supervisor go: $late")
-		late=$(awk -v w="$w" -v t="$t_kill" '$1 == "S" && $6 == w && $4 > t + 0.5 { print $2 "#" $3 }' "$CHAOS_MARKS" | head -5 | tr '\n' ' ')
+		late=$(awk -v w="$w" -v t="$t_kill" '$1 == "S" && $6 == w && $4 > t + 0.5 { print $2 "#" $3 }' "$CHAOS_MARKS" | sed -n 1,5p | tr '\n' ' ')
 		[ -z "$late" ] || problems+=("orphaned worker pid $w started jobs more than 0.5 s after the kill: $late")
 	done
 	echo "  orphaned workers' log after the kill:"
-	tail -n +"$from" "$alog" | grep -Ev 'job .* (attempt [0-9]+ started|succeeded)' | sed 's/^/    /' | head -20
+	tail -n +"$from" "$alog" | grep -Ev 'job .* (attempt [0-9]+ started|succeeded)' | sed 's/^/    /' | sed -n 1,20p
 	unset idx
 done
 

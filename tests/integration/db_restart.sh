@@ -40,7 +40,7 @@ assert_log_contains 'kyud\[worker [0-9]+\]: database connection restored'
 for w in 1 2; do
 	for what in 'database connection lost' 'database connection restored' 'cannot connect to the database'; do
 		n=$(grep -c "kyud\[worker $w\]: $what" "$KYUD_LOG" || true)
-		[ "$n" -le 1 ] || fail "worker $w logged '$what' $n times: $(grep "kyud\[worker $w\]: $what" "$KYUD_LOG" | head -5)"
+		[ "$n" -le 1 ] || fail "worker $w logged '$what' $n times: $(grep "kyud\[worker $w\]: $what" "$KYUD_LOG" | sed -n 1,5p)"
 	done
 	# Whoever lost the connection has it back: an idle worker retries on
 	# its backoff (at most 10 s apart), so it may come back after 'after'.

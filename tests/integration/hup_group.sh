@@ -30,7 +30,7 @@ write_ini "$KYUD_INI" kyud.workers=2 job.backoff_base=60 job.backoff_cap=60 job.
 from=$(($(wc -l <"$KYUD_LOG") + 1))
 kill -HUP -- "-$pgid"
 deadline=$(($(date +%s) + 30))
-until tail -n +"$from" "$KYUD_LOG" | grep -q 'kyud\[sup\]: reloaded'; do
+until tail -n +"$from" "$KYUD_LOG" | grep 'kyud\[sup\]: reloaded' >/dev/null; do
 	kill -0 "$KYUD_PID" 2>/dev/null || fail "kyud died of the group's SIGHUP"
 	[ "$(date +%s)" -lt "$deadline" ] || fail "no 'reloaded' line 30 s after the group's SIGHUP"
 	sleep 0.1

@@ -80,7 +80,7 @@ for id in fork-wait fork-exit; do
 		sleep 0.2
 	done
 	[ "$n" = 0 ] || fail "$n of the 1,000 children of $id still run after its attempt ended"
-	[ "$e" = 0 ] || fail "processes with KYU_JOB_ID=$id still run: $(with_env "$id" | head -5 | tr '\n' ' ')"
+	[ "$e" = 0 ] || fail "processes with KYU_JOB_ID=$id still run: $(with_env "$id" | sed -n 1,5p | tr '\n' ' ')"
 	pgid=$(sql "SELECT pid FROM kyu_jobs WHERE id = '$id'")
 	case $pgid in '' | NULL) fail "$id: no pid recorded" ;; esac
 	left=$(ps -e -o pgid= | awk -v g="$pgid" '$1 == g' | wc -l)

@@ -33,7 +33,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command)
 wait_for "SELECT COUNT(*) >= 10 FROM kyu_jobs WHERE queue = 'lim' AND id LIKE 'm%' AND status = 'succeeded'" 1 30
 start_sampler "$T_DIR/lim5.samples" \
 	"SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'lim' AND status = 'running'"
-"$KYU" -c "$KYUD_INI" limit lim 5 | grep -qx 'queue lim: max_running 5' || fail "kyu limit lim 5"
+"$KYU" -c "$KYUD_INI" limit lim 5 | grep -x 'queue lim: max_running 5' >/dev/null || fail "kyu limit lim 5"
 wait_progress "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'lim' AND status = 'succeeded'" 140 30
 stop_samplers
 max=$(sort -n "$T_DIR/lim5.samples" | tail -1)

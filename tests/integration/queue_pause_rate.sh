@@ -15,7 +15,7 @@ KYU_CMD=("$KYU" -c "$KYUD_INI")
 wait_workers_idle 2
 
 # ---- 1. kyu pause / kyu resume
-"${KYU_CMD[@]}" pause p | grep -qx 'queue p: paused' || fail "kyu pause p"
+"${KYU_CMD[@]}" pause p | grep -x 'queue p: paused' >/dev/null || fail "kyu pause p"
 for i in $(seq 10); do "${KYU_CMD[@]}" submit -i "p$i" -q p -s true >/dev/null || fail "submit p$i"; done
 sleep 2
 assert_eq 10 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'p' AND status = 'waiting' AND started_at IS NULL")" \
@@ -24,7 +24,7 @@ assert_eq 10 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'p' AND status 
 grep -P '^p\t10\t10\t0\t0\t1\t' "$T_DIR/queues.txt" >/dev/null ||
 	fail "kyu queues does not show p paused with 10 waiting: $(cat "$T_DIR/queues.txt")"
 resumed=$(sql "SELECT NOW(6)")
-"${KYU_CMD[@]}" resume p | grep -qx 'queue p: resumed' || fail "kyu resume p"
+"${KYU_CMD[@]}" resume p | grep -x 'queue p: resumed' >/dev/null || fail "kyu resume p"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'p' AND status = 'succeeded'" 10 20
 ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$resumed', MAX(started_at)) / 1000) FROM kyu_jobs WHERE queue = 'p'")
 echo "kyu resume: the last of 10 jobs started $ms ms after it"

@@ -51,7 +51,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # Datagrams the kernel dropped on kyud's socket (the last column of
 # /proc/net/udp, for the socket bound to the port).
 udp_drops() {
-	awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" { print $NF }' /proc/net/udp | head -1
+	awk -v p="$(printf ':%04X' "$port")" '$2 ~ p"$" { print $NF }' /proc/net/udp | sed -n 1,1p
 }
 malformed_lines() { grep -c 'malformed wake-up datagram' "$KYUD_LOG" || true; }
 

@@ -19,7 +19,7 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim' AND pid IS NOT NULL" r
 job_pid=$(sql "SELECT pid FROM kyu_jobs WHERE id = 'victim'")
 assert_eq "$(uname -n)" "$(sql "SELECT host FROM kyu_jobs WHERE id = 'victim'")" "host column"
 worker=$(ps -o ppid= -p "$job_pid" | tr -d ' ') || fail "job pid $job_pid from the row is not running"
-pgrep -P "$KYUD_PID" | grep -qx "$worker" ||
+pgrep -P "$KYUD_PID" | grep -x "$worker" >/dev/null ||
 	fail "the parent of job pid $job_pid ($worker) is not a worker of kyud $KYUD_PID"
 kill -KILL "$worker"
 
