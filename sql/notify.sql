@@ -90,3 +90,22 @@ EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_queues_notify_delete',
   ' AFTER DELETE ON kyu_queues FOR EACH ROW',
   ' DO kyu_notify(OLD.name, ', QUOTE(@kyu_notify_target), ')');
+
+-- A schedule added, enabled, changed (the BEFORE UPDATE trigger of
+-- sql/schema.sql then clears next_run) or moved earlier by hand makes kyud
+-- read kyu_schedules again at once; the wake-up names no queue ("any
+-- queue"), which is what kyud's scheduler listens for. kyud's own updates
+-- (next_run computed or moved on, an error recorded) send nothing.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_schedules_notify_insert',
+  ' AFTER INSERT ON kyu_schedules FOR EACH ROW',
+  ' IF NEW.enabled = 1 THEN',
+  ' DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ');',
+  ' END IF');
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_schedules_notify_update',
+  ' AFTER UPDATE ON kyu_schedules FOR EACH ROW',
+  ' IF NEW.enabled = 1 AND NEW.error IS NULL',
+  ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run) THEN',
+  ' DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ');',
+  ' END IF');

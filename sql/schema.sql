@@ -166,3 +166,93 @@ EXECUTE IMMEDIATE CONCAT(
   '   SIGNAL SQLSTATE ''KYU01'' SET MESSAGE_TEXT = msg;',
   '  END IF;',
   ' END');
+
+-- Schedules: each row enqueues a job at every instant its cron expression
+-- names, once across all daemons (kyu_jobs(7), "Schedules"). Managed in
+-- plain SQL; kyud fills next_run, last_run, last_job and error.
+CREATE TABLE IF NOT EXISTS kyu_schedules (
+  name         VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- Five fields (minute hour day-of-month month day-of-week), or six with
+  -- a leading seconds field, or @hourly @daily @weekly @monthly @yearly.
+  cron         VARCHAR(255) NOT NULL,
+  -- IANA zone the expression is read in (its wall clock, its DST).
+  timezone     VARCHAR(64) NOT NULL DEFAULT 'UTC',
+  -- The job each instant enqueues: the kyu_jobs columns of the same names.
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 NOT NULL DEFAULT 'default',
+  command      TEXT NULL,
+  argv         TEXT NULL,
+  env          TEXT NULL,
+  cwd          VARCHAR(4096) NULL,
+  priority     INT NOT NULL DEFAULT 0,
+  max_attempts INT UNSIGNED NULL,
+  time_limit   INT UNSIGNED NULL,
+  concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  enabled      TINYINT NOT NULL DEFAULT 1,
+  -- Instants no daemon reached within grace seconds (all were down):
+  -- skip them, run one job for them all, or run each (the last 100).
+  missed       ENUM('skip','once','all') NOT NULL DEFAULT 'once',
+  -- When the previous job of the schedule is still waiting or running:
+  -- enqueue anyway, skip the instant, or enqueue at most one that waits.
+  overlap      ENUM('allow','skip','queue') NOT NULL DEFAULT 'allow',
+  grace        INT UNSIGNED NOT NULL DEFAULT 60,
+  -- UTC, unlike kyu_jobs' times: instants, whatever the sessions' zone.
+  -- next_run NULL: kyud computes it from the database clock.
+  next_run     DATETIME NULL,
+  last_run     DATETIME NULL,
+  last_job     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  -- Why kyud cannot run the row (bad expression, unknown zone, a date
+  -- that never occurs); set once, cleared when the row is changed.
+  error        VARCHAR(1024) NULL,
+  created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  PRIMARY KEY (name),
+  KEY kyu_schedules_next_run (enabled, next_run),
+  CONSTRAINT kyu_schedules_enabled CHECK (enabled IN (0, 1)),
+  CONSTRAINT kyu_schedules_what CHECK (command IS NOT NULL OR argv IS NOT NULL),
+  CONSTRAINT kyu_schedules_grace CHECK (grace >= 1)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- A changed expression, zone or enabling makes kyud compute next_run
+-- again from the database clock (unless the same UPDATE sets next_run);
+-- any change to what the row runs clears a previous error (unless the
+-- same UPDATE sets error). kyud's own updates change none of these.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_schedules_changed',
+  ' BEFORE UPDATE ON kyu_schedules FOR EACH ROW',
+  ' BEGIN',
+  '  IF NOT (NEW.cron <=> OLD.cron AND NEW.timezone <=> OLD.timezone',
+  '          AND NEW.enabled <= OLD.enabled)',
+  '     AND NEW.next_run <=> OLD.next_run THEN',
+  '   SET NEW.next_run = NULL;',
+  '  END IF;',
+  '  IF NOT (NEW.cron <=> OLD.cron AND NEW.timezone <=> OLD.timezone',
+  '          AND NEW.enabled <=> OLD.enabled AND NEW.command <=> OLD.command',
+  '          AND NEW.argv <=> OLD.argv)',
+  '     AND NEW.error <=> OLD.error THEN',
+  '   SET NEW.error = NULL;',
+  '  END IF;',
+  ' END');
+
+-- Cluster-wide locks (kyu lock, kyu locks; kyu_jobs(7), "Locks"). A lock
+-- is the rows of one name: slot 0 alone for a plain lock, slots 0..N-1
+-- for a pool of N. A row is free when holder is NULL, held while expires
+-- is ahead of the database's clock, and anyone's again once it has
+-- passed (a holder that died loses it after its lease). Every statement
+-- of a holder names its token, so one that lost its row cannot touch the
+-- next holder's. Times are UTC (UTC_TIMESTAMP(6)), unlike kyu_jobs': a
+-- lease must not grow or vanish when the server's zone changes to or from
+-- summer time.
+CREATE TABLE IF NOT EXISTS kyu_locks (
+  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  slot         INT UNSIGNED NOT NULL,
+  -- Random token of the holder, new for each acquisition; NULL: free.
+  holder       BIGINT UNSIGNED NULL,
+  -- Where the holder runs, for people reading the table.
+  host         VARCHAR(255) NULL,
+  pid          INT UNSIGNED NULL,
+  acquired_at  DATETIME(6) NULL,
+  -- End of the lease; extended by the holder while it works.
+  expires      DATETIME(6) NULL,
+  PRIMARY KEY (name, slot)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

@@ -12,6 +12,8 @@ DROP TRIGGER IF EXISTS kyu_jobs_notify_insert;
 DROP TRIGGER IF EXISTS kyu_jobs_notify_update;
 DROP TRIGGER IF EXISTS kyu_queues_notify_update;
 DROP TRIGGER IF EXISTS kyu_queues_notify_delete;
+DROP TRIGGER IF EXISTS kyu_schedules_notify_insert;
+DROP TRIGGER IF EXISTS kyu_schedules_notify_update;
 
 SET @kyu_notify_users = (SELECT COUNT(*) FROM information_schema.TRIGGERS
                          WHERE ACTION_STATEMENT LIKE '%kyu\_notify(%');

@@ -65,6 +65,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
+	{ "kyud", "schedules", T_BOOL, OFF(schedules), "yes", 0, 0, RELOAD },
 	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0, RELOAD },
 
 	{ "job", "max_attempts", T_INT, OFF(max_attempts), "3", 1, 1000000, RELOAD },

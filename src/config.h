@@ -40,6 +40,7 @@ struct kyu_config {
 	int wake_rate;
 	int fence_margin;
 	int claim;
+	bool schedules;
 	int log_level;
 
 	/* [job] */

@@ -13,6 +13,8 @@
 
 #include "config.h"
 #include "db.h"
+#include "kyu_cli.h"
+#include "lock.h"
 #include "util.h"
 #include "wake.h"
 
@@ -41,6 +43,16 @@ static void usage(FILE *f)
 		"  queues                              each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
+		"  schedules                           each schedule: expression, next and last run\n"
+		"  schedule add [OPTIONS] NAME 'CRON' -s 'SHELL LINE' | -- PROGRAM [ARG]...\n"
+		"      -z TIMEZONE (IANA, default UTC)  -M MISSED (skip|once|all, default once)\n"
+		"      -O OVERLAP (allow|skip|queue, default allow)  -g GRACE_S  -n (disabled)\n"
+		"      and submit's -q -p -m -t -C -e -k\n"
+		"  schedule enable|disable|run-now|remove NAME\n"
+		"  lock NAME [--ttl S] [--wait S] [--slots N] -- COMMAND [ARG]...\n"
+		"                                      run COMMAND holding a cluster-wide lock\n"
+		"      (exits 75: not obtained within --wait; 70: lease lost; else COMMAND's status)\n"
+		"  locks [NAME]                        list the locks: holder, lease left\n"
 		"\n"
 		"  -c FILE   configuration (default $KYU_CONFIG or %s); uses [database]\n"
 		"            and [kyud] listen\n"
@@ -48,14 +60,55 @@ static void usage(FILE *f)
 		DEFAULT_CONFIG);
 }
 
-static int die_db(struct db *db, const char *what)
+int cli_env_add(json_t *env, char *arg, const char *cmd)
+{
+	char *eq = strchr(arg, '=');
+	int r;
+
+	if (!eq || eq == arg) {
+		fprintf(stderr, "kyu: %s: -e expects NAME=VALUE, got '%s'\n", cmd, arg);
+		return -1;
+	}
+	*eq = '\0';
+	/* JSON (and so the env column) holds UTF-8 only: refuse what cannot
+	 * be stored as given rather than drop it. */
+	r = json_object_set_new(env, arg, json_string(eq + 1));
+	*eq = '=';
+	if (r < 0)
+		fprintf(stderr, "kyu: %s: -e '%s': name and value must be valid UTF-8\n", cmd, arg);
+	return r < 0 ? -1 : 0;
+}
+
+char *cli_argv_json(int argc, char **argv, const char *cmd)
+{
+	json_t *args = json_array();
+	char *json = NULL;
+
+	for (int i = 0; i < argc; i++) {
+		json_t *a = json_string(argv[i]);
+		/* A dropped argument would run a different command. */
+		if (!a || json_array_append_new(args, a) < 0) {
+			fprintf(stderr,
+				"kyu: %s: argument %d is not valid UTF-8; the argv column is JSON and "
+				"holds UTF-8 only (nothing was changed)\n",
+				cmd, i);
+			goto out;
+		}
+	}
+	json = json_dumps(args, JSON_COMPACT);
+out:
+	json_decref(args);
+	return json;
+}
+
+int die_db(struct db *db, const char *what)
 {
 	fprintf(stderr, "kyu: %s: %s\n", what, db_error(db));
 	return 1;
 }
 
 /* Run a statement and print its result set as tab-separated rows. */
-static int print_query(struct db *db, const char *sql, size_t len, bool vertical)
+int print_query(struct db *db, const char *sql, size_t len, bool vertical)
 {
 	const struct db_reply *reply;
 	const struct db_result *r;
@@ -85,7 +138,7 @@ static int print_query(struct db *db, const char *sql, size_t len, bool vertical
 	return (int)r->n_rows;
 }
 
-static int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
+int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
 {
 	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX], err[256];
 	int fd, n, r;
@@ -117,7 +170,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 {
 	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL, *key = NULL;
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
-	json_t *env = json_object(), *args = NULL;
+	json_t *env = json_object();
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	char *json;
@@ -125,7 +178,6 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 
 	optind = 1;
 	while ((c = getopt(argc, argv, "+i:q:p:d:m:t:C:e:s:k:")) != -1) {
-		char *eq;
 		int bad = 0;
 		switch (c) {
 		case 'i':
@@ -144,21 +196,8 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
 		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
 		case 'e':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg) {
-				fprintf(stderr, "kyu: submit: -e expects NAME=VALUE, got '%s'\n", optarg);
+			if (cli_env_add(env, optarg, "submit") < 0)
 				goto out;
-			}
-			*eq = '\0';
-			/* JSON (and so the env column) holds UTF-8 only: refuse
-			 * what cannot be stored as given rather than drop it. */
-			if (json_object_set_new(env, optarg, json_string(eq + 1)) < 0) {
-				*eq = '=';
-				fprintf(stderr, "kyu: submit: -e '%s': name and value must be valid UTF-8\n",
-					optarg);
-				goto out;
-			}
-			*eq = '=';
 			break;
 		default:
 			usage(stderr);
@@ -185,19 +224,9 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	sql_quotes(&sb, shell);
 	sb_adds(&sb, ", ");
 	if (!shell) {
-		args = json_array();
-		for (int i = optind; i < argc; i++) {
-			json_t *a = json_string(argv[i]);
-			/* A dropped argument would run a different command. */
-			if (!a || json_array_append_new(args, a) < 0) {
-				fprintf(stderr,
-					"kyu: submit: argument %d is not valid UTF-8; the argv column is JSON "
-					"and holds UTF-8 only (nothing was submitted)\n",
-					i - optind);
-				goto out;
-			}
-		}
-		json = json_dumps(args, JSON_COMPACT);
+		json = cli_argv_json(argc - optind, argv + optind, "submit");
+		if (!json)
+			goto out;
 		sql_quotes(&sb, json);
 		free(json);
 	} else {
@@ -252,7 +281,6 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 	rc = 0;
 out:
 	json_decref(env);
-	json_decref(args);
 	sb_free(&sb);
 	return rc;
 }
@@ -455,6 +483,11 @@ int main(int argc, char **argv)
 		rc = send_wake(&cfg, argc > 1 ? argv[1] : "", false) < 0;
 		goto out;
 	}
+	if (strcmp(cmd, "lock") == 0) {
+		/* Its own connection: statement deadlines shorter than the lease. */
+		rc = lock_main(&cfg, argc, argv);
+		goto out;
+	}
 	/* A short-lived client may block; a server that stops answering
 	 * still ends the command after connect_timeout + 30 s. */
 	db = db_new(NULL, 30);
@@ -476,6 +509,15 @@ int main(int argc, char **argv)
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL);
 	} else if (strcmp(cmd, "limit") == 0 && argc == 3) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1], argv[2]);
+	} else if (strcmp(cmd, "schedules") == 0 && argc == 1) {
+		rc = cmd_schedules(db);
+	} else if (strcmp(cmd, "schedule") == 0) {
+		rc = cmd_schedule(db, &cfg, argc, argv);
+	} else if (strcmp(cmd, "locks") == 0 && argc <= 2) {
+		struct strbuf sb = { 0 };
+		lock_sql_list(&sb, argc == 2 ? argv[1] : NULL);
+		rc = print_query(db, sb.buf, sb.len, false) < 0 ? die_db(db, "locks") : 0;
+		sb_free(&sb);
 	} else if (strcmp(cmd, "stats") == 0 && argc == 1) {
 		const char *q = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
 				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";

@@ -19,6 +19,7 @@ enum msg_type {
 	KYU_STOP,      /* stop acquiring; let jobs run for shutdown_grace */
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
 	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
+	KYU_SCHEDULES, /* a schedule may have changed: read kyu_schedules again */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
 	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */

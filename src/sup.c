@@ -216,7 +216,7 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 {
 	struct sup *s = io->data;
 	char buf[512], queue[WAKE_QUEUE_MAX + 1];
-	bool wake = false;
+	bool wake = false, any = false;
 	(void)EV_A;
 	(void)revents;
 
@@ -231,6 +231,8 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 				log_notice("ignored %lu malformed wake-up datagram(s)", s->hints_bad);
 			continue;
 		}
+		/* "Any queue" is also what a changed schedule sends. */
+		any |= !queue[0];
 		if (queue[0] && s->cfg.n_queues) {
 			bool ours = false;
 			for (int q = 0; q < s->cfg.n_queues; q++)
@@ -240,6 +242,8 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 		}
 		wake = true;
 	}
+	if (any && s->n_children > 0 && !s->stopping)
+		send_msg(&s->children[0], KYU_SCHEDULES);
 	if (!wake)
 		return;
 	if (!rate_allow(&s->rl, mono_now())) {

@@ -31,6 +31,7 @@
 #include "prefetch.h"
 #include "proto.h"
 #include "results.h"
+#include "schedules.h"
 #include "proc.h"
 #include "queues.h"
 #include "store.h"
@@ -56,7 +57,7 @@ extern char **environ;
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED };
 
 struct worker {
 	struct kyu_config cfg;
@@ -92,6 +93,11 @@ struct worker {
 	bool txn_dirty;     /* a failed claim may have left a transaction open */
 	bool freed_pending; /* a job that held a key or a limited slot ended */
 	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
+
+	/* Schedules, in worker 1 only (schedules.h). */
+	struct sched sched;
+	bool sched_on;
+	bool sched_txn; /* the statement in flight opened a transaction */
 
 	/* Jobs. */
 	struct job **slots;
@@ -210,6 +216,7 @@ static void on_connected(void *arg, const struct db_reply *r)
 	w->prepared = false;
 	w->txn_dirty = false;
 	w->dir_wanted = true;
+	sched_reset(&w->sched, mono_now());
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
 }
@@ -864,6 +871,34 @@ static void send_cleanup(struct worker *w)
 	send_or_log(w, &sb, on_cleanup, IF_CLEANUP, "retention delete");
 }
 
+static void on_sched(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
+	w->inflight = IF_NONE;
+	/* A step is a transaction: one that failed part-way is ended before
+	 * anything else is sent (a lost connection ends it by itself). */
+	if (r->fail != DB_OK && r->fail != DB_LOST && w->sched_txn)
+		w->txn_dirty = true;
+	if (r->fail == DB_LOST || r->fail == DB_RETRY || r->fail == DB_BUSY)
+		reply_failed(w, r, "schedules");
+	sched_read(&w->sched, r, mono_now());
+	if (w->sched.fired_new) {
+		/* The job may be ours to run; with no wake-up trigger nothing
+		 * else would tell us before the poll. */
+		w->sched.fired_new = false;
+		w->wanted = true;
+	}
+}
+
+static void send_sched(struct worker *w, double now)
+{
+	struct strbuf sb = { 0 };
+
+	w->sched_txn = sched_build(&w->sched, &sb, now);
+	send_or_log(w, &sb, on_sched, IF_SCHED, "schedules");
+}
+
 /* Results may wait for the rest of their batch while jobs still run. */
 static bool flush_now(const struct worker *w, double now)
 {
@@ -887,6 +922,11 @@ static void arm_tick(struct worker *w, double now)
 	}
 	if (w->held.n > 0 && (next == 0 || prefetch_expiry(&w->held) < next))
 		next = prefetch_expiry(&w->held);
+	if (w->sched_on && !w->draining) {
+		double t = sched_wake_time(&w->sched);
+		if (next == 0 || t < next)
+			next = t > 0 ? t : now;
+	}
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
 		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
@@ -924,6 +964,12 @@ static bool pump_once(struct worker *w)
 	}
 	if (lease_due(&w->lease, now)) {
 		send_heartbeat(w);
+		return true;
+	}
+	/* A step is rare and short; before claims, so that a busy worker
+	 * still fires on time. */
+	if (w->sched_on && !w->draining && sched_ready(&w->sched, now)) {
+		send_sched(w, now);
 		return true;
 	}
 	want = claim_size(w);
@@ -1056,6 +1102,10 @@ static void reload(struct worker *w, int fd)
 	 * statement in flight (if any) is back. */
 	if (db_changed)
 		w->reconnect_wanted = true;
+	/* A step in flight finishes; turning schedules off ends them after it. */
+	w->sched_on = w->index == 1 && w->cfg.schedules;
+	if (w->sched_on)
+		sched_poke(&w->sched, mono_now());
 }
 
 static bool same(const char *a, const char *b)
@@ -1120,6 +1170,10 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			break;
 		case KYU_RELOAD:
 			reload(w, fd);
+			break;
+		case KYU_SCHEDULES:
+			if (w->sched_on)
+				sched_poke(&w->sched, mono_now());
 			break;
 		}
 	}
@@ -1220,6 +1274,8 @@ int worker_main(int index, struct kyu_config *cfg)
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
 	init_watchers(&w);
+	sched_init(&w.sched);
+	w.sched_on = w.index == 1 && w.cfg.schedules;
 
 	w.cleanup_wanted = true;
 	start_connect(&w);
@@ -1234,6 +1290,7 @@ int worker_main(int index, struct kyu_config *cfg)
 	results_free(&w.results);
 	prefetch_free(&w.held);
 	qdir_free(&w.dir);
+	sched_free(&w.sched);
 	forget_parts(&w);
 	lease_free(&w.lease);
 	free(w.slots);

@@ -74,4 +74,21 @@ ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$resumed', started_at) / 1000
 echo "UPDATE kyu_queues SET paused = 0 with the trigger: job started $ms ms after it"
 [ "$ms" -lt "$WAKE_MAX_MS" ] ||
 	fail "resume in SQL with the trigger: job started $ms ms after it (at most $WAKE_MAX_MS)"
+
+# Schedules (the kyu_schedules triggers): kyud read kyu_schedules at its
+# start and next reads it 60 s later. A schedule INSERTed in plain SQL, and
+# one whose expression is changed, fire within the bound all the same.
+t0=$(sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('s1', '* * * * * *', 'true'); SELECT NOW(6)")
+wait_for "SELECT COUNT(*) > 0 FROM kyu_jobs WHERE id LIKE 'cron:s1:%' AND status = 'succeeded'" 1 30
+ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$t0', MIN(created_at)) / 1000) FROM kyu_jobs WHERE id LIKE 'cron:s1:%'")
+echo "INSERT INTO kyu_schedules with the trigger: its first job enqueued $ms ms after it"
+[ "$ms" -lt "$WAKE_MAX_MS" ] || fail "a new schedule fired $ms ms after its INSERT (at most $WAKE_MAX_MS)"
+sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('s2', '0 0 1 1 *', 'true')"
+sleep 1
+t0=$(sql "UPDATE kyu_schedules SET cron = '* * * * * *' WHERE name = 's2'; SELECT NOW(6)")
+wait_for "SELECT COUNT(*) > 0 FROM kyu_jobs WHERE id LIKE 'cron:s2:%'" 1 30
+ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$t0', MIN(created_at)) / 1000) FROM kyu_jobs WHERE id LIKE 'cron:s2:%'")
+echo "UPDATE kyu_schedules SET cron with the trigger: its first job enqueued $ms ms after it"
+[ "$ms" -lt "$WAKE_MAX_MS" ] || fail "a changed schedule fired $ms ms after the UPDATE (at most $WAKE_MAX_MS)"
+sql "UPDATE kyu_schedules SET enabled = 0"
 stop_kyud

@@ -1,0 +1,113 @@
+/* Schedules: the rows of kyu_schedules turned into jobs, each instant
+ * exactly once across every daemon (notes/DESIGN.md, "Schedules").
+ *
+ * One worker per daemon runs this (worker 1). It reads the schedules that
+ * are due by the database clock, and for each computes one step: the
+ * instant to fire (if any) and the next_run that follows. A step is one
+ * transaction that moves next_run from the value read to the new one
+ * (compare-and-set: a daemon that lost the race changes nothing) and, in
+ * the same transaction, inserts the job whose id names the schedule and the
+ * instant (cron:NAME:2026-11-23T06:00:00Z). Between firings the worker
+ * sleeps until the earliest next_run, or SCHED_POLL at most; a changed row
+ * wakes it through the "any queue" wake-up of sql/notify.sql.
+ *
+ * This module builds the statements and reads their replies; the worker
+ * sends them on its connection when sched_ready() says one is due. */
+#ifndef KYU_SCHEDULES_H
+#define KYU_SCHEDULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "util.h"
+
+/* Without a wake-up, a changed row is seen within this many seconds. */
+#define SCHED_POLL 60.0
+/* Rows read per scan; the rest come with the next scan, at once. */
+#define SCHED_BATCH 256
+/* missed = all runs at most this many of the missed instants (the last). */
+#define SCHED_ALL_MAX 100
+/* Wake-ups closer together than this are folded into one scan. */
+#define SCHED_MIN_GAP 0.2
+
+/* A schedule as a scan read it. next_run: seconds since the epoch (UTC);
+ * has_next false when the column is NULL. */
+struct sched_row {
+	char *name, *cron, *tz;
+	int64_t next_run;
+	bool has_next;
+	char missed; /* 's'kip, 'o'nce, 'a'll */
+	int64_t grace;
+	bool runs_nothing; /* neither command nor argv */
+};
+
+/* What one step does, computed by sched_plan. */
+struct sched_step {
+	int64_t next;    /* the new next_run */
+	bool fire;       /* enqueue a job for instant */
+	int64_t instant;
+	int64_t skipped; /* missed instants passed over without a job */
+	bool skipped_more; /* there were more than counted */
+};
+
+enum sched_sent { SCHED_NONE, SCHED_SCAN, SCHED_STEP, SCHED_MARK };
+
+struct sched_hold {
+	char *name;
+	double until; /* monotonic */
+	int fails;
+};
+
+struct sched {
+	double scan_at; /* monotonic; the next scan is due then */
+	double last_scan;
+	/* The due rows of the last scan, stepped one by one from next_row. */
+	struct sched_row *rows;
+	int n_rows, next_row;
+	int64_t db_now_us; /* the database clock at the scan (UTC, µs) */
+	double scanned;    /* monotonic time of that scan's reply */
+	bool stepped;      /* a step of this scan changed something: scan again at once */
+	/* What is in flight. */
+	enum sched_sent sent;
+	int sent_row;
+	struct sched_step sent_step;
+	char *sent_error; /* the message a SCHED_MARK writes */
+	/* Schedules whose job could not be inserted, tried again later. */
+	struct sched_hold *holds;
+	int n_holds;
+	uint64_t fired; /* jobs this process enqueued */
+	bool fired_new; /* since the worker last asked: claim, the job may be ours */
+};
+
+void sched_init(struct sched *s);
+void sched_free(struct sched *s);
+/* A statement is due at monotonic time now. */
+bool sched_ready(const struct sched *s, double now);
+/* When sched_ready turns true (monotonic), for the worker's timer. */
+double sched_wake_time(const struct sched *s);
+/* Build the next statement into sb (sched_ready was true). Returns true
+ * when the statement opens a transaction that a failure leaves open. */
+bool sched_build(struct sched *s, struct strbuf *sb, double now);
+/* The reply to what sched_build built. */
+void sched_read(struct sched *s, const struct db_reply *r, double now);
+/* A schedule row may have changed: scan soon (folded, SCHED_MIN_GAP). */
+void sched_poke(struct sched *s, double now);
+/* The connection was lost or replaced: forget what was read. */
+void sched_reset(struct sched *s, double now);
+
+/* The step for row at database time now_us, or -1 with the reason the
+ * row cannot run in err (bad expression or zone, a date that never
+ * occurs, nothing to run). Pure but for reading time-zone files. */
+int sched_plan(const struct sched_row *row, int64_t now_us, struct sched_step *st, char *err,
+	       size_t errlen);
+/* The job id of an instant: cron:NAME:YYYY-MM-DDTHH:MM:SSZ. */
+void sched_job_id(struct strbuf *sb, const char *name, int64_t instant);
+/* Statement builders, exposed for the unit tests. */
+void sched_scan_build(struct strbuf *sb);
+void sched_step_build(struct strbuf *sb, const char *name, const struct sched_row *row,
+		      const struct sched_step *st);
+void sched_mark_build(struct strbuf *sb, const struct sched_row *row, const char *error);
+
+#endif

@@ -1,0 +1,194 @@
+/* The scheduler's planning (which instant fires, which next_run follows,
+ * what the missed policies do) and its statements, without a server. The
+ * instants are whole seconds since the epoch, UTC; 1798761600 is
+ * 2027-01-01T00:00:00Z. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "schedules.h"
+
+#define T0 INT64_C(1798761600)
+#define US(s) ((int64_t)(s) * 1000000)
+
+#define CONTAINS(hay, needle)                                                                  \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		check_count++;                                                                 \
+		if (!h_ || !strstr(h_, n_)) {                                                  \
+			check_failures++;                                                      \
+			fprintf(stderr, "%s:%d: \"%s\" not found in \"%s\"\n", __FILE__, __LINE__, \
+				n_, h_ ? h_ : "(null)");                                       \
+		}                                                                              \
+	} while (0)
+
+static struct sched_row row(const char *cron, char missed, int64_t next, bool has_next)
+{
+	return (struct sched_row){ .name = (char *)(uintptr_t) "s", .cron = (char *)(uintptr_t)cron,
+				   .tz = (char *)(uintptr_t) "UTC", .next_run = next,
+				   .has_next = has_next, .missed = missed, .grace = 60 };
+}
+
+static void test_new_row(void)
+{
+	struct sched_row r = row("0 * * * *", 'o', 0, false);
+	struct sched_step st;
+	char err[256];
+
+	/* A new row: the first instant after now, nothing fired. */
+	CHECK(sched_plan(&r, US(T0 + 10) + 5, &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire);
+	CHECK(st.next == T0 + 3600);
+	/* Exactly on an instant: that instant is not "after now". */
+	CHECK(sched_plan(&r, US(T0), &st, err, sizeof(err)) == 0);
+	CHECK(st.next == T0 + 3600);
+}
+
+static void test_on_time(void)
+{
+	struct sched_row r = row("0 * * * *", 's', T0, true);
+	struct sched_step st;
+	char err[256];
+
+	/* Due and less than grace late: fires, whatever the policy. */
+	CHECK(sched_plan(&r, US(T0) + 300000, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.instant == T0 && st.next == T0 + 3600 && st.skipped == 0);
+	CHECK(sched_plan(&r, US(T0 + 59), &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.instant == T0);
+	/* grace seconds late: missed, skipped. */
+	CHECK(sched_plan(&r, US(T0 + 60), &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.next == T0 + 3600 && st.skipped == 1);
+}
+
+static void test_missed(void)
+{
+	/* Every minute; next_run T0; now T0 + 10 min 30 s; grace 60 s: the
+	 * instants T0 .. T0+9min are missed, T0+10min is on time. */
+	int64_t now = US(T0 + 630);
+	struct sched_row r = row("* * * * *", 's', T0, true);
+	struct sched_step st;
+	char err[256];
+
+	CHECK(sched_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.next == T0 + 600 && st.skipped == 10 && !st.skipped_more);
+
+	r.missed = 'o';
+	CHECK(sched_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.instant == T0 && st.next == T0 + 600);
+
+	r.missed = 'a';
+	CHECK(sched_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.instant == T0 && st.next == T0 + 60);
+
+	/* 150 missed: the oldest 50 are passed over in one step, the last
+	 * 100 then fire one by one. */
+	r.next_run = T0;
+	now = US(T0 + 150 * 60 + 30);
+	CHECK(sched_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.skipped == 50 && st.next == T0 + 50 * 60);
+	r.next_run = st.next;
+	CHECK(sched_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.instant == T0 + 50 * 60 && st.next == T0 + 51 * 60);
+
+	/* Every second, down for two days: counting stops; all skipped. */
+	r = row("* * * * * *", 'a', T0, true);
+	CHECK(sched_plan(&r, US(T0 + 2 * 86400), &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.skipped_more && st.next == T0 + 2 * 86400 - 59);
+	r.missed = 's';
+	CHECK(sched_plan(&r, US(T0 + 2 * 86400), &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.skipped_more && st.next == T0 + 2 * 86400 - 59);
+}
+
+static void test_errors(void)
+{
+	struct sched_row r = row("* * * *", 'o', 0, false);
+	struct sched_step st;
+	char err[256];
+
+	CHECK(sched_plan(&r, US(T0), &st, err, sizeof(err)) < 0);
+	r.cron = (char *)(uintptr_t) "0 0 31 2 *";
+	CHECK(sched_plan(&r, US(T0), &st, err, sizeof(err)) < 0);
+	CONTAINS(err, "February");
+	r.cron = (char *)(uintptr_t) "* * * * *";
+	r.tz = (char *)(uintptr_t) "Mars/Olympus";
+	CHECK(sched_plan(&r, US(T0), &st, err, sizeof(err)) < 0);
+	CONTAINS(err, "Mars/Olympus");
+	r.tz = (char *)(uintptr_t) "UTC";
+	r.runs_nothing = true;
+	CHECK(sched_plan(&r, US(T0), &st, err, sizeof(err)) < 0);
+	CONTAINS(err, "neither command nor argv");
+}
+
+static void test_statements(void)
+{
+	struct sched_row r = row("0 * * * *", 'o', T0, true);
+	struct sched_step st = { .fire = true, .instant = T0, .next = T0 + 3600 };
+	struct strbuf sb = { 0 };
+
+	sched_job_id(&sb, "nightly", T0);
+	CHECK_STR(sb.buf, "cron:nightly:2027-01-01T00:00:00Z");
+	sb_reset(&sb);
+
+	/* A firing step: one transaction, the compare-and-set on the values
+	 * read, then the job only if it moved next_run. */
+	sched_step_build(&sb, "s", &r, &st);
+	CONTAINS(sb.buf, "START TRANSACTION; UPDATE kyu_schedules s SET s.last_job = IF(");
+	CONTAINS(sb.buf, "s.next_run = '2027-01-01 01:00:00' WHERE s.name = 's' AND s.next_run = "
+			 "'2027-01-01 00:00:00' AND s.cron = '0 * * * *' AND s.timezone = 'UTC'");
+	CONTAINS(sb.buf, "SET @kyu_cas = ROW_COUNT(); INSERT INTO kyu_jobs");
+	CONTAINS(sb.buf, "SELECT 'cron:s:2027-01-01T00:00:00Z', s.queue");
+	CONTAINS(sb.buf, "AND @kyu_cas = 1 AND s.last_job <=> 'cron:s:2027-01-01T00:00:00Z'");
+	CONTAINS(sb.buf, "; COMMIT");
+	sb_reset(&sb);
+
+	/* A step without a job: the compare-and-set alone. */
+	st.fire = false;
+	r.has_next = false;
+	sched_step_build(&sb, "s", &r, &st);
+	CHECK_STR(sb.buf, "UPDATE kyu_schedules s SET s.next_run = '2027-01-01 01:00:00' WHERE "
+			  "s.name = 's' AND s.next_run IS NULL AND s.cron = '0 * * * *' AND "
+			  "s.timezone = 'UTC' AND s.enabled = 1 AND s.error IS NULL");
+	sb_reset(&sb);
+
+	sched_mark_build(&sb, &r, "it's bad");
+	CONTAINS(sb.buf, "SET s.error = 'it\\'s bad', s.next_run = NULL WHERE s.name = 's'");
+	sb_reset(&sb);
+
+	sched_scan_build(&sb);
+	CONTAINS(sb.buf, "next_run <= UTC_TIMESTAMP(6)");
+	CONTAINS(sb.buf, "MIN(next_run)");
+	sb_free(&sb);
+}
+
+static void test_pacing(void)
+{
+	struct sched s;
+	struct strbuf sb = { 0 };
+
+	sched_init(&s);
+	/* A fresh scheduler scans at once, then not before the safety poll. */
+	CHECK(sched_ready(&s, 100.0));
+	CHECK(!sched_build(&s, &sb, 100.0));
+	CHECK(s.sent == SCHED_SCAN);
+	CHECK(!sched_ready(&s, 100.0));
+	s.sent = SCHED_NONE;
+	CHECK(!sched_ready(&s, 150.0));
+	CHECK(sched_ready(&s, 100.0 + SCHED_POLL));
+	/* A wake-up right after a scan waits SCHED_MIN_GAP. */
+	sched_poke(&s, 100.05);
+	CHECK(!sched_ready(&s, 100.1));
+	CHECK(sched_ready(&s, 100.0 + SCHED_MIN_GAP));
+	sb_free(&sb);
+	sched_free(&s);
+}
+
+int main(void)
+{
+	test_new_row();
+	test_on_time();
+	test_missed();
+	test_errors();
+	test_statements();
+	test_pacing();
+	return check_done("test_schedules");
+}
