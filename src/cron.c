@@ -562,7 +562,7 @@ static int64_t past_repeat(const struct tz *z, int64_t w, int64_t f, int64_t aft
  * (else INT64_MAX). Further transitions cannot matter: a fall-back later
  * than that has its repeated walls' first occurrences after `after`, and
  * the first of those comes before any second one. */
-#define MAX_DST_SHIFT (3 * 3600)
+#define MAX_DST_SHIFT INT64_C(10800) /* 3 hours */
 static int64_t second_pass(const struct cron *c, const struct tz *z, int64_t after)
 {
 	int o1 = tz_offset(z, after), o2 = tz_offset(z, after + MAX_DST_SHIFT);

@@ -41,7 +41,7 @@ static int check_row(struct db *db, const char *name, const char *expr, const ch
 	char err[512];
 	int rc = -1;
 
-	if (!*name || strlen(name) > NAME_MAX_CHARS * 4) {
+	if (!*name || strlen(name) > (size_t)NAME_MAX_CHARS * 4) {
 		fprintf(stderr, "kyu: schedule add: the name must be 1 to %d characters\n",
 			NAME_MAX_CHARS);
 		return -1;

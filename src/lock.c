@@ -233,18 +233,6 @@ struct locker {
 	bool handled[N_FWD];
 };
 
-static uint64_t new_token(void)
-{
-	uint64_t t = 0;
-	while (t == 0) {
-		if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-			t = ((uint64_t)getpid() << 32) ^ (uint64_t)(mono_now() * 1e9);
-		/* Below 2^63, like kyu_jobs.owner: it also fits signed 64-bit client code. */
-		t &= INT64_MAX;
-	}
-	return t;
-}
-
 /* Sleep until mono time `until` (or forever when until < 0) or until a
  * signal arrives, whichever is first. */
 static void pause_until(const struct locker *l, double until)
@@ -584,7 +572,7 @@ int lock_main(const struct kyu_config *cfg, int argc, char **argv)
 	l.lease_cfg = *cfg;
 	if (l.lease_cfg.db_connect_timeout > l.o.ttl / 4)
 		l.lease_cfg.db_connect_timeout = l.o.ttl / 4 > 1 ? (int)(l.o.ttl / 4) : 1;
-	l.token = new_token();
+	l.token = random_token();
 	if (gethostname(l.host, sizeof(l.host)) < 0)
 		snprintf(l.host, sizeof(l.host), "unknown");
 	l.host[sizeof(l.host) - 1] = '\0';

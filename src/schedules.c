@@ -389,7 +389,9 @@ static void read_scan(struct sched *s, const struct db_reply *r, double now)
 			row->tz = dup_cell(db_cell(rows, i, 2));
 			row->has_next = next != NULL;
 			row->next_run = next ? strtoll(next, NULL, 10) : 0;
-			row->missed = m && *m ? m[0] : 'o';
+			row->missed = 'o';
+			if (m && *m)
+				row->missed = *m;
 			row->grace = g ? strtoll(g, NULL, 10) : 60;
 			row->runs_nothing = none && strcmp(none, "1") == 0;
 		}

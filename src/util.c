@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret)
 {
@@ -187,4 +189,16 @@ void describe_wait_status(int wstatus, char *buf, size_t len)
 		/* Stopped or continued: only seen with WUNTRACED/WCONTINUED. */
 		snprintf(buf, len, "changed state (wait status 0x%x)", (unsigned)wstatus);
 	}
+}
+
+uint64_t random_token(void)
+{
+	uint64_t t = 0;
+
+	while (t == 0) {
+		if (getrandom(&t, sizeof(t), 0) != sizeof(t))
+			t = ((uint64_t)getpid() << 32) ^ (uint64_t)(mono_now() * 1e9);
+		t &= INT64_MAX;
+	}
+	return t;
 }

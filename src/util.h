@@ -33,6 +33,9 @@ char *xstrdup(const char *s);
 
 /* Monotonic seconds, for local timers only (never for job times). */
 double mono_now(void);
+/* A random nonzero token below 2^63 (so it fits signed 64-bit client code
+ * too): claim tokens, lock holders. */
+uint64_t random_token(void);
 
 /* How a child ended, from a wait status, for log lines and error texts:
  * "exited with status 3", "killed by signal 9 (SIGKILL)", "killed by

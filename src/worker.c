@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -140,18 +139,6 @@ static void send_msg(struct worker *w, uint32_t type, int64_t value)
 	/* A full socket means the supervisor is far behind; a lost hint is
 	 * covered by its poll timer. */
 	(void)proto_send_fd(PROTO_FD, &m, -1);
-}
-
-static uint64_t new_token(void)
-{
-	uint64_t t = 0;
-	while (t == 0) {
-		if (getrandom(&t, sizeof(t), 0) != sizeof(t))
-			t = ((uint64_t)getpid() << 32) ^ (uint64_t)(mono_now() * 1e9);
-		/* Kept below 2^63 so the token also fits signed 64-bit client code. */
-		t &= INT64_MAX;
-	}
-	return t;
 }
 
 /* ---- the connection ---------------------------------------------------- */
@@ -703,7 +690,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	plan.parts = w->sent.parts;
 	plan.n_parts = w->sent.n_parts;
 	plan.prepared = w->prepared;
-	w->sent.token = new_token();
+	w->sent.token = random_token();
 	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
 	store_claim_build_plan(&sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);

@@ -28,6 +28,29 @@ static int check_failures, check_count;
 		}                                                                                 \
 	} while (0)
 
+/* hay contains (or lacks) needle: for statements checked on their text. */
+#define CONTAINS(hay, needle)                                                                  \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		check_count++;                                                                 \
+		if (!h_ || !strstr(h_, n_)) {                                                  \
+			check_failures++;                                                      \
+			fprintf(stderr, "%s:%d: \"%s\" not found in \"%s\"\n", __FILE__, __LINE__, \
+				n_, h_ ? h_ : "(null)");                                       \
+		}                                                                              \
+	} while (0)
+
+#define LACKS(hay, needle)                                                                 \
+	do {                                                                               \
+		const char *h_ = (hay), *n_ = (needle);                                    \
+		check_count++;                                                             \
+		if (!h_ || strstr(h_, n_)) {                                               \
+			check_failures++;                                                  \
+			fprintf(stderr, "%s:%d: \"%s\" unexpected in \"%s\"\n", __FILE__, \
+				__LINE__, n_, h_ ? h_ : "(null)");                         \
+		}                                                                          \
+	} while (0)
+
 static inline int check_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, check_count, check_failures);

@@ -11,17 +11,6 @@
 #define T0 INT64_C(1798761600)
 #define US(s) ((int64_t)(s) * 1000000)
 
-#define CONTAINS(hay, needle)                                                                  \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		check_count++;                                                                 \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			check_failures++;                                                      \
-			fprintf(stderr, "%s:%d: \"%s\" not found in \"%s\"\n", __FILE__, __LINE__, \
-				n_, h_ ? h_ : "(null)");                                       \
-		}                                                                              \
-	} while (0)
-
 static struct sched_row row(const char *cron, char missed, int64_t next, bool has_next)
 {
 	return (struct sched_row){ .name = (char *)(uintptr_t) "s", .cron = (char *)(uintptr_t)cron,

@@ -10,28 +10,6 @@
 #include "db.h"
 #include "store.h"
 
-#define CONTAINS(hay, needle)                                                                  \
-	do {                                                                                   \
-		const char *h_ = (hay), *n_ = (needle);                                        \
-		check_count++;                                                                 \
-		if (!h_ || !strstr(h_, n_)) {                                                  \
-			check_failures++;                                                      \
-			fprintf(stderr, "%s:%d: \"%s\" not found in \"%s\"\n", __FILE__, __LINE__, \
-				n_, h_ ? h_ : "(null)");                                       \
-		}                                                                              \
-	} while (0)
-
-#define LACKS(hay, needle)                                                                 \
-	do {                                                                               \
-		const char *h_ = (hay), *n_ = (needle);                                    \
-		check_count++;                                                             \
-		if (!h_ || strstr(h_, n_)) {                                               \
-			check_failures++;                                                  \
-			fprintf(stderr, "%s:%d: \"%s\" unexpected in \"%s\"\n", __FILE__, \
-				__LINE__, n_, h_ ? h_ : "(null)");                         \
-		}                                                                          \
-	} while (0)
-
 /* The escaped form of the marker that ends cut output, as it stands in the
  * statement: "\n[kyu: output cut to fit the server's max_allowed_packet]\n". */
 #define CUT_MARK_RAW "\n[kyu: output cut to fit the server's max_allowed_packet]\n"
