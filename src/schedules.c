@@ -461,7 +461,13 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 	}
 	if (r->fail != DB_OK) {
 		if (sent == SCHED_SCAN) {
-			log_err("reading kyu_schedules failed: %s", r->err);
+			/* Once per spell: a missing table or grant fails the
+			 * same way every SCHED_POLL until it is fixed. */
+			if (!s->scan_failing)
+				log_err("reading kyu_schedules failed: %s (is sql/schema.sql loaded, "
+					"and SELECT, UPDATE on it granted?); trying again every %.0f s",
+					r->err, SCHED_POLL);
+			s->scan_failing = true;
 			s->scan_at = now + SCHED_POLL;
 		} else if (row) {
 			double wait = add_hold(s, row->name, now);
@@ -473,6 +479,9 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 	}
 	switch (sent) {
 	case SCHED_SCAN:
+		if (s->scan_failing)
+			log_notice("reading kyu_schedules works again");
+		s->scan_failing = false;
 		if (r->n >= 2)
 			read_scan(s, r, now);
 		break;

@@ -77,6 +77,7 @@ struct sched {
 	/* Schedules whose job could not be inserted, tried again later. */
 	struct sched_hold *holds;
 	int n_holds;
+	bool scan_failing; /* the last scan failed (logged once per spell) */
 	uint64_t fired; /* jobs this process enqueued */
 	bool fired_new; /* since the worker last asked: claim, the job may be ours */
 };

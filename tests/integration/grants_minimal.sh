@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
-# (no more): plain, limited, rate-limited and keyed jobs run, and retention
-# deletes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# (no more): plain, limited, rate-limited and keyed jobs run, a schedule
+# fires, and retention deletes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
 # into a bounded queue (the trigger reads kyu_queues as its definer).
 . "$KYU_SRC/tests/lib.sh"
 
@@ -13,13 +13,15 @@ CREATE USER '$u'@'localhost' IDENTIFIED BY 'kyu';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
+GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
 GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
 SQL
 drop_users() { root_sql -e "DROP USER IF EXISTS '$u'@'localhost', '${u}_w'@'localhost'" || true; }
 trap 'rc=$?; drop_users; (exit $rc); cleanup' EXIT
 
-sql "INSERT INTO kyu_queues (name, max_running, max_waiting) VALUES ('lim', 1, 100);
+sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('s', '* * * * * *', 'true');
+     INSERT INTO kyu_queues (name, max_running, max_waiting) VALUES ('lim', 1, 100);
      INSERT INTO kyu_queues (name, rate_limit, rate_period) VALUES ('rate', 100, 1)"
 start_kyud database.user="$u" database.password=kyu kyud.retention=1 kyud.cleanup_every=1
 mariadb --no-defaults -u"${u}_w" -pweb --socket="$KYU_DB_SOCKET" -D "$T_DB" -e "
@@ -27,7 +29,9 @@ mariadb --no-defaults -u"${u}_w" -pweb --socket="$KYU_DB_SOCKET" -D "$T_DB" -e "
 	INSERT INTO kyu_jobs (id, queue, command) VALUES ('r1', 'rate', 'true');
 	INSERT INTO kyu_jobs (id, command, concurrency_key) VALUES ('k1', 'true', 'k'), ('k2', 'true', 'k');
 	INSERT INTO kyu_jobs (id, command) VALUES ('p1', 'true')" || fail "the submitter could not INSERT"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 20
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded' AND id NOT LIKE 'cron:%'" 6 20
+wait_for "SELECT COUNT(*) > 0 FROM kyu_jobs WHERE id LIKE 'cron:s:%' AND status = 'succeeded'" 1 20
+sql "UPDATE kyu_schedules SET enabled = 0"
 assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_queue_starts WHERE queue = 'rate'")" "starts recorded"
 # Retention (1 s) removes the finished rows with kyud's own privileges.
 sleep 2

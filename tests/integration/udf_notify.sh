@@ -169,7 +169,7 @@ if { echo "SET @kyu_notify_target = 'localhost:7711';"; cat "$src/sql/notify.sql
 fi
 grep -q "bad target" "$work/bad.out" || fail "no 'bad target' message: $(cat "$work/bad.out")"
 [ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
-	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 4 ] || fail "a failed install changed the triggers"
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 6 ] || fail "a failed install changed the triggers"
 say "ok: a bad target is refused and changes nothing"
 
 # --- the function itself
