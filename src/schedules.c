@@ -244,15 +244,20 @@ void sched_job_id(struct strbuf *sb, const char *name, int64_t instant)
 void sched_scan_build(struct strbuf *sb)
 {
 	/* Instants are read and written as UTC: UTC_TIMESTAMP and
-	 * TIMESTAMPDIFF ignore the session's time zone. */
+	 * TIMESTAMPDIFF ignore the session's time zone. One statement (the
+	 * idle daemon's whole cost once a minute): the clock and the earliest
+	 * future next_run in every row, joined to the due rows, or to one row
+	 * of NULLs when none is due. */
 	sb_printf(sb,
-		  "SELECT name, cron, timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run), "
-		  "missed, grace, command IS NULL AND argv IS NULL FROM kyu_schedules "
-		  "WHERE enabled = 1 AND error IS NULL AND (next_run IS NULL OR next_run <= "
-		  "UTC_TIMESTAMP(6)) ORDER BY next_run LIMIT %d; "
-		  "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6)), "
-		  "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MIN(next_run)) FROM kyu_schedules "
-		  "WHERE enabled = 1 AND error IS NULL AND next_run > UTC_TIMESTAMP(6)",
+		  "SELECT c.now_us, c.next_in, s.name, s.cron, s.timezone, s.next_run, s.missed, "
+		  "s.grace, s.nothing FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
+		  "UTC_TIMESTAMP(6)) AS now_us, (SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+		  "MIN(next_run)) FROM kyu_schedules WHERE enabled = 1 AND error IS NULL AND "
+		  "next_run > UTC_TIMESTAMP(6)) AS next_in) AS c LEFT JOIN (SELECT name, cron, "
+		  "timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run) AS next_run, missed, grace, "
+		  "command IS NULL AND argv IS NULL AS nothing FROM kyu_schedules WHERE enabled = 1 "
+		  "AND error IS NULL AND (next_run IS NULL OR next_run <= UTC_TIMESTAMP(6)) "
+		  "ORDER BY next_run LIMIT %d) AS s ON TRUE",
 		  SCHED_BATCH);
 }
 
@@ -373,20 +378,23 @@ static char *dup_cell(const char *v)
 
 static void read_scan(struct sched *s, const struct db_reply *r, double now)
 {
-	const struct db_result *rows = &r->r[0], *clock = &r->r[1];
+	const struct db_result *rows = &r->r[0];
 	const char *next_in;
 
 	free_rows(s);
 	s->stepped = false;
-	if (rows->n_rows > 0) {
+	if (rows->n_rows > 0 && rows->n_cols >= 9) {
 		s->rows = xcalloc(rows->n_rows, sizeof(*s->rows));
 		for (size_t i = 0; i < rows->n_rows; i++) {
-			struct sched_row *row = &s->rows[s->n_rows++];
-			const char *next = db_cell(rows, i, 3), *g = db_cell(rows, i, 5),
-				   *m = db_cell(rows, i, 4), *none = db_cell(rows, i, 6);
-			row->name = dup_cell(db_cell(rows, i, 0));
-			row->cron = dup_cell(db_cell(rows, i, 1));
-			row->tz = dup_cell(db_cell(rows, i, 2));
+			struct sched_row *row;
+			const char *next = db_cell(rows, i, 5), *g = db_cell(rows, i, 7),
+				   *m = db_cell(rows, i, 6), *none = db_cell(rows, i, 8);
+			if (!db_cell(rows, i, 2))
+				continue; /* the one row of NULLs: nothing due */
+			row = &s->rows[s->n_rows++];
+			row->name = dup_cell(db_cell(rows, i, 2));
+			row->cron = dup_cell(db_cell(rows, i, 3));
+			row->tz = dup_cell(db_cell(rows, i, 4));
 			row->has_next = next != NULL;
 			row->next_run = next ? strtoll(next, NULL, 10) : 0;
 			row->missed = 'o';
@@ -396,9 +404,9 @@ static void read_scan(struct sched *s, const struct db_reply *r, double now)
 			row->runs_nothing = none && strcmp(none, "1") == 0;
 		}
 	}
-	s->db_now_us = clock->n_rows ? strtoll(db_cell(clock, 0, 0), NULL, 10) : 0;
+	s->db_now_us = rows->n_rows && db_cell(rows, 0, 0) ? strtoll(db_cell(rows, 0, 0), NULL, 10) : 0;
 	s->scanned = now;
-	next_in = clock->n_rows ? db_cell(clock, 0, 1) : NULL;
+	next_in = rows->n_rows && rows->n_cols >= 9 ? db_cell(rows, 0, 1) : NULL;
 	/* Sleep until the earliest future next_run (its first microsecond
 	 * is reached, not just approached), or SCHED_POLL; due rows are
 	 * stepped first, and a scan follows them. */
@@ -482,7 +490,7 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 		if (s->scan_failing)
 			log_notice("reading kyu_schedules works again");
 		s->scan_failing = false;
-		if (r->n >= 2)
+		if (r->n >= 1)
 			read_scan(s, r, now);
 		break;
 	case SCHED_STEP: {

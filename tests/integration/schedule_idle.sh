@@ -4,7 +4,7 @@
 # idle kyud sends at most 0.1 statements per second between firings. Claim
 # polls are moved out of the window (poll_interval 3600), so what is counted
 # is the scheduler: it sleeps until the earliest next_run and reads the
-# table again once a minute (one round trip of two SELECTs).
+# table again once a minute (one SELECT).
 . "$KYU_SRC/tests/lib.sh"
 
 WINDOW=30
