@@ -64,8 +64,12 @@ grep -P '^in\t0\t0\t0\t0\t0\t-\t-\t1\t3$' "$T_DIR/queues.txt" >/dev/null ||
 
 # ---- 3. NULL and empty keys
 job="echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/starts; sleep 2; echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/ends"
-"${KYU_CMD[@]}" submit -i n1 -s "$job" >/dev/null
-"${KYU_CMD[@]}" submit -i n2 -s "$job" >/dev/null
+# Jobs without a key must be able to run at once: each waits (up to 20 s)
+# until both have started, so a slow machine cannot make them look
+# serialized, while a wrong mutex would hold the second back for good.
+meet="echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/starts; for i in \$(seq 200); do [ \$(grep -c ^n $T_DIR/starts) -ge 2 ] && break; sleep 0.1; done; echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/ends"
+sql "INSERT INTO kyu_jobs (id, command) VALUES ('n1', '$meet'), ('n2', '$meet')"
+"${KYU_CMD[@]}" wake
 "${KYU_CMD[@]}" submit -i e1 -k '' -s "$job" >/dev/null
 "${KYU_CMD[@]}" submit -i e2 -k '' -s "$job" >/dev/null
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('n1', 'n2', 'e1', 'e2') AND status = 'succeeded'" 4 30
