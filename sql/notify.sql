@@ -106,6 +106,6 @@ EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_schedules_notify_update',
   ' AFTER UPDATE ON kyu_schedules FOR EACH ROW',
   ' IF NEW.enabled = 1 AND NEW.error IS NULL',
-  ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run) THEN',
+  ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run OR NEW.enabled > OLD.enabled) THEN',
   ' DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ');',
   ' END IF');

@@ -326,6 +326,9 @@ static int acquire(struct locker *l)
 {
 	const double end = mono_now() + (double)l->o.wait;
 	double backoff = 0.05;
+	/* When the first try went out whose outcome is unknown (its reply was
+	 * lost): a slot it took expires from then, not from a later try. */
+	double first_unknown = 0;
 	const char *why = NULL;
 
 	for (;;) {
@@ -344,6 +347,8 @@ static int acquire(struct locker *l)
 			sb_free(&sb);
 		}
 		why = f == DB_OK || f == DB_RETRY ? NULL : db_error(l->db);
+		if (f == DB_LOST && sent > 0 && first_unknown == 0)
+			first_unknown = sent;
 		if (f == DB_OK && lock_read_acquired(reply, &slot) > 0) {
 			const struct db_result *r = &reply->r[2];
 			/* More than one: an earlier try took a slot but its reply was
@@ -356,7 +361,10 @@ static int acquire(struct locker *l)
 			}
 			l->slot = slot;
 			l->held = true;
-			l->lease_end = sent + (double)l->o.ttl;
+			/* The row may hold an earlier try's expiry: count the
+			 * lease from the earliest try that may have set it (the
+			 * first renewal then comes early, at once if need be). */
+			l->lease_end = (first_unknown > 0 ? first_unknown : sent) + (double)l->o.ttl;
 			for (unsigned i = 0; i < n_extra; i++) {
 				bool lost;
 				release(l, extra[i], true, &lost);

@@ -105,9 +105,29 @@ bool sched_ready(const struct sched *s, double now)
 	return now >= s->scan_at;
 }
 
-double sched_wake_time(const struct sched *s)
+double sched_wake_time(const struct sched *s, double now)
 {
-	return s->next_row < s->n_rows ? 0 : s->scan_at;
+	double t = s->scan_at;
+
+	/* A statement in flight: its reply wakes the loop. */
+	if (s->sent != SCHED_NONE)
+		return 0;
+	for (int i = s->next_row; i < s->n_rows; i++) {
+		const struct sched_hold *h = find_hold(s, s->rows[i].name);
+		double at = h && h->until > now ? h->until : now;
+		if (at < t)
+			t = at;
+	}
+	return t;
+}
+
+/* Read again soon, but not at once: a step that failed, or a
+ * compare-and-set that matched nothing, must not turn into a busy loop
+ * when the same thing happens again. */
+static void rescan_soon(struct sched *s, double now)
+{
+	if (next_row(s, now) < 0 && now + SCHED_MIN_GAP < s->scan_at)
+		s->scan_at = now + SCHED_MIN_GAP;
 }
 
 void sched_poke(struct sched *s, double now)
@@ -144,6 +164,10 @@ int sched_plan(const struct sched_row *row, int64_t now_us, struct sched_step *s
 	memset(st, 0, sizeof(*st));
 	if (row->runs_nothing) {
 		snprintf(err, errlen, "neither command nor argv is set");
+		return -1;
+	}
+	if (row->bad_next) {
+		snprintf(err, errlen, "next_run holds no valid time (a zero date?)");
 		return -1;
 	}
 	if (cron_parse(&c, row->cron, err, errlen) < 0 || cron_check(&c, err, errlen) < 0 ||
@@ -250,12 +274,13 @@ void sched_scan_build(struct strbuf *sb)
 	 * of NULLs when none is due. */
 	sb_printf(sb,
 		  "SELECT c.now_us, c.next_in, s.name, s.cron, s.timezone, s.next_run, s.missed, "
-		  "s.grace, s.nothing FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
+		  "s.grace, s.nothing, s.raw_next FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
 		  "UTC_TIMESTAMP(6)) AS now_us, (SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
 		  "MIN(next_run)) FROM kyu_schedules WHERE enabled = 1 AND error IS NULL AND "
 		  "next_run > UTC_TIMESTAMP(6)) AS next_in) AS c LEFT JOIN (SELECT name, cron, "
 		  "timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run) AS next_run, missed, grace, "
-		  "command IS NULL AND argv IS NULL AS nothing FROM kyu_schedules WHERE enabled = 1 "
+		  "command IS NULL AND argv IS NULL AS nothing, next_run IS NOT NULL AS raw_next "
+		  "FROM kyu_schedules WHERE enabled = 1 "
 		  "AND error IS NULL AND (next_run IS NULL OR next_run <= UTC_TIMESTAMP(6)) "
 		  "ORDER BY next_run LIMIT %d) AS s ON TRUE",
 		  SCHED_BATCH);
@@ -310,7 +335,8 @@ void sched_step_build(struct strbuf *sb, const char *name, const struct sched_ro
 	add_cas(sb, row);
 	/* The job only if this transaction moved next_run and the overlap
 	 * rule let it; an id that exists already (the instant fired before,
-	 * its row still kept) is left alone. */
+	 * its row still kept) is left alone, and counts as no insert (with
+	 * CLIENT_FOUND_ROWS the duplicate-key update alone would count 1). */
 	sb_adds(sb, "; SET @kyu_cas = ROW_COUNT(); "
 		    "INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, "
 		    "max_attempts, time_limit, concurrency_key) SELECT ");
@@ -322,7 +348,9 @@ void sched_step_build(struct strbuf *sb, const char *name, const struct sched_ro
 	sql_quotes(sb, row->name);
 	sb_adds(sb, " AND @kyu_cas = 1 AND s.last_job <=> ");
 	sql_quote(sb, id.buf, id.len);
-	sb_adds(sb, " ON DUPLICATE KEY UPDATE seq = seq; COMMIT");
+	sb_adds(sb, " AND NOT EXISTS (SELECT 1 FROM kyu_jobs d WHERE d.id = ");
+	sql_quote(sb, id.buf, id.len);
+	sb_adds(sb, ") ON DUPLICATE KEY UPDATE seq = seq; COMMIT");
 	sb_free(&id);
 }
 
@@ -383,14 +411,27 @@ static void read_scan(struct sched *s, const struct db_reply *r, double now)
 
 	free_rows(s);
 	s->stepped = false;
-	if (rows->n_rows > 0 && rows->n_cols >= 9) {
+	s->cas_lost = false;
+	if (rows->n_rows > 0 && rows->n_cols >= 10) {
 		s->rows = xcalloc(rows->n_rows, sizeof(*s->rows));
 		for (size_t i = 0; i < rows->n_rows; i++) {
 			struct sched_row *row;
 			const char *next = db_cell(rows, i, 5), *g = db_cell(rows, i, 7),
-				   *m = db_cell(rows, i, 6), *none = db_cell(rows, i, 8);
+				   *m = db_cell(rows, i, 6), *none = db_cell(rows, i, 8),
+				   *raw = db_cell(rows, i, 9);
+			bool nul = false;
 			if (!db_cell(rows, i, 2))
 				continue; /* the one row of NULLs: nothing due */
+			/* A NUL byte in a key column cannot be quoted back into
+			 * the compare-and-set: such a row is never matched. */
+			for (unsigned k = 2; k <= 4; k++)
+				nul |= db_cell(rows, i, k) &&
+				       strlen(db_cell(rows, i, k)) != rows->lens[i * rows->n_cols + k];
+			if (nul) {
+				log_debug("schedule %s: a NUL byte in its name, cron or timezone; "
+					  "cannot be fired", db_cell(rows, i, 2));
+				continue;
+			}
 			row = &s->rows[s->n_rows++];
 			row->name = dup_cell(db_cell(rows, i, 2));
 			row->cron = dup_cell(db_cell(rows, i, 3));
@@ -402,11 +443,13 @@ static void read_scan(struct sched *s, const struct db_reply *r, double now)
 				row->missed = *m;
 			row->grace = g ? strtoll(g, NULL, 10) : 60;
 			row->runs_nothing = none && strcmp(none, "1") == 0;
+			/* A zero date: not NULL, yet no time. */
+			row->bad_next = !next && raw && strcmp(raw, "1") == 0;
 		}
 	}
 	s->db_now_us = rows->n_rows && db_cell(rows, 0, 0) ? strtoll(db_cell(rows, 0, 0), NULL, 10) : 0;
 	s->scanned = now;
-	next_in = rows->n_rows && rows->n_cols >= 9 ? db_cell(rows, 0, 1) : NULL;
+	next_in = rows->n_rows && rows->n_cols >= 10 ? db_cell(rows, 0, 1) : NULL;
 	/* Sleep until the earliest future next_run (its first microsecond
 	 * is reached, not just approached), or SCHED_POLL; due rows are
 	 * stepped first, and a scan follows them. */
@@ -417,11 +460,19 @@ static void read_scan(struct sched *s, const struct db_reply *r, double now)
 		if (now + in < s->scan_at)
 			s->scan_at = now + in;
 	}
-	/* Rows due but all held: the scan repeats when the first hold ends. */
-	if (s->n_rows > 0 && next_row(s, now) < 0) {
-		for (int i = 0; i < s->n_holds; i++)
-			if (s->holds[i].until < s->scan_at)
-				s->scan_at = s->holds[i].until;
+	/* A hold outlives its row's trouble only while the row is still due:
+	 * fixed, fired by another daemon, disabled or deleted, it goes. Held
+	 * rows that are due wait for their hold (sched_wake_time). */
+	for (int i = 0; i < s->n_holds;) {
+		bool due = false;
+		for (int k = 0; k < s->n_rows && !due; k++)
+			due = strcmp(s->rows[k].name, s->holds[i].name) == 0;
+		if (due) {
+			i++;
+			continue;
+		}
+		free(s->holds[i].name);
+		s->holds[i] = s->holds[--s->n_holds];
 	}
 }
 
@@ -465,6 +516,8 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 		s->stepped = true;
 		if (sent == SCHED_SCAN)
 			s->scan_at = now + (r->fail == DB_RETRY ? SCHED_MIN_GAP : 1.0);
+		else
+			rescan_soon(s, now);
 		return;
 	}
 	if (r->fail != DB_OK) {
@@ -482,6 +535,7 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 			log_warn("schedule %s: %s failed: %s; trying again in %.0f s", row->name,
 				 sent == SCHED_MARK ? "recording its error" : "enqueueing its job", r->err,
 				 wait);
+			rescan_soon(s, now);
 		}
 		return;
 	}
@@ -501,6 +555,7 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 		if (cas == 0) {
 			log_debug("schedule %s: changed by another daemon or by hand; read again",
 				  row->name);
+			s->cas_lost = true;
 			break;
 		}
 		if (s->sent_step.fire && r->n >= 4 && r->r[3].affected > 0) {
@@ -523,6 +578,10 @@ void sched_read(struct sched *s, const struct db_reply *r, double now)
 	/* Every due row stepped: read again at once when something moved
 	 * (a caught-up schedule may be due again, another daemon may have
 	 * moved a row), else the scan's timer stands. */
-	if (sent != SCHED_SCAN && next_row(s, now) < 0 && s->stepped)
-		s->scan_at = now;
+	if (sent != SCHED_SCAN && next_row(s, now) < 0 && s->stepped) {
+		if (s->cas_lost)
+			rescan_soon(s, now);
+		else
+			s->scan_at = now;
+	}
 }

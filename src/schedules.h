@@ -41,6 +41,7 @@ struct sched_row {
 	char missed; /* 's'kip, 'o'nce, 'a'll */
 	int64_t grace;
 	bool runs_nothing; /* neither command nor argv */
+	bool bad_next;     /* next_run is set but holds no time (a zero date) */
 };
 
 /* What one step does, computed by sched_plan. */
@@ -69,6 +70,7 @@ struct sched {
 	int64_t db_now_us; /* the database clock at the scan (UTC, µs) */
 	double scanned;    /* monotonic time of that scan's reply */
 	bool stepped;      /* a step of this scan changed something: scan again at once */
+	bool cas_lost;     /* a step of this scan matched nothing: scan again, not at once */
 	/* What is in flight. */
 	enum sched_sent sent;
 	int sent_row;
@@ -86,8 +88,9 @@ void sched_init(struct sched *s);
 void sched_free(struct sched *s);
 /* A statement is due at monotonic time now. */
 bool sched_ready(const struct sched *s, double now);
-/* When sched_ready turns true (monotonic), for the worker's timer. */
-double sched_wake_time(const struct sched *s);
+/* When sched_ready turns true (monotonic), for the worker's timer while
+ * its connection is idle; 0 while a statement is in flight. */
+double sched_wake_time(const struct sched *s, double now);
 /* Build the next statement into sb (sched_ready was true). Returns true
  * when the statement opens a transaction that a failure leaves open. */
 bool sched_build(struct sched *s, struct strbuf *sb, double now);

@@ -909,10 +909,12 @@ static void arm_tick(struct worker *w, double now)
 	}
 	if (w->held.n > 0 && (next == 0 || prefetch_expiry(&w->held) < next))
 		next = prefetch_expiry(&w->held);
-	if (w->sched_on && !w->draining) {
-		double t = sched_wake_time(&w->sched);
-		if (next == 0 || t < next)
-			next = t > 0 ? t : now;
+	/* Only while the connection is idle: a reply, or the reconnect
+	 * timer, wakes the loop otherwise. */
+	if (w->sched_on && !w->draining && db_idle(w->db)) {
+		double t = sched_wake_time(&w->sched, now);
+		if (t > 0 && (next == 0 || t < next))
+			next = t;
 	}
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {

@@ -13,9 +13,16 @@ sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('tick', '* * * * * 
 start_kyud kyud.workers=2 kyud.lease=30 kyud.fence_margin=5 kyud.log_level=info
 start_extra_kyud other kyud.workers=1 kyud.lease=30 kyud.fence_margin=5 kyud.log_level=info
 wait_for "SELECT COUNT(*) >= 3 FROM kyu_jobs WHERE id LIKE 'cron:tick:%'" 1 30
+w1=$(pgrep -P "$KYUD_PID" | sort -n | sed -n 1p)
+cpu() { awk '{ print $14 + $15 }' "/proc/$w1/stat"; } # user + system clock ticks
 private_db_stop
+c0=$(cpu)
 sleep 4
+c1=$(cpu)
 kill -0 "$KYUD_PID" 2>/dev/null || fail "kyud died while the database was down"
+echo "worker 1 used $((c1 - c0)) clock ticks in 4 s of outage"
+# Waiting for the server must not spin (400 ticks would be a busy loop).
+[ $((c1 - c0)) -lt 200 ] || fail "worker 1 used $((c1 - c0)) clock ticks in 4 s of outage: a busy loop"
 private_db_start
 down_s=$(sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', UTC_TIMESTAMP())")
 # Every instant up to now is enqueued once the daemons are back.

@@ -73,8 +73,19 @@ first_on=$(inst_after tick "$t_off" | sed -n 1p)
 sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('typo', '* * * *', 'true')"
 sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('feb31', '0 0 31 2 *', 'true')"
 sql "INSERT INTO kyu_schedules (name, cron, timezone, command) VALUES ('mars', '* * * * *', 'Mars/Olympus', 'true')"
+sql "SET SESSION sql_mode = ''; INSERT INTO kyu_schedules (name, cron, command, next_run) VALUES ('zero', '* * * * *', 'true', '0000-00-00 00:00:00')"
+cpu() { # user + system clock ticks of worker 1 so far
+	local w1
+	w1=$(pgrep -P "$KYUD_PID" | sort -n | sed -n 1p)
+	awk '{ print $14 + $15 }' "/proc/$w1/stat"
+}
+c0=$(cpu)
 for i in 1 2 3 4; do "${KYU_CMD[@]}" wake; sleep 1; done
-for n in typo feb31 mars; do
+c1=$(cpu)
+echo "worker 1 used $((c1 - c0)) clock ticks in 4 s next to the bad rows"
+# A scan that kept finding rows it cannot match would spin (400 ticks).
+[ $((c1 - c0)) -lt 200 ] || fail "worker 1 used $((c1 - c0)) clock ticks in 4 s: a busy loop"
+for n in typo feb31 mars zero; do
 	e=$(sql "SELECT IFNULL(error, '') FROM kyu_schedules WHERE name = '$n'")
 	echo "$n: error '$e'"
 	[ -n "$e" ] || fail "schedule $n: no error recorded"

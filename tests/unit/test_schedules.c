@@ -127,6 +127,8 @@ static void test_statements(void)
 	CONTAINS(sb.buf, "SET @kyu_cas = ROW_COUNT(); INSERT INTO kyu_jobs");
 	CONTAINS(sb.buf, "SELECT 'cron:s:2027-01-01T00:00:00Z', s.queue");
 	CONTAINS(sb.buf, "AND @kyu_cas = 1 AND s.last_job <=> 'cron:s:2027-01-01T00:00:00Z'");
+	CONTAINS(sb.buf, "AND NOT EXISTS (SELECT 1 FROM kyu_jobs d WHERE d.id = "
+			 "'cron:s:2027-01-01T00:00:00Z') ON DUPLICATE KEY UPDATE");
 	CONTAINS(sb.buf, "; COMMIT");
 	sb_reset(&sb);
 
@@ -167,6 +169,55 @@ static void test_pacing(void)
 	sched_poke(&s, 100.05);
 	CHECK(!sched_ready(&s, 100.1));
 	CHECK(sched_ready(&s, 100.0 + SCHED_MIN_GAP));
+	CHECK(sched_wake_time(&s, 100.1) == 100.0 + SCHED_MIN_GAP);
+	sb_free(&sb);
+	sched_free(&s);
+}
+
+/* A due row whose insert failed waits for its hold, without waking the
+ * loop before; nothing is planned while a statement is in flight. */
+static void test_holds(void)
+{
+	struct sched s;
+	struct strbuf sb = { 0 };
+	char *cells[10] = { (char *)(uintptr_t) "1798761600000000", NULL, (char *)(uintptr_t) "s",
+			    (char *)(uintptr_t) "* * * * *", (char *)(uintptr_t) "UTC",
+			    (char *)(uintptr_t) "1798761600", (char *)(uintptr_t) "once",
+			    (char *)(uintptr_t) "60", (char *)(uintptr_t) "0", (char *)(uintptr_t) "1" };
+	unsigned long lens[10];
+	struct db_result res = { .n_cols = 10, .n_rows = 1, .cells = cells, .lens = lens };
+	struct db_result fail = { .err_no = 1644, .err = "full" };
+	struct db_reply scan = { .fail = DB_OK, .n = 1, .r = &res };
+	struct db_reply bad = { .fail = DB_ERROR, .err = "full", .n = 1, .r = &fail };
+
+	for (int i = 0; i < 10; i++)
+		lens[i] = cells[i] ? strlen(cells[i]) : 0;
+	sched_init(&s);
+	CHECK(!sched_build(&s, &sb, 10.0) && s.sent == SCHED_SCAN);
+	CHECK(sched_wake_time(&s, 10.0) == 0);
+	sched_read(&s, &scan, 10.0);
+	CHECK(s.n_rows == 1 && s.rows[0].has_next && s.rows[0].next_run == 1798761600);
+	CHECK(sched_ready(&s, 10.0) && sched_wake_time(&s, 10.0) == 10.0);
+	sb_reset(&sb);
+	CHECK(sched_build(&s, &sb, 10.0) && s.sent == SCHED_STEP);
+	sched_read(&s, &bad, 10.1);
+	/* Held for 10 s; the next scan soon, and it finds the row held. */
+	CHECK(s.n_holds == 1 && s.holds[0].until > 20.0);
+	CHECK(s.scan_at <= 10.1 + SCHED_MIN_GAP);
+	sb_reset(&sb);
+	CHECK(sched_ready(&s, 10.3) && !sched_build(&s, &sb, 10.3) && s.sent == SCHED_SCAN);
+	sched_read(&s, &scan, 10.3);
+	CHECK(!sched_ready(&s, 10.4));
+	CHECK(sched_wake_time(&s, 10.4) == s.holds[0].until);
+	CHECK(sched_ready(&s, s.holds[0].until));
+	/* The row no longer due (fixed, or fired elsewhere): its hold goes. */
+	res.n_rows = 1;
+	cells[2] = NULL;
+	sb_reset(&sb);
+	s.next_row = s.n_rows; /* as if stepped */
+	CHECK(!sched_build(&s, &sb, 30.0) && s.sent == SCHED_SCAN);
+	sched_read(&s, &scan, 30.0);
+	CHECK(s.n_rows == 0 && s.n_holds == 0);
 	sb_free(&sb);
 	sched_free(&s);
 }
@@ -179,5 +230,6 @@ int main(void)
 	test_errors();
 	test_statements();
 	test_pacing();
+	test_holds();
 	return check_done("test_schedules");
 }
