@@ -17,10 +17,6 @@ port=$(free_udp_port)
 start_kyud kyud.workers=2 kyud.slots=4 kyud.poll_interval=30 kyud.listen=127.0.0.1:$port kyud.log_level=info
 KYU_CMD=("$KYU" -c "$KYUD_INI")
 epoch() { sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', UTC_TIMESTAMP())"; }
-inst_after() { # inst_after NAME T: instants of NAME's jobs after epoch second T
-	sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', STR_TO_DATE(RIGHT(id, 20), '%Y-%m-%dT%H:%i:%sZ')) AS t
-		FROM kyu_jobs WHERE id LIKE 'cron:$1:2%' HAVING t > $2 ORDER BY t"
-}
 
 # ---- the CLI
 "${KYU_CMD[@]}" schedule add tick '* * * * * *' -s true >"$T_DIR/add.out" || fail "kyu schedule add tick"
@@ -51,7 +47,7 @@ sql "UPDATE kyu_schedules SET cron = '*/3 * * * * *' WHERE name = 'tick'"
 t_edit=$(epoch)
 "${KYU_CMD[@]}" wake
 sleep 8
-after=$(inst_after tick $((t_edit + 1)))
+after=$(cron_instants tick $((t_edit + 1)))
 echo "after the change to */3: $(echo "$after" | tr '\n' ' ')"
 [ "$(echo "$after" | grep -c .)" -ge 2 ] || fail "fewer than 2 jobs in 8 s after the change to */3"
 assert_eq "" "$(echo "$after" | awk '$1 % 3 != 0' | tr '\n' ' ')" "instants after the change that are not multiples of 3 s"
@@ -66,7 +62,7 @@ t_on=$(epoch)
 assert_eq "$n_off" "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'cron:tick:%'")" "jobs while the schedule was disabled"
 "${KYU_CMD[@]}" schedule enable tick | grep -x 'schedule tick: enabled' >/dev/null || fail "kyu schedule enable"
 wait_for "SELECT COUNT(*) > $n_off FROM kyu_jobs WHERE id LIKE 'cron:tick:%'" 1 30
-first_on=$(inst_after tick "$t_off" | sed -n 1p)
+first_on=$(cron_instants tick "$t_off" | sed -n 1p)
 [ "$first_on" -ge "$t_on" ] || fail "after enabling, a job for $first_on, an instant of the disabled period ($t_off..$t_on)"
 
 # ---- rows kyud cannot run

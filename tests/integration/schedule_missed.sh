@@ -8,18 +8,7 @@
 #   all, 150 missed: only the last 100 (about) of them, without a gap after.
 . "$KYU_SRC/tests/lib.sh"
 
-# inst NAME: the instants (epoch seconds) of NAME's jobs, in order.
-inst() {
-	sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', STR_TO_DATE(RIGHT(id, 20), '%Y-%m-%dT%H:%i:%sZ'))
-		FROM kyu_jobs WHERE id LIKE 'cron:$1:%' ORDER BY 1"
-}
-contiguous() { # contiguous NAME: the instants from the first to the last, none left out
-	local f l n
-	f=$(inst "$1" | sed -n 1p)
-	l=$(inst "$1" | tail -n 1)
-	n=$(inst "$1" | wc -l)
-	assert_eq $((l - f + 1)) "$n" "$1: jobs from its first instant to its last (no gap)"
-}
+inst() { cron_instants "$1"; }
 
 t0=$(sql "SELECT TIMESTAMPDIFF(SECOND, '1970-01-01', UTC_TIMESTAMP()) - 10")
 t150=$((t0 + 10 - 150))
@@ -45,19 +34,19 @@ done
 assert_eq 0 "$(inst skip | awk -v a="$t0" '$1 <= a + 5' | wc -l)" "skip: jobs for missed instants"
 [ "$(inst skip | wc -l)" -ge 2 ] || fail "skip: no on-time instant fired after the missed ones"
 assert_log_contains 'schedule skip: [0-9]+ missed instant\(s\) from .* skipped \(missed = skip\)'
-contiguous skip
+assert_cron_contiguous skip
 # once: one job stands for the missed period, named by its first instant.
 assert_eq "$t0" "$(inst once | sed -n 1p)" "once: the first job's instant"
 assert_eq 1 "$(inst once | awk -v a="$t0" '$1 <= a + 5' | wc -l)" "once: jobs for the missed period"
 [ "$(inst once | wc -l)" -ge 3 ] || fail "once: no on-time instant fired after the missed period"
 # all: every missed instant and every one after.
 assert_eq "$t0" "$(inst all | sed -n 1p)" "all: the first job's instant"
-contiguous all
+assert_cron_contiguous all
 [ "$(inst all | wc -l)" -ge 14 ] || fail "all: $(inst all | wc -l) jobs, expected the 10 missed and the on-time ones"
 # all with 150 missed: the oldest ~50 skipped, the last 100 run, no gap after.
 b_first=$(inst bound | sed -n 1p)
 [ "$b_first" -ge $((t150 + 40)) ] || fail "bound: the first job is for t0 + $((b_first - t150)) s: more than 100 missed instants ran"
 [ "$b_first" -le $((t150 + 60)) ] || fail "bound: the first job is for t0 + $((b_first - t150)) s: fewer than ~100 missed instants ran"
-contiguous bound
+assert_cron_contiguous bound
 assert_log_contains 'schedule bound: [0-9]+ missed instant\(s\) from .* skipped \(missed = all, more than 100\)'
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE status <> 'succeeded'")" "jobs that did not succeed"
