@@ -56,6 +56,14 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   started_at   DATETIME(6) NULL,
   finished_at  DATETIME(6) NULL,
   duration     DOUBLE NULL,
+  -- What the last attempt cost, from the kernel's accounting of its
+  -- process and the descendants it waited for (wait4's rusage): CPU
+  -- seconds in user and kernel mode, and the peak resident set size of the
+  -- largest of those processes, in bytes. NULL while an attempt runs, and
+  -- for one that never started or whose worker died.
+  cpu_user     DOUBLE NULL,
+  cpu_sys      DOUBLE NULL,
+  max_rss      BIGINT UNSIGNED NULL,
   -- At most one job with a given key is running at any instant, across
   -- every daemon (a cluster-wide mutex); NULL: no such rule.
   concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
@@ -101,6 +109,14 @@ ALTER TABLE kyu_jobs
 ALTER TABLE kyu_jobs
   ADD KEY IF NOT EXISTS kyu_jobs_queue_status (queue, status),
   ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_running_key (running_key);
+
+-- Installations made before attempts' costs were recorded get them here,
+-- at the end of the row (instant, like concurrency_key above). max_rss is
+-- in bytes.
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS cpu_user DOUBLE NULL,
+  ADD COLUMN IF NOT EXISTS cpu_sys DOUBLE NULL,
+  ADD COLUMN IF NOT EXISTS max_rss BIGINT UNSIGNED NULL;
 
 -- Settings of a queue, changed in plain SQL while daemons run (the next
 -- claim of every daemon sees them). A queue without a row has no limits

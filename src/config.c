@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <ini.h>
 
+#include "domain.h"
 #include "log.h"
 #include "util.h"
 
@@ -237,6 +238,15 @@ static int handler(void *user, const char *section, const char *name, const char
 
 	if (ctx->failed)
 		return 1;
+	if (strncmp(section, "queue.", 6) == 0) {
+		reason = domain_set(&ctx->cfg->domains, &ctx->cfg->n_domains, section + 6, name, value,
+				    ctx->line);
+		if (reason) {
+			fail_at(ctx, ctx->line, section, name, value, reason);
+			return 0;
+		}
+		return 1;
+	}
 	for (size_t i = 0; i < N_KEYS; i++) {
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
@@ -374,8 +384,10 @@ int config_parse(const char *name, const char *buf, size_t len, struct kyu_confi
 		snprintf(reason, sizeof(reason), "line too long (max %d characters)", ctx.max_line);
 		fail_at(&ctx, ctx.line, NULL, NULL, NULL, reason);
 	}
-	if (!ctx.failed)
+	if (!ctx.failed) {
+		domain_finish(cfg->domains, cfg->n_domains);
 		validate(&ctx);
+	}
 	if (ctx.failed)
 		goto fail;
 	return 0;
@@ -609,6 +621,28 @@ void config_free(struct kyu_config *cfg)
 	free(cfg->path);
 	cfg->path = NULL;
 	cfg->n_queues = 0;
+	domain_free_all(cfg->domains, cfg->n_domains);
+	cfg->domains = NULL;
+	cfg->n_domains = 0;
+}
+
+int config_check_system(const struct kyu_config *cfg, char *err, size_t errlen)
+{
+	struct domain_privs p;
+
+	domain_privs_get(&p);
+	return domain_check(cfg->domains, cfg->n_domains, cfg->queues, cfg->n_queues, &p, cfg->path, err,
+			    errlen);
+}
+
+int config_max_kill_grace(const struct kyu_config *cfg)
+{
+	int g = cfg->kill_grace;
+
+	for (int i = 0; i < cfg->n_domains; i++)
+		if (cfg->domains[i].kill_grace > g)
+			g = cfg->domains[i].kill_grace;
+	return g;
 }
 
 double config_heartbeat(const struct kyu_config *cfg)

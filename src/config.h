@@ -55,6 +55,10 @@ struct kyu_config {
 	int output_limit;
 	char *shell;
 	bool direct_exec;
+
+	/* [queue.NAME] and [queue.*] (domain.h) */
+	struct domain *domains;
+	int n_domains;
 };
 
 /* Every loader fills *cfg (zeroed first) from the defaults and the file's
@@ -81,6 +85,14 @@ int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char
 		      size_t errlen);
 void config_free(struct kyu_config *cfg);
 
+/* What parsing cannot tell: that the users and groups of the [queue.*]
+ * sections exist, that this process may switch to them, and that no
+ * queue's jobs would run as root unless a section says user = root.
+ * kyud runs it at start-up (exit 78) and on reload (keeping the old
+ * configuration). Returns -1 with the first problem, "FILE:LINE: [queue.Q]
+ * key = 'value': reason", in err. */
+int config_check_system(const struct kyu_config *cfg, char *err, size_t errlen);
+
 /* On reload, for a process that cannot apply every key (a worker sizes its
  * slots at start): copy into nc, from old, each key the key table marks as
  * applying only when the worker restarts, and log at notice each one whose
@@ -90,6 +102,8 @@ int config_keep_restart_keys(struct kyu_config *nc, const struct kyu_config *old
 
 /* Heartbeat interval actually used (the configured one, or lease/4). */
 double config_heartbeat(const struct kyu_config *cfg);
+/* The longest kill_grace any job may get: [job]'s or a queue section's. */
+int config_max_kill_grace(const struct kyu_config *cfg);
 bool config_is_permanent_code(const struct kyu_config *cfg, int code);
 
 /* The key table, for documentation checks: returns false past the end.

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,14 +50,11 @@ static void on_output(EV_P_ ev_io *io, int revents)
 	read_output(io->data, 16);
 }
 
-static void on_child(EV_P_ ev_child *c, int revents)
+void job_reaped(struct job *j, int wstatus, const struct rusage *ru)
 {
-	struct job *j = c->data;
-	(void)EV_A;
-	(void)revents;
-	ev_child_stop(j->loop, c);
 	ev_timer_stop(j->loop, &j->limit_w);
-	j->wstatus = c->rstatus;
+	j->wstatus = wstatus;
+	j->rusage = *ru;
 	/* The attempt is over: nothing it started may outlive it. */
 	proc_kill_group(j->pid, SIGKILL);
 	/* What is still in the pipe, up to what the capture keeps anyway; a
@@ -93,22 +92,78 @@ static void take_row(struct job *j, struct claimed *c)
 	j->renewed = c->claimed_at;
 }
 
+/* Who the job runs as: looked up now for a queue that names a user or a
+ * group (a user removed since kyud started is this job's error), else
+ * kyud's own, looked up once. */
+static const struct domain_ids *job_ids(const struct domain *d, const struct job_params *p,
+					struct domain_ids *own, const char *queue, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (!d || (!d->user && !d->group))
+		return p->self;
+	if (domain_resolve(d, own, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "queue %s: rule %s: %s", queue,
+			 strncmp(why, "group", 5) == 0 ? "group" : "user", why);
+		return NULL;
+	}
+	return own;
+}
+
+/* The directory a job starts in: its row's, its section's, or for a
+ * queue with a section its user's home (/ if the home is missing: system
+ * users often have none); without a section, kyud's own. */
+static const char *job_cwd(const struct claimed *c, const struct domain *d, const struct domain_ids *ids)
+{
+	struct stat st;
+
+	if (c->cwd && *c->cwd)
+		return c->cwd;
+	if (!d)
+		return NULL;
+	if (d->cwd)
+		return d->cwd;
+	return stat(ids->home, &st) == 0 && S_ISDIR(st.st_mode) ? ids->home : "/";
+}
+
+/* Look spec's program up in its own PATH (never kyud's), then spawn. */
+static int spawn_spec(const struct jobspec *spec, const char *path, const char *cwd,
+		      const struct proc_creds *cr, struct job *j, int *exec_errno, char *err, size_t errlen)
+{
+	char *found = path ? NULL : domain_find_program(spec->argv[0], spec->envp);
+	int r;
+
+	if (!path && !found) {
+		*exec_errno = errno;
+		snprintf(err, errlen, "cannot execute %s: %s", spec->argv[0],
+			 errno == EACCES ? "permission denied" : "not found");
+		return -*exec_errno;
+	}
+	r = proc_spawn(spec, path ? path : found, cwd, cr, &j->pid, &j->out_fd, exec_errno, err, errlen);
+	free(found);
+	return r;
+}
+
 struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_params *p,
 		      job_end_fn *end, void *ctx, struct outcome_out *fail)
 {
+	const struct domain *d = domain_for(p->domains, p->n_domains, c->queue);
 	struct jobspec_input in = {
 		.shell = p->shell,
 		.direct_exec = p->direct_exec,
 		.command = c->command,
 		.argv_json = c->argv_json,
 		.env_json = c->env_json,
-		.base_env = p->base_env,
 		.job_id = c->id,
 		.queue = c->queue,
 		.attempt = c->attempts,
 	};
+	struct domain_ids own = { 0 };
+	const struct domain_ids *ids;
+	struct proc_creds cr;
 	struct jobspec spec;
 	struct job *j = NULL;
+	char **base = NULL, *path = NULL;
 	char err[512];
 	int exec_errno, r;
 
@@ -116,28 +171,61 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		goto out;
 	if (outcome_exhausted(c->attempts, c->tempfails, c->max_attempts, fail))
 		goto out;
+	ids = job_ids(d, p, &own, c->queue, err, sizeof(err));
+	if (!ids) {
+		outcome_unstarted(err, fail);
+		goto out;
+	}
+	base = domain_base_env(d, ids, p->kyud_env);
+	in.base_env = base;
 	if (jobspec_build(&in, &spec, err, sizeof(err)) < 0) {
 		outcome_unstarted(err, fail);
 		goto out;
 	}
+	/* An argv row's program is found before the rules see it, and run by
+	 * that very path. */
+	if (c->argv_json)
+		path = domain_find_program(spec.argv[0], spec.envp);
+	if (domain_check_row(d, c->queue, !c->argv_json, c->env_json != NULL, path ? path : spec.argv[0],
+			     err, sizeof(err)) < 0) {
+		outcome_unstarted(err, fail);
+		jobspec_free(&spec);
+		goto out;
+	}
+	cr = (struct proc_creds){
+		.ids = ids,
+		.umask = d ? d->umask : -1,
+		.set_nice = d && d->key_line[DK_NICE],
+		.nice = d ? d->nice : 0,
+		.limit = d ? d->limit : NULL,
+		.limit_set = d ? d->limit_set : NULL,
+	};
 	j = xcalloc(1, sizeof(*j));
 	j->loop = loop;
 	j->out_fd = -1;
-	j->kill_grace = p->kill_grace;
+	j->kill_grace = d && d->kill_grace >= 0 ? d->kill_grace : p->kill_grace;
 	j->end = end;
 	j->ctx = ctx;
-	capture_init(&j->cap, p->output_limit);
-	r = proc_spawn(&spec, c->cwd, &j->pid, &j->out_fd, &exec_errno, err, sizeof(err));
+	capture_init(&j->cap, d && d->output_limit >= 0 ? (size_t)d->output_limit : p->output_limit);
+	r = spawn_spec(&spec, path, job_cwd(c, d, ids), &cr, j, &exec_errno, err, sizeof(err));
 	if (r < 0 && exec_errno && spec.direct) {
 		/* A line run without the shell could not be executed: let the
 		 * shell try, so that a missing program, a script without #! or
 		 * a file without x permission ends exactly as it would have
 		 * (127, run as a script, 126, with the shell's message). */
 		jobspec_use_shell(&in, &spec);
-		r = proc_spawn(&spec, c->cwd, &j->pid, &j->out_fd, &exec_errno, err, sizeof(err));
+		r = spawn_spec(&spec, NULL, job_cwd(c, d, ids), &cr, j, &exec_errno, err, sizeof(err));
 	}
 	if (r < 0) {
-		outcome_unstarted(err, fail);
+		char ruled[600];
+		/* A rule of the queue's section could not be applied: say which
+		 * queue's. */
+		if (strncmp(err, "rule ", 5) == 0) {
+			snprintf(ruled, sizeof(ruled), "queue %s: %s", c->queue, err);
+			outcome_unstarted(ruled, fail);
+		} else {
+			outcome_unstarted(err, fail);
+		}
 		jobspec_free(&spec);
 		capture_free(&j->cap);
 		free(j);
@@ -148,9 +236,6 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	take_row(j, c);
 	j->spawned_at = mono_now();
 
-	ev_child_init(&j->child_w, on_child, j->pid, 0);
-	j->child_w.data = j;
-	ev_child_start(loop, &j->child_w);
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;
 	ev_io_start(loop, &j->out_w);
@@ -163,6 +248,9 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	log_debug("job %s attempt %u started (pid %d)", j->id, j->attempts, (int)j->pid);
 	store_claimed_clear(c);
 out:
+	free(path);
+	domain_env_free(base);
+	domain_ids_free(&own);
 	return j;
 }
 
@@ -194,7 +282,6 @@ void job_free(struct job *j)
 		return;
 	close_output(j);
 	ev_timer_stop(j->loop, &j->limit_w);
-	ev_child_stop(j->loop, &j->child_w);
 	capture_free(&j->cap);
 	free(j->id);
 	free(j->queue);

@@ -1,19 +1,23 @@
 /* One running attempt: from a claimed row to the end of its process
  * group. This module owns struct job: it builds the command from the row
  * (jobspec), spawns it, captures its output, enforces its time limit
- * (TERM to the group, KILL after kill_grace), and when the process has
- * been reaped and the group killed, calls back once with the job. The
- * callback decides what the end means (outcome.c) and frees the job. */
+ * (TERM to the group, KILL after kill_grace), and when the caller has
+ * reaped the process (job_reaped) and the group is killed, calls back once
+ * with the job. The callback decides what the end means (outcome.c) and
+ * frees the job. Reaping is the caller's: one wait4 loop serves every job
+ * of a process, and the orphans re-parented to it. */
 #ifndef KYU_JOB_H
 #define KYU_JOB_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <ev.h>
 
 #include "capture.h"
+#include "domain.h"
 #include "outcome.h"
 #include "store.h"
 
@@ -24,9 +28,14 @@ typedef void job_end_fn(void *ctx, struct job *j);
 struct job_params {
 	const char *shell;
 	bool direct_exec;
-	char *const *base_env;
+	char *const *kyud_env; /* what env_pass and LANG are copied from */
 	size_t output_limit;
 	int kill_grace;
+	/* [queue.NAME] and [queue.*]: what each queue's jobs run as */
+	const struct domain *domains;
+	int n_domains;
+	/* kyud's own user, looked up once: for queues that name no user */
+	const struct domain_ids *self;
 };
 
 struct job {
@@ -46,6 +55,7 @@ struct job {
 	double renewed;
 	double spawned_at;
 	int wstatus; /* once ended */
+	struct rusage rusage; /* once ended: wait4's, the process and what it waited for */
 	struct capture cap;
 
 	/* private */
@@ -53,7 +63,6 @@ struct job {
 	int out_fd;
 	int kill_grace;
 	ev_io out_w;
-	ev_child child_w;
 	ev_timer limit_w;
 	job_end_fn *end;
 	void *ctx;
@@ -65,6 +74,10 @@ struct job {
  * a command line run directly, what the shell would have reported). */
 struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_params *p,
 		      job_end_fn *end, void *ctx, struct outcome_out *fail);
+/* j's process was reaped with this status and usage: the attempt is
+ * over. Kills what is left of its group, reads the rest of its output and
+ * calls the end callback, which frees j. */
+void job_reaped(struct job *j, int wstatus, const struct rusage *ru);
 /* End the attempt for why: TERM to its group now, KILL after kill_grace.
  * The first reason given is kept, except that END_LOST overrides. */
 void job_terminate(struct job *j, enum end_reason why);

@@ -18,15 +18,6 @@ static const char *json_reason(const json_error_t *e)
 	return e->text;
 }
 
-static void free_vec(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 static void set_shell_argv(const struct jobspec_input *in, struct jobspec *spec)
 {
 	spec->argv = xcalloc(4, sizeof(char *));
@@ -181,13 +172,13 @@ void jobspec_use_shell(const struct jobspec_input *in, struct jobspec *spec)
 {
 	if (!spec->direct)
 		return;
-	free_vec(spec->argv);
+	strv_free(spec->argv);
 	set_shell_argv(in, spec);
 }
 
 void jobspec_free(struct jobspec *spec)
 {
-	free_vec(spec->argv);
-	free_vec(spec->envp);
+	strv_free(spec->argv);
+	strv_free(spec->envp);
 	spec->argv = spec->envp = NULL;
 }

@@ -18,7 +18,11 @@
 #include "util.h"
 #include "wake.h"
 
-#define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
+/* kyu reads the client file: a database account that may submit and
+ * inspect, not kyud's. kyud's own file, readable by root and kyud only, is
+ * the fallback for root on a host without a client file. */
+#define CLIENT_CONFIG "/etc/kyu/client.ini"
+#define DAEMON_CONFIG "/etc/kyu/kyu.ini"
 /* kyu submit's status when the queue is full (kyu_queues.max_waiting):
  * EX_TEMPFAIL, "try again later". */
 #define EXIT_QUEUE_FULL 75
@@ -54,15 +58,15 @@ static void usage(FILE *f)
 		"      (exits 75: not obtained within --wait; 70: lease lost; else COMMAND's status)\n"
 		"  locks [NAME]                        list the locks: holder, lease left\n"
 		"\n"
-		"  -c FILE   configuration (default $KYU_CONFIG or %s); uses [database]\n"
-		"            and [kyud] listen\n"
+		"  -c FILE   configuration (default $KYU_CONFIG, else %s if it exists,\n"
+		"            else %s); uses [database] and [kyud] listen\n"
 		"  -h, --help  show this help;  -V, --version  show the version\n",
-		DEFAULT_CONFIG);
+		CLIENT_CONFIG, DAEMON_CONFIG);
 }
 
 int cli_env_add(json_t *env, char *arg, const char *cmd)
 {
-	char *eq = strchr(arg, '=');
+	char *eq = arg ? strchr(arg, '=') : NULL;
 	int r;
 
 	if (!eq || eq == arg) {
@@ -182,7 +186,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		switch (c) {
 		case 'i':
 			id = optarg;
-			if (!*id) {
+			if (!id || !*id) {
 				fprintf(stderr, "kyu: submit: -i: the id must not be empty\n");
 				goto out;
 			}
@@ -292,7 +296,8 @@ static int cmd_show(struct db *db, const char *id)
 
 	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, run_at, "
 		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, started_at, "
-		     "finished_at, duration, host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
+		     "finished_at, duration, cpu_user, cpu_sys, max_rss, host, pid, owner, lease_until, "
+		     "concurrency_key, created_at, updated_at, "
 		     "output FROM kyu_jobs WHERE id = ");
 	sql_quotes(&sb, id);
 	n = print_query(db, sb.buf, sb.len, true);
@@ -446,7 +451,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *path = getenv("KYU_CONFIG") ? getenv("KYU_CONFIG") : DEFAULT_CONFIG;
+	const char *path = getenv("KYU_CONFIG");
 	struct kyu_config cfg;
 	struct db *db = NULL;
 	char err[512];
@@ -475,6 +480,8 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	if (!path || !*path)
+		path = access(CLIENT_CONFIG, F_OK) == 0 ? CLIENT_CONFIG : DAEMON_CONFIG;
 	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "kyu: %s\n", err);
 		return 78;

@@ -133,6 +133,13 @@ int main(int argc, char **argv)
 		/* EX_CONFIG: restarting will not help. */
 		return r == -1 ? EX_CONFIG : 1;
 	}
+	if (config_check_system(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kyud: %s\n", err);
+		config_free(&cfg);
+		if (fd >= 0)
+			close(fd);
+		return EX_CONFIG;
+	}
 	if (check) {
 		printf("%s: OK\n", path);
 		config_free(&cfg);

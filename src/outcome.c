@@ -26,6 +26,23 @@ static const char *sig_name(int sig)
 	return s ? s : "?";
 }
 
+static uint64_t timeval_us(const struct timeval *tv)
+{
+	if (tv->tv_sec < 0 || tv->tv_usec < 0)
+		return 0;
+	return (uint64_t)tv->tv_sec * 1000000 + (uint64_t)tv->tv_usec;
+}
+
+/* wait4 reports the process and the descendants it waited for: CPU time
+ * summed, ru_maxrss the largest single peak, in KiB on Linux. */
+static void cost_of(const struct rusage *ru, struct attempt_cost *c)
+{
+	c->known = true;
+	c->user_us = timeval_us(&ru->ru_utime);
+	c->sys_us = timeval_us(&ru->ru_stime);
+	c->max_rss = ru->ru_maxrss > 0 ? (uint64_t)ru->ru_maxrss * 1024 : 0;
+}
+
 void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 {
 	const size_t len = sizeof(out->error);
@@ -33,6 +50,8 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 
 	memset(out, 0, sizeof(*out));
 	out->record = true;
+	if (in->rusage)
+		cost_of(in->rusage, &out->cost);
 	if (WIFEXITED(in->wstatus))
 		code = WEXITSTATUS(in->wstatus);
 	else if (WIFSIGNALED(in->wstatus))

@@ -1,5 +1,5 @@
 /* The outcome policy: how an attempt's end becomes the row's new state.
- * Pure: plain values in, status, exit code, signal and error text out, so
+ * Pure: plain values in, status, exit code, signal, error text and cost out, so
  * that every branch is unit-tested (tests/unit/test_outcome.c) instead of
  * only end to end. */
 #ifndef KYU_OUTCOME_H
@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include "store.h"
 
@@ -17,7 +18,8 @@ enum end_reason { END_NONE, END_TIMEOUT, END_CANCEL, END_LOST, END_FENCE, END_SH
 
 struct outcome_in {
 	enum end_reason reason;
-	int wstatus; /* as from waitpid */
+	int wstatus; /* as from wait4 */
+	const struct rusage *rusage; /* wait4's for the job's process; NULL: none */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	const int *permanent_codes;
 	int n_permanent_codes;
@@ -29,6 +31,7 @@ struct outcome_out {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail;
+	struct attempt_cost cost; /* from in->rusage; unknown without one */
 	char error[256]; /* empty: none */
 };
 

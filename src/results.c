@@ -34,6 +34,7 @@ void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, cons
 		.exit_code = o->exit_code,
 		.signal = o->signal,
 		.tempfail = o->tempfail,
+		.cost = o->cost,
 	};
 	bool has_out = out && out->total;
 

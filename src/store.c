@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain.h"
+
 static void add_queue_filter(struct strbuf *sb, const struct kyu_config *cfg)
 {
 	if (cfg->n_queues == 0)
@@ -78,6 +80,48 @@ bool store_finish_plain(const struct finish *f)
 	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error;
 }
 
+enum cost_col { COST_USER, COST_SYS, COST_RSS, N_COST_COLS };
+static const char *const cost_cols[N_COST_COLS] = {
+	[COST_USER] = "cpu_user",
+	[COST_SYS] = "cpu_sys",
+	[COST_RSS] = "max_rss",
+};
+
+/* Seconds, written as the exact decimal of the microseconds the kernel
+ * counted rather than rounded through a double. */
+static void add_seconds(struct strbuf *sb, uint64_t us)
+{
+	sb_printf(sb, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+}
+
+static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum cost_col col)
+{
+	if (!c->known)
+		sb_adds(sb, "NULL");
+	else if (col == COST_USER)
+		add_seconds(sb, c->user_us);
+	else if (col == COST_SYS)
+		add_seconds(sb, c->sys_us);
+	else
+		sb_printf(sb, "%" PRIu64, c->max_rss);
+}
+
+/* ", cpu_user = CASE seq WHEN … END, …" for the plain successes among f:
+ * the bulk UPDATE names every one of them in its WHERE, so no ELSE. */
+static void add_bulk_cost(struct strbuf *sb, const struct finish *f, int n)
+{
+	for (enum cost_col col = 0; col < N_COST_COLS; col++) {
+		sb_printf(sb, ", %s = CASE seq", cost_cols[col]);
+		for (int i = 0; i < n; i++) {
+			if (!store_finish_plain(&f[i]))
+				continue;
+			sb_printf(sb, " WHEN %" PRIu64 " THEN ", f[i].seq);
+			add_cost_value(sb, &f[i].cost, col);
+		}
+		sb_adds(sb, " END");
+	}
+}
+
 /* One UPDATE for the plain successes among f, whatever their claim: the
  * common case under load costs one statement per batch. Returns how many
  * it covers (0: nothing appended). */
@@ -101,8 +145,9 @@ static int add_bulk_success(struct strbuf *sb, const struct finish *f, int n)
 			sb->buf[start] = '\0';
 		return 0;
 	}
-	sb_adds(sb, " ELSE pid END, status = IF(status = 'cancelled', 'cancelled', 'succeeded') "
-		    "WHERE seq IN (");
+	sb_adds(sb, " ELSE pid END");
+	add_bulk_cost(sb, f, n);
+	sb_adds(sb, ", status = IF(status = 'cancelled', 'cancelled', 'succeeded') WHERE seq IN (");
 	for (int i = 0, k = 0; i < n; i++)
 		if (store_finish_plain(&f[i]))
 			sb_printf(sb, "%s%" PRIu64, k++ ? "," : "", f[i].seq);
@@ -121,7 +166,7 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
 	sb_printf(sb,
 		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
 		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
-		  "pid = NULL, host = ",
+		  "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, host = ",
 		  token_sql, cfg->lease);
 	sql_quotes(sb, host);
 	sb_adds(sb, ", status = 'running'");
@@ -260,17 +305,53 @@ static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
 }
 
+/* The row's column, or when it is NULL the default of its queue's section
+ * ([queue.NAME], else [queue.*]), else [job]'s: as SQL, so that the claim
+ * returns the value the attempt runs with. */
+static void add_default(struct strbuf *sb, const struct kyu_config *cfg, const char *column,
+			enum domain_key key, int job_default)
+{
+	int star = job_default;
+	bool any = false;
+
+	for (int i = 0; i < cfg->n_domains; i++) {
+		const struct domain *d = &cfg->domains[i];
+		any |= d->key_line[key] != 0;
+		if (!d->queue && d->key_line[key])
+			star = key == DK_MAX_ATTEMPTS ? d->max_attempts : d->time_limit;
+	}
+	sb_printf(sb, "COALESCE(j.%s, ", column);
+	if (!any) {
+		sb_printf(sb, "%d)", job_default);
+		return;
+	}
+	/* A queue with a section of its own takes nothing from [queue.*]. */
+	sb_adds(sb, "CASE j.queue");
+	for (int i = 0; i < cfg->n_domains; i++) {
+		const struct domain *d = &cfg->domains[i];
+		int v = !d->key_line[key] ? job_default
+					  : key == DK_MAX_ATTEMPTS ? d->max_attempts : d->time_limit;
+		if (!d->queue || v == star)
+			continue;
+		sb_adds(sb, " WHEN ");
+		sql_quotes(sb, d->queue);
+		sb_printf(sb, " THEN %d", v);
+	}
+	sb_printf(sb, " ELSE %d END)", star);
+}
+
 static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token)
 {
 	/* What this token marked, and the next due time (which tells the
 	 * supervisor how long everyone may sleep when the batch comes back
 	 * short, when no directory came with it). The one-row derived table
 	 * makes the SELECT return that time even when nothing was marked. */
-	sb_printf(sb,
-		  "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
-		  "j.tempfails, COALESCE(j.max_attempts, %d), COALESCE(j.time_limit, %d), d.next, "
-		  "j.concurrency_key FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (",
-		  cfg->max_attempts, cfg->time_limit);
+	sb_adds(sb, "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
+		    "j.tempfails, ");
+	add_default(sb, cfg, "max_attempts", DK_MAX_ATTEMPTS, cfg->max_attempts);
+	sb_adds(sb, ", ");
+	add_default(sb, cfg, "time_limit", DK_TIME_LIMIT, cfg->time_limit);
+	sb_adds(sb, ", d.next, j.concurrency_key FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
 		  ")) AS next) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
@@ -526,7 +607,9 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 	if (f->pid > 0)
 		sb_printf(sb, "pid = %d, ", f->pid);
 	if (f->outcome == OUT_RELEASE) {
-		/* kyud interrupted the attempt itself: not the job's fault. */
+		/* kyud interrupted the attempt itself: not the job's fault. It
+		 * does not count, so it leaves no start and no cost (the
+		 * claim cleared them) either. */
 		sb_adds(sb, "attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
 			    "started_at = NULL");
 		/* A claimed job given back unstarted keeps its last error. */
@@ -571,6 +654,11 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		}
 		sb_adds(sb, ", finished_at = NOW(6), "
 			    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, ");
+		for (enum cost_col col = 0; col < N_COST_COLS; col++) {
+			sb_printf(sb, "%s = ", cost_cols[col]);
+			add_cost_value(sb, &f->cost, col);
+			sb_adds(sb, ", ");
+		}
 		if (f->outcome == OUT_RETRY) {
 			/* attempts keeps counting, so the backoff grows. */
 			if (f->tempfail)

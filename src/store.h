@@ -33,6 +33,13 @@ enum outcome {
 	OUT_CANCELLED, /* the user cancelled it while it ran */
 };
 
+/* What an attempt cost (wait4's rusage of its process). */
+struct attempt_cost {
+	bool known; /* false: no process was reaped (never started): NULL */
+	uint64_t user_us, sys_us; /* CPU time in user and kernel mode, microseconds */
+	uint64_t max_rss;         /* peak resident set size, bytes */
+};
+
 /* One attempt's result, as the builders read it (read-only; results.c
  * owns the strings). */
 struct finish {
@@ -42,6 +49,7 @@ struct finish {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
+	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
 	const char *error;
 	const char *output;
 	size_t output_len;

@@ -501,7 +501,7 @@ static void begin_stop(struct sup *s, bool now)
 		for (int i = 0; i < s->n_children; i++)
 			ev_timer_stop(s->loop, &s->children[i].restart_w);
 		ev_timer_set(&s->kill_w,
-			     (now ? 0 : s->cfg.shutdown_grace) + s->cfg.kill_grace + 15.0, 0.);
+			     (now ? 0 : s->cfg.shutdown_grace) + config_max_kill_grace(&s->cfg) + 15.0, 0.);
 		ev_timer_start(s->loop, &s->kill_w);
 	}
 	for (int i = 0; i < s->n_children; i++)
@@ -556,6 +556,13 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	/* The file is read once, here; workers get these very bytes. */
 	if (config_load_memfd(s->cfg.path, &nc, &nfd, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
+		sd_notify(0, "READY=1");
+		return;
+	}
+	if (config_check_system(&nc, err, sizeof(err)) < 0) {
+		log_err("reload failed, keeping old config: %s", err);
+		config_free(&nc);
+		close(nfd);
 		sd_notify(0, "READY=1");
 		return;
 	}

@@ -107,6 +107,15 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
 void sb_reserve(struct strbuf *sb, size_t extra)
 {
 	if (sb->len + extra + 1 <= sb->cap)

@@ -30,6 +30,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* Free a NULL-terminated vector of malloc'd strings and the vector (NULL: nothing). */
+void strv_free(char **v);
 
 /* Monotonic seconds, for local timers only (never for job times). */
 double mono_now(void);

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -102,6 +105,7 @@ struct worker {
 	struct job **slots;
 	int n_running;
 	struct job_params params;
+	struct domain_ids self; /* kyud's own user */
 	struct prefetch held;
 	struct results results;
 	struct lease lease;
@@ -116,6 +120,7 @@ struct worker {
 	ev_io ctl_w;
 	ev_prepare prep_w;
 	ev_signal term_w;
+	ev_signal chld_w; /* reaps jobs and their orphans (on_sigchld) */
 	ev_timer tick_w;  /* wakes the loop for the next heartbeat, flush or hold expiry */
 	ev_timer grace_w;
 	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
@@ -284,6 +289,7 @@ static void on_job_end(void *ctx, struct job *j)
 	struct outcome_in in = {
 		.reason = j->reason,
 		.wstatus = j->wstatus,
+		.rusage = &j->rusage,
 		.attempts = j->attempts,
 		.tempfails = j->tempfails,
 		.max_attempts = j->max_attempts,
@@ -463,6 +469,48 @@ static void on_sweep(EV_P_ ev_timer *t, int revents)
 	(void)EV_A;
 	(void)revents;
 	kill_orphans(t->data);
+}
+
+/* ---- reaping ------------------------------------------------------------- */
+
+static struct job *job_of_pid(const struct worker *w, pid_t pid)
+{
+	for (int i = 0; i < w->cfg.slots; i++)
+		if (w->slots[i] && w->slots[i]->pid == pid)
+			return w->slots[i];
+	return NULL;
+}
+
+/* Every child of ours is reaped here, with wait4 for the attempt's cost
+ * (libev's child watchers reap with waitpid and lose it; this loop has
+ * none). Signals coalesce, so one SIGCHLD may stand for many exits: reap
+ * until none is left. A child that is no job's process is an orphan a job
+ * left behind, re-parented to us (a subreaper): its status means nothing.
+ * A job's exit can raise SIGCHLD before start_job has put it in a slot,
+ * but this runs from the loop, never inside start_job, so by then every
+ * started job is in its slot. */
+static void on_sigchld(EV_P_ ev_signal *s, int revents)
+{
+	struct worker *w = s->data;
+	struct rusage ru;
+	int status;
+	pid_t pid;
+	(void)EV_A;
+	(void)revents;
+
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) != 0) {
+		struct job *j;
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != ECHILD)
+				log_err("wait4: %s", strerror(errno));
+			return;
+		}
+		j = job_of_pid(w, pid);
+		if (j)
+			job_reaped(j, status, &ru);
+	}
 }
 
 /* ---- statements ---------------------------------------------------------- */
@@ -1043,7 +1091,7 @@ static void begin_drain(struct worker *w, bool now)
 	give_back_all(w, "kyud is stopping");
 	if (!w->draining) {
 		w->draining = true;
-		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + w->cfg.kill_grace + 10;
+		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + config_max_kill_grace(&w->cfg) + 10;
 		ev_timer_set(&w->grace_w, now ? 0. : w->cfg.shutdown_grace, 0.);
 		ev_timer_start(w->loop, &w->grace_w);
 	} else if (now) {
@@ -1052,6 +1100,21 @@ static void begin_drain(struct worker *w, bool now)
 }
 
 static bool db_settings_changed(const struct kyu_config *a, const struct kyu_config *b);
+
+/* What starting a job needs from the configuration; after every load. */
+static void set_params(struct worker *w)
+{
+	w->params = (struct job_params){
+		.shell = w->cfg.shell,
+		.direct_exec = w->cfg.direct_exec,
+		.kyud_env = environ,
+		.output_limit = (size_t)w->cfg.output_limit,
+		.kill_grace = w->cfg.kill_grace,
+		.domains = w->cfg.domains,
+		.n_domains = w->cfg.n_domains,
+		.self = &w->self,
+	};
+}
 
 static void reload(struct worker *w, int fd)
 {
@@ -1077,10 +1140,7 @@ static void reload(struct worker *w, int fd)
 	config_free(&w->cfg);
 	w->cfg = nc;
 	log_set_level((enum log_level)w->cfg.log_level);
-	w->params.shell = w->cfg.shell;
-	w->params.direct_exec = w->cfg.direct_exec;
-	w->params.output_limit = (size_t)w->cfg.output_limit;
-	w->params.kill_grace = w->cfg.kill_grace;
+	set_params(w);
 	lease_configure(&w->lease, &w->cfg);
 	/* The prepared claims carry the lease; the directory, the served
 	 * queues. */
@@ -1217,6 +1277,21 @@ static void init_watchers(struct worker *w)
 	ev_signal_init(&w->term_w, on_term, SIGTERM);
 	w->term_w.data = w;
 	ev_signal_start(w->loop, &w->term_w);
+	ev_signal_init(&w->chld_w, on_sigchld, SIGCHLD);
+	w->chld_w.data = w;
+	/* Ahead of the timers due in the same iteration: a job that exited
+	 * just as its time limit or fencing deadline came ends with its own
+	 * status, not as killed by kyud. */
+	ev_set_priority(&w->chld_w, EV_MAXPRI);
+	ev_signal_start(w->loop, &w->chld_w);
+}
+
+/* Signal watchers install process-wide handlers that point at the loop:
+ * stopped (handlers back to the default) before it is destroyed. */
+static void stop_signals(struct worker *w)
+{
+	ev_signal_stop(w->loop, &w->term_w);
+	ev_signal_stop(w->loop, &w->chld_w);
 }
 
 /* A statement may take this long before its connection is abandoned: a
@@ -1231,7 +1306,7 @@ static double statement_deadline(const struct kyu_config *cfg)
 int worker_main(int index, struct kyu_config *cfg)
 {
 	struct worker w = { .index = index, .reconnect_delay = 0.5 };
-	char role[32];
+	char role[32], err[512];
 
 	w.sup_pid = getppid();
 	snprintf(role, sizeof(role), "worker %d", index);
@@ -1250,16 +1325,27 @@ int worker_main(int index, struct kyu_config *cfg)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 
-	w.loop = EV_DEFAULT;
+	/* Jobs get no capability of ours across exec, whoever they run as. */
+	domain_seal_caps();
+	if (domain_resolve(NULL, &w.self, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		config_free(&w.cfg);
+		return EX_OSERR;
+	}
+	/* Not the default loop: that one reaps every child with waitpid in
+	 * its own SIGCHLD handler, and the worker reaps with wait4
+	 * (on_sigchld). Jobs get an empty signal mask and default
+	 * dispositions from proc_spawn whatever this loop installs. */
+	w.loop = ev_loop_new(EVFLAG_AUTO);
+	if (!w.loop) {
+		log_err("cannot create the event loop");
+		domain_ids_free(&w.self);
+		config_free(&w.cfg);
+		return EX_OSERR;
+	}
 	w.db = db_new(w.loop, statement_deadline(&w.cfg));
 	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
-	w.params = (struct job_params){
-		.shell = w.cfg.shell,
-		.direct_exec = w.cfg.direct_exec,
-		.base_env = environ,
-		.output_limit = (size_t)w.cfg.output_limit,
-		.kill_grace = w.cfg.kill_grace,
-	};
+	set_params(&w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
 	init_watchers(&w);
@@ -1284,6 +1370,8 @@ int worker_main(int index, struct kyu_config *cfg)
 	lease_free(&w.lease);
 	free(w.slots);
 	db_free(w.db);
+	stop_signals(&w);
+	ev_loop_destroy(w.loop);
 	config_free(&w.cfg);
 	return 0;
 }

@@ -260,18 +260,29 @@ write_ini() {
 	set_key kyud.listen ""
 	set_key kyud.shutdown_grace 10
 	set_key kyud.log_level debug
+	# Tests run as root in CI: kyud refuses to run jobs as root unless a
+	# section says so (a test of that rule passes queue.*.user= to drop it).
+	[ "$(id -u)" != 0 ] || set_key 'queue.*.user' root
 	for kv in "$@"; do
 		key=${kv%%=*}
 		key=${key%"${key##*[![:space:]]}"}
 		kv=${kv#*=}
 		set_key "$key" "${kv#"${kv%%[![:space:]]*}"}"
 	done
+	# A key's section is what comes before its last dot ("queue.mail.user"
+	# is user in [queue.mail]); an empty value drops the key.
+	local -a sections=(database kyud job)
+	for i in "${!keys[@]}"; do
+		section=${keys[$i]%.*}
+		[[ " ${sections[*]} " == *" $section "* ]] || sections+=("$section")
+	done
 	{
-		for section in database kyud job; do
+		for section in "${sections[@]}"; do
 			echo "[$section]"
 			for i in "${!keys[@]}"; do
-				[ "${keys[$i]%%.*}" = "$section" ] || continue
-				echo "${keys[$i]#*.} = ${vals[$i]}"
+				[ "${keys[$i]%.*}" = "$section" ] || continue
+				case $section in queue.*) [ -n "${vals[$i]}" ] || continue ;; esac
+				echo "${keys[$i]##*.} = ${vals[$i]}"
 			done
 			echo
 		done
@@ -359,8 +370,15 @@ descendants() {
 # On any exit: never leave a kyud, a worker or a job behind. A passing test
 # also removes its directory and database; a failing one keeps them, and
 # marks the shared server's data directory to be kept by db-stop.
+# EXIT_HOOKS: commands a test adds (EXIT_HOOKS+=("userdel x")) to undo what
+# it changed outside its own directory and database; run first, whatever
+# the outcome, without changing it.
+EXIT_HOOKS=()
 cleanup() {
-	local rc=$? p
+	local rc=$? p h
+	for h in "${EXIT_HOOKS[@]}"; do
+		eval "$h" || true
+	done
 	for p in ${EXTRA_PIDS:-} ${SAMPLER_PIDS:-}; do
 		# shellcheck disable=SC2046
 		kill -KILL $(descendants "$p") "$p" 2>/dev/null || true
@@ -658,4 +676,64 @@ assert_cron_contiguous() {
 	[ "$CRON_N" -gt 0 ] || fail "schedule $1 enqueued no job"
 	assert_eq $((CRON_LAST - CRON_FIRST + 1)) "$CRON_N" \
 		"${2:-$1}: instants from the first ($CRON_FIRST) to the last ($CRON_LAST), no gap"
+}
+
+# ensure_test_users: the accounts the protection-domain tests run jobs as,
+# created once per machine (root only: otherwise the test is skipped, 77).
+#   kyut_a    (home /var/tmp/kyut_a, also in group kyut_extra)
+#   kyut_b    (home /nonexistent)
+#   group kyut_extra
+# Tests running at once may race to create them: losing is fine.
+ensure_test_users() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $T_NAME: needs root to create test users and switch to them"
+		exit 77
+	fi
+	getent group kyut_extra >/dev/null || groupadd --system kyut_extra 2>/dev/null ||
+		getent group kyut_extra >/dev/null || fail "cannot create group kyut_extra"
+	id -u kyut_a >/dev/null 2>&1 || useradd --system --home-dir /var/tmp/kyut_a --no-create-home \
+		--shell /bin/sh --groups kyut_extra kyut_a 2>/dev/null || id -u kyut_a >/dev/null ||
+		fail "cannot create user kyut_a"
+	id -u kyut_b >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --no-create-home \
+		--shell /usr/sbin/nologin kyut_b 2>/dev/null || id -u kyut_b >/dev/null ||
+		fail "cannot create user kyut_b"
+	mkdir -p /var/tmp/kyut_a
+	chown kyut_a: /var/tmp/kyut_a
+	chmod 0700 /var/tmp/kyut_a
+}
+
+# assert_config_refused INI LINE TEXT: kyud --check-config and a plain start
+# both exit 78 (EX_CONFIG) without starting, and say INI:LINE: TEXT (INI:
+# TEXT when LINE is -) on stderr.
+assert_config_refused() {
+	local ini=$1 line=$2 text=$3 rc mode where
+	where="$ini:$line: "
+	[ "$line" != - ] || where="$ini: "
+	for mode in --check-config start; do
+		rc=0
+		if [ $mode = start ]; then
+			timeout 10 "$KYUD" -c "$ini" 2>"$T_DIR/err" >/dev/null || rc=$?
+		else
+			timeout 10 "$KYUD" -c "$ini" --check-config 2>"$T_DIR/err" >/dev/null || rc=$?
+		fi
+		cat "$T_DIR/err" >>"$KYUD_LOG"
+		assert_eq 78 "$rc" "exit status of kyud ($mode) with $(basename "$ini") ($(cat "$T_DIR/err"))"
+		grep -qF -- "$where$text" "$T_DIR/err" ||
+			fail "kyud ($mode) stderr lacks '$where$text'; it said: $(cat "$T_DIR/err")"
+		! grep -q 'ready:' "$T_DIR/err" || fail "kyud ($mode) started with a bad config"
+	done
+}
+
+# hup_verdict: SIGHUP kyud, wait for the supervisor's verdict on the reload
+# and print it ("kyud[sup]: reloaded FILE" or "... reload failed, ...").
+hup_verdict() {
+	local from deadline
+	from=$(($(wc -l <"$KYUD_LOG") + 1))
+	signal_kyud HUP
+	deadline=$(($(date +%s) + 30))
+	until tail -n +"$from" "$KYUD_LOG" | grep -E 'kyud\[sup\]: (reloaded|reload failed)' >/dev/null; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "no reload verdict in the log 30 s after SIGHUP"
+		sleep 0.1
+	done
+	tail -n +"$from" "$KYUD_LOG" | grep -E 'kyud\[sup\]: (reloaded|reload failed)'
 }

@@ -357,6 +357,8 @@ write_conf() { # write_conf WORKERS FILE
 		[ -n "$KYUD_CLAIM" ] && echo "claim = $KYUD_CLAIM"
 		[ -n "$KYUD_EXTRA" ] && printf '%s\n' "$KYUD_EXTRA"
 		[ -n "$conf_extra" ] && printf '%s\n' "$conf_extra"
+		# kyud refuses to run jobs as root unless told so.
+		[ "$(id -u)" != 0 ] || printf '[queue.*]\nuser = root\n'
 	} >"$2"
 }
 

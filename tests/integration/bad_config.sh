@@ -11,26 +11,11 @@ bad_ini() {
 	shift
 	printf '%s\n' "[database]" "socket = $KYU_DB_SOCKET" "user = kyu" "password = kyu" \
 		"database = $T_DB" "$@" >"$f"
+	# kyud as root refuses to run jobs as root unless a section says so.
+	[ "$(id -u)" != 0 ] || printf '%s\n' "[queue.*]" "user = root" >>"$f"
 	echo "$f"
 }
 
-# expect_refused INI LINE TEXT: both modes exit 78 and name INI:LINE, TEXT.
-expect_refused() {
-	local ini=$1 line=$2 text=$3 rc mode
-	for mode in --check-config start; do
-		rc=0
-		if [ $mode = start ]; then
-			timeout 10 "$KYUD" -c "$ini" 2>"$T_DIR/err" >/dev/null || rc=$?
-		else
-			timeout 10 "$KYUD" -c "$ini" --check-config 2>"$T_DIR/err" >/dev/null || rc=$?
-		fi
-		cat "$T_DIR/err" >>"$KYUD_LOG"
-		assert_eq 78 "$rc" "exit status of kyud ($mode) with $(basename "$ini")"
-		grep -qF -- "$ini:$line: $text" "$T_DIR/err" ||
-			fail "kyud ($mode) stderr lacks '$ini:$line: $text'; it said: $(cat "$T_DIR/err")"
-		! grep -q 'ready:' "$T_DIR/err" || fail "kyud ($mode) started with a bad config"
-	done
-}
 
 # The control: the same file without the bad line is accepted.
 good=$(bad_ini good "[kyud]" "workers = 1" "lease = 12")
@@ -39,22 +24,22 @@ rc=0
 assert_eq 0 "$rc" "--check-config of a good file (stderr: $(cat "$T_DIR/err"))"
 
 ini=$(bad_ini unknown-key "[kyud]" "workers = 1" "no_such_key = 1")
-expect_refused "$ini" 8 "[kyud] no_such_key = '1': "
+assert_config_refused "$ini" 8 "[kyud] no_such_key = '1': "
 
 ini=$(bad_ini bad-number "[kyud]" "workers = 1" "lease = 12x")
-expect_refused "$ini" 8 "[kyud] lease = '12x': "
+assert_config_refused "$ini" 8 "[kyud] lease = '12x': "
 
 ini=$(bad_ini bad-workers "[kyud]" "workers = abc")
-expect_refused "$ini" 7 "[kyud] workers = 'abc': "
+assert_config_refused "$ini" 7 "[kyud] workers = 'abc': "
 
 ini=$(bad_ini unknown-section "[kyud]" "workers = 1" "[nosuch]" "foo = 1")
-expect_refused "$ini" 9 "[nosuch] foo = '1': "
+assert_config_refused "$ini" 9 "[nosuch] foo = '1': "
 
 ini=$(bad_ini database-key "[kyud]" "workers = 1" "[database]" "hostname = db1")
-expect_refused "$ini" 9 "[database] hostname = 'db1': "
+assert_config_refused "$ini" 9 "[database] hostname = 'db1': "
 
 ini=$(bad_ini short-lease "[kyud]" "workers = 1" "lease = 2")
-expect_refused "$ini" 8 "[kyud] lease = '2': too short for self-fencing"
+assert_config_refused "$ini" 8 "[kyud] lease = '2': too short for self-fencing"
 
 # A listen address that parses but cannot be bound (not an address of this
 # host) passes --check-config, and then the start exits 78 too, naming it:

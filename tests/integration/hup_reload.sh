@@ -13,18 +13,6 @@ wait_workers() { # wait_workers N: the supervisor has exactly N children
 		sleep 0.1
 	done
 }
-# hup: SIGHUP, then wait for the supervisor's verdict (a line after $1).
-hup() {
-	local from deadline
-	from=$(($(wc -l <"$KYUD_LOG") + 1))
-	signal_kyud HUP
-	deadline=$(($(date +%s) + 30))
-	until tail -n +"$from" "$KYUD_LOG" | grep -Eq 'kyud\[sup\]: (reloaded|reload failed)'; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "no reload verdict in the log 30 s after SIGHUP"
-		sleep 0.1
-	done
-	tail -n +"$from" "$KYUD_LOG" | grep -E 'kyud\[sup\]: (reloaded|reload failed)'
-}
 # run_exit7 ID: a job exiting 7; prints "status attempts error" once it has
 # failed or is waiting for a retry.
 run_exit7() {
@@ -40,7 +28,7 @@ assert_eq "waiting / 1 / exit code 7" "$(run_exit7 before)" "exit 7 before the r
 
 # ---- valid: one more worker, and exit code 7 made permanent.
 write_ini "$KYUD_INI" kyud.workers=3 job.backoff_base=60 job.backoff_cap=60 job.permanent_exit_codes=7
-assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(hup)" "reload verdict"
+assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(hup_verdict)" "reload verdict"
 wait_workers 3
 assert_log_contains 'kyud\[sup\]: worker 3 started'
 assert_eq "failed / 1 / exit code 7 (permanent: not retried)" "$(run_exit7 after)" "exit 7 after the reload"
@@ -49,7 +37,7 @@ old_workers=$(pgrep -P "$KYUD_PID" | sort | tr '\n' ' ')
 # ---- invalid: an unknown key and fewer workers; nothing of it applies.
 write_ini "$KYUD_INI" kyud.workers=1 kyud.no_such_key=1 job.backoff_base=60 job.backoff_cap=60
 line=$(grep -n '^no_such_key = 1$' "$KYUD_INI" | cut -d: -f1)
-verdict=$(hup)
+verdict=$(hup_verdict)
 assert_eq "kyud[sup]: reload failed, keeping old config: $KYUD_INI:$line: [kyud] no_such_key = '1': unknown key" \
 	"$verdict" "reload verdict for the invalid file"
 sleep 1 # what a wrongly applied reload would need to stop or restart workers
@@ -62,7 +50,7 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'still-runs'" succeeded 30
 
 # ---- valid again, shrinking: the extra worker drains and exits cleanly.
 write_ini "$KYUD_INI" kyud.workers=2
-assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(hup)" "reload verdict after fixing the file"
+assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(hup_verdict)" "reload verdict after fixing the file"
 wait_workers 2
 assert_log_contains 'kyud\[sup\]: worker 3 \(pid [0-9]+\) exited$'
 stop_kyud

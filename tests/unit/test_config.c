@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "domain.h"
 
 static char path[64];
 
@@ -196,6 +197,23 @@ static void check_docs(const char *src)
 						"\"applies when a worker restarts\"\n",
 					name, restart_only ? "" : "not ");
 			}
+		}
+		check_count++;
+	}
+	/* The keys of the queue sections: in the commented [queue.*] block. */
+	for (int k = 0; k < DK_N; k++) {
+		const char *dname = domain_key_name((enum domain_key)k);
+		char want[128];
+		const char *block = ini ? strstr(ini, "\n;[queue.*]\n") : NULL;
+		snprintf(want, sizeof(want), "\n;%s =", dname);
+		if (!block || !strstr(block, want)) {
+			check_failures++;
+			fprintf(stderr, "conf/kyu.ini: the ;[queue.*] block lacks \";%s =\"\n", dname);
+		}
+		snprintf(want, sizeof(want), ".It Cm %s\n", dname);
+		if (!man || !strstr(man, want)) {
+			check_failures++;
+			fprintf(stderr, "man/kyu.ini.5 lacks \"%s\"\n", want);
 		}
 		check_count++;
 	}

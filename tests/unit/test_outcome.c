@@ -7,6 +7,7 @@
  * with W_EXITCODE where the libc has it (glibc does, under _GNU_SOURCE). */
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "check.h"
@@ -333,6 +334,62 @@ static void test_unstarted(void)
 	CHECK(strncmp(o.error, longer, sizeof(o.error) - 1) == 0);
 }
 
+/* The attempt's cost: wait4's rusage in, microseconds and bytes out,
+ * whatever the end; unknown without a reaped process. */
+static void test_cost(void)
+{
+	struct rusage ru;
+	struct outcome_out o;
+	struct outcome_in i;
+
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_utime.tv_sec = 2;
+	ru.ru_utime.tv_usec = 345678;
+	ru.ru_stime.tv_sec = 0;
+	ru.ru_stime.tv_usec = 9;
+	ru.ru_maxrss = 65536; /* KiB */
+	i = in(END_NONE, EXITED(0), 1, 0, 3);
+	i.rusage = &ru;
+	o = decide(i);
+	CHECK(o.outcome == OUT_SUCCEEDED);
+	CHECK(o.cost.known);
+	CHECK(o.cost.user_us == 2345678);
+	CHECK(o.cost.sys_us == 9);
+	CHECK(o.cost.max_rss == 64ULL << 20);
+
+	/* Bytes and microseconds beyond 32 bits. */
+	ru.ru_maxrss = 5L << 20;
+	ru.ru_utime.tv_sec = 5000;
+	ru.ru_utime.tv_usec = 999999;
+	i = in(END_TIMEOUT, KILLED(SIGKILL), 3, 0, 3);
+	i.rusage = &ru;
+	o = decide(i);
+	CHECK(o.outcome == OUT_FAILED);
+	CHECK(o.cost.known);
+	CHECK(o.cost.user_us == 5000999999ULL);
+	CHECK(o.cost.max_rss == 5ULL << 30);
+
+	/* A lost lease or a shutdown still carries it; store.c decides what
+	 * is written. */
+	i = in(END_SHUTDOWN, KILLED(SIGTERM), 1, 0, 3);
+	i.rusage = &ru;
+	o = decide(i);
+	CHECK(o.cost.known);
+
+	/* No rusage: unknown, all zero. */
+	o = decide(in(END_NONE, EXITED(1), 1, 0, 3));
+	CHECK(!o.cost.known);
+	CHECK(o.cost.user_us == 0 && o.cost.sys_us == 0 && o.cost.max_rss == 0);
+
+	/* Never started: unknown. */
+	memset(&o, 0x5a, sizeof(o));
+	outcome_unstarted("cannot execute x: not found", &o);
+	CHECK(!o.cost.known);
+	memset(&o, 0x5a, sizeof(o));
+	CHECK(outcome_exhausted(4, 0, 3, &o));
+	CHECK(!o.cost.known);
+}
+
 int main(void)
 {
 	test_wait_encoding();
@@ -341,5 +398,6 @@ int main(void)
 	test_reasons();
 	test_exhausted();
 	test_unstarted();
+	test_cost();
 	return check_done("outcome");
 }

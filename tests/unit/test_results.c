@@ -66,8 +66,9 @@ int main(void)
 	/* 1: plain success. */
 	add_plain(&rs, 1);
 	CHECK(rs.oldest > 0);
-	/* 2: failed, with an error and output. */
+	/* 2: failed, with an error and output, and what it cost. */
 	o = oc(OUT_FAILED, 2, 0, false, "exit code 2");
+	o.cost = (struct attempt_cost){ .known = true, .user_us = 7, .sys_us = 8, .max_rss = 9 };
 	results_add(&rs, 2, 102, 1002, &o, &cap);
 	/* 3: plain success. */
 	add_plain(&rs, 3);
@@ -116,6 +117,8 @@ int main(void)
 	CHECK_STR(f[3].error, "exit code 2");
 	CHECK(f[3].output_len == 5);
 	CHECK(f[3].output && memcmp(f[3].output, "oops\n", 5) == 0);
+	CHECK(f[3].cost.known && f[3].cost.user_us == 7 && f[3].cost.sys_us == 8 && f[3].cost.max_rss == 9);
+	CHECK(!f[0].cost.known);
 	/* 4 */
 	CHECK(f[4].outcome == OUT_SUCCEEDED);
 	CHECK(f[4].error == NULL);

@@ -159,6 +159,12 @@ static struct finish other(uint64_t seq, uint64_t token, int pid, enum outcome o
 	return f;
 }
 
+static struct finish with_cost(struct finish f, uint64_t user_us, uint64_t sys_us, uint64_t max_rss)
+{
+	f.cost = (struct attempt_cost){ .known = true, .user_us = user_us, .sys_us = sys_us, .max_rss = max_rss };
+	return f;
+}
+
 static void test_claim_build(void)
 {
 	struct kyu_config cfg;
@@ -176,6 +182,8 @@ static void test_claim_build(void)
 	CONTAINS(st[0], "lease_until = NOW(6) + INTERVAL 30 SECOND");
 	/* Guarded: a row at the column's limit must not make the claim fail. */
 	CONTAINS(st[0], "attempts = LEAST(attempts, 4294967294) + 1");
+	/* A new attempt has no cost until it ends (nor has one whose worker dies). */
+	CONTAINS(st[0], "duration = NULL, cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, ");
 	CONTAINS(st[0], "host = 'h\\'x'");
 	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) AND queue NOT IN (SELECT name FROM "
 			"kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT "
@@ -470,9 +478,10 @@ static void test_finish_build(void)
 	/* Plain successes first in one UPDATE, then one per other result. */
 	{
 		struct finish f[] = {
-			plain(1, 11, 101),
-			plain(2, 12, 102),
-			other(3, 13, 103, OUT_FAILED, 2, 0, "exit code 2", "boom'\n", 6),
+			with_cost(plain(1, 11, 101), 250000, 10, 1 << 20),
+			with_cost(plain(2, 12, 102), 12000001, 0, 0),
+			with_cost(other(3, 13, 103, OUT_FAILED, 2, 0, "exit code 2", "boom'\n", 6), 1, 2,
+				  4096),
 			other(4, 14, 104, OUT_RETRY, 75, 0, "temporary failure (exit 75): retrying later",
 			      NULL, 0),
 			other(5, 15, 0, OUT_RELEASE, -1, 0, "interrupted", NULL, 0),
@@ -491,14 +500,18 @@ static void test_finish_build(void)
 		CHECK(sb.len == strlen(sb.buf));
 		/* the bulk UPDATE */
 		CHECK(starts_with(st[0], "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, "));
-		CONTAINS(st[0], "pid = CASE seq WHEN 1 THEN 101 WHEN 2 THEN 102 ELSE pid END");
+		CONTAINS(st[0], "pid = CASE seq WHEN 1 THEN 101 WHEN 2 THEN 102 ELSE pid END, "
+				"cpu_user = CASE seq WHEN 1 THEN 0.250000 WHEN 2 THEN 12.000001 END, "
+				"cpu_sys = CASE seq WHEN 1 THEN 0.000010 WHEN 2 THEN 0.000000 END, "
+				"max_rss = CASE seq WHEN 1 THEN 1048576 WHEN 2 THEN 0 END, status = ");
 		CONTAINS(st[0], "WHERE seq IN (1,2) AND owner = CASE seq WHEN 1 THEN 11 WHEN 2 THEN 12 "
 				"END AND status IN ('running', 'cancelled')");
 		/* failed, with output */
 		CHECK(starts_with(st[1], "UPDATE kyu_jobs SET lease_until = NULL, pid = 103, "));
 		CONTAINS(st[1], "exit_code = 2, `signal` = NULL, error = 'exit code 2', output = "
 				"'boom\\'\\n', finished_at = NOW(6)");
-		CONTAINS(st[1], "status = IF(status = 'cancelled', 'cancelled', 'failed')");
+		CONTAINS(st[1], "/ 1e6, cpu_user = 0.000001, cpu_sys = 0.000002, max_rss = 4096, status = "
+				"IF(status = 'cancelled', 'cancelled', 'failed')");
 		CHECK(strstr(st[1], " WHERE seq = 3 AND owner = 13 AND status IN ('running', "
 				    "'cancelled')") != NULL);
 		LACKS(st[1], "run_at");
@@ -517,6 +530,9 @@ static void test_finish_build(void)
 					 "'cancelled', 'waiting') WHERE seq = 5 AND owner = 15 "));
 		LACKS(st[3], "pid");
 		LACKS(st[3], "exit_code");
+		LACKS(st[3], "cpu_user");
+		/* no cost known: NULL, not a stale one */
+		CONTAINS(st[2], "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, ");
 		/* cancelled, by signal */
 		CONTAINS(st[4], "exit_code = NULL, `signal` = 15, error = 'cancelled'");
 		CONTAINS(st[4], "'cancelled', 'cancelled')");

@@ -1,0 +1,774 @@
+#include "domain.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sys/capability.h>
+
+#include "util.h"
+
+enum dtype { DT_NAME, DT_NAMES, DT_PAIR, DT_PATH, DT_OCTAL, DT_LIMIT, DT_INT, DT_PATHS, DT_BOOL };
+
+static const struct dkey {
+	const char *name;
+	enum dtype type;
+	int64_t min, max; /* DT_INT; DT_LIMIT: whether sizes take suffixes (max 1) */
+} dkeys[DK_N] = {
+	[DK_USER] = { "user", DT_NAME, 0, 0 },
+	[DK_GROUP] = { "group", DT_NAME, 0, 0 },
+	[DK_ENV_PASS] = { "env_pass", DT_NAMES, 0, 0 },
+	[DK_ENV] = { "env", DT_PAIR, 0, 0 },
+	[DK_CWD] = { "cwd", DT_PATH, 0, 0 },
+	[DK_UMASK] = { "umask", DT_OCTAL, 0, 0777 },
+	[DK_LIMIT_CPU] = { "limit_cpu", DT_LIMIT, 0, 0 },
+	[DK_LIMIT_AS] = { "limit_as", DT_LIMIT, 0, 1 },
+	[DK_LIMIT_NOFILE] = { "limit_nofile", DT_LIMIT, 0, 0 },
+	[DK_LIMIT_NPROC] = { "limit_nproc", DT_LIMIT, 0, 0 },
+	[DK_LIMIT_FSIZE] = { "limit_fsize", DT_LIMIT, 0, 1 },
+	[DK_LIMIT_CORE] = { "limit_core", DT_LIMIT, 0, 1 },
+	[DK_NICE] = { "nice", DT_INT, -20, 19 },
+	[DK_ALLOW] = { "allow", DT_PATHS, 0, 0 },
+	[DK_ALLOW_SHELL] = { "allow_shell", DT_BOOL, 0, 0 },
+	[DK_ROW_ENV] = { "row_env", DT_BOOL, 0, 0 },
+	/* The ranges of the [job] keys of the same names. */
+	[DK_TIME_LIMIT] = { "time_limit", DT_INT, 0, 31536000 },
+	[DK_MAX_ATTEMPTS] = { "max_attempts", DT_INT, 1, 1000000 },
+	[DK_OUTPUT_LIMIT] = { "output_limit", DT_INT, 0, INT64_C(4) * 1024 * 1024 },
+	[DK_KILL_GRACE] = { "kill_grace", DT_INT, 0, 3600 },
+};
+
+static const int limit_resource[DLIM_N] = {
+	[DLIM_CPU] = RLIMIT_CPU,     [DLIM_AS] = RLIMIT_AS,       [DLIM_NOFILE] = RLIMIT_NOFILE,
+	[DLIM_NPROC] = RLIMIT_NPROC, [DLIM_FSIZE] = RLIMIT_FSIZE, [DLIM_CORE] = RLIMIT_CORE,
+};
+
+int domain_limit_resource(int i)
+{
+	return limit_resource[i];
+}
+
+const char *domain_key_name(enum domain_key k)
+{
+	return dkeys[k].name;
+}
+
+/* ---- parsing ---- */
+
+static size_t vec_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static void vec_push(char ***v, char *s)
+{
+	size_t n = vec_len(*v);
+	*v = xrealloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = s;
+	(*v)[n + 1] = NULL;
+}
+
+static bool env_name_ok(const char *s, size_t len)
+{
+	if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* A user or group name as useradd accepts them: no spaces, no ':' or ','. */
+static bool account_name_ok(const char *s)
+{
+	if (!*s || strlen(s) > 64 || *s == '-')
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s == ':' || *s == ',' || *s == '/' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+/* An absolute path with no "." or ".." component: what it names does not
+ * depend on how a prefix test reads it. A trailing '/' is dropped. */
+static const char *clean_path(const char *v, char **out)
+{
+	size_t len = strlen(v);
+
+	if (v[0] != '/')
+		return "must be an absolute path";
+	if (len >= PATH_MAX)
+		return "longer than PATH_MAX";
+	for (const char *p = v; *p;) {
+		const char *e;
+		size_t n;
+		while (*p == '/')
+			p++;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return "must not contain . or .. components";
+		p = e;
+	}
+	*out = xstrdup(v);
+	while (len > 1 && (*out)[len - 1] == '/')
+		(*out)[--len] = '\0';
+	return NULL;
+}
+
+/* "unlimited", or a whole number, with K, M, G or T (powers of 1024) for
+ * sizes. */
+static const char *parse_limit(const char *v, bool sizes, rlim_t *out)
+{
+	char *end;
+	unsigned long long n, mult = 1;
+
+	if (strcmp(v, "unlimited") == 0 || strcmp(v, "infinity") == 0) {
+		*out = RLIM_INFINITY;
+		return NULL;
+	}
+	if (*v < '0' || *v > '9')
+		return sizes ? "expected a number of bytes (K, M, G, T suffixes) or unlimited"
+			     : "expected a whole number or unlimited";
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno)
+		return "out of range";
+	if (*end && sizes && !end[1]) {
+		const char *units = "KMGT";
+		int c = *end >= 'a' && *end <= 'z' ? *end - 'a' + 'A' : *end;
+		const char *u = strchr(units, c);
+		if (!u)
+			return "unknown size suffix (expected K, M, G or T)";
+		for (long i = 0; i <= u - units; i++)
+			mult *= 1024;
+		end++;
+	}
+	if (*end)
+		return sizes ? "expected a number of bytes (K, M, G, T suffixes) or unlimited"
+			     : "expected a whole number or unlimited";
+	if (n > (unsigned long long)(RLIM_INFINITY - 1) / mult)
+		return "too large (say unlimited)";
+	*out = (rlim_t)(n * mult);
+	return NULL;
+}
+
+static const char *split_into(const char *v, char ***vec, bool paths)
+{
+	char *raw = xstrdup(v), *save = NULL;
+	const char *why = NULL;
+
+	strv_free(*vec);
+	*vec = NULL;
+	for (char *tok = strtok_r(raw, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		char *item = NULL;
+		if (paths) {
+			why = clean_path(tok, &item);
+		} else if (!env_name_ok(tok, strlen(tok))) {
+			why = "expected variable names (letters, digits, _), separated by commas or spaces";
+		} else {
+			item = xstrdup(tok);
+		}
+		if (why)
+			break;
+		vec_push(vec, item);
+	}
+	free(raw);
+	if (!why && !*vec)
+		why = paths ? "expected absolute paths, separated by commas or spaces"
+			    : "expected variable names, separated by commas or spaces";
+	return why;
+}
+
+static struct domain *find_or_add(struct domain **ds, int *n, const char *qname, int line)
+{
+	bool star = strcmp(qname, "*") == 0;
+	struct domain *d;
+
+	for (int i = 0; i < *n; i++)
+		if (star ? !(*ds)[i].queue : ((*ds)[i].queue && strcmp((*ds)[i].queue, qname) == 0))
+			return &(*ds)[i];
+	*ds = xrealloc(*ds, (size_t)(*n + 1) * sizeof(**ds));
+	d = &(*ds)[(*n)++];
+	memset(d, 0, sizeof(*d));
+	d->queue = star ? NULL : xstrdup(qname);
+	d->section = xmalloc(strlen(qname) + 7);
+	sprintf(d->section, "queue.%s", qname);
+	d->line = line;
+	d->umask = -1;
+	d->time_limit = d->max_attempts = d->output_limit = d->kill_grace = -1;
+	return d;
+}
+
+static bool queue_name_ok(const char *q)
+{
+	size_t chars = 0;
+
+	if (strcmp(q, "*") == 0)
+		return true;
+	/* The column is VARCHAR(64) of utf8mb4: 64 characters. */
+	for (const char *p = q; *p; p++)
+		chars += ((unsigned char)*p & 0xc0) != 0x80;
+	return chars >= 1 && chars <= 64;
+}
+
+const char *domain_set(struct domain **ds, int *n, const char *qname, const char *name,
+		       const char *value, int line)
+{
+	const struct dkey *k = NULL;
+	struct domain *d;
+	int64_t v;
+	int idx;
+
+	if (!queue_name_ok(qname))
+		return "a queue section is [queue.NAME] (NAME: 1 to 64 characters) or [queue.*]";
+	for (idx = 0; idx < DK_N; idx++)
+		if (strcmp(dkeys[idx].name, name) == 0) {
+			k = &dkeys[idx];
+			break;
+		}
+	if (!k)
+		return "unknown key";
+	d = find_or_add(ds, n, qname, line);
+	switch (k->type) {
+	case DT_NAME:
+		if (!account_name_ok(value))
+			return "expected a user or group name";
+		if (idx == DK_USER) {
+			free(d->user);
+			d->user = xstrdup(value);
+		} else {
+			free(d->group);
+			d->group = xstrdup(value);
+		}
+		break;
+	case DT_NAMES: {
+		const char *why = split_into(value, &d->env_pass, false);
+		if (why)
+			return why;
+		break;
+	}
+	case DT_PAIR: {
+		const char *eq = strchr(value, '=');
+		/* Repeated: each line adds one variable. */
+		if (!eq || !env_name_ok(value, (size_t)(eq - value)))
+			return "expected NAME=VALUE (repeat the key for more variables)";
+		vec_push(&d->env, xstrdup(value));
+		break;
+	}
+	case DT_PATH: {
+		char *p = NULL;
+		const char *why = clean_path(value, &p);
+		if (why)
+			return why;
+		free(d->cwd);
+		d->cwd = p;
+		break;
+	}
+	case DT_OCTAL: {
+		char *end;
+		long m;
+		errno = 0;
+		m = strtol(value, &end, 8);
+		if (!*value || *end || errno || m < 0 || m > k->max)
+			return "expected an octal mode 0 to 0777, such as 027";
+		d->umask = (int)m;
+		break;
+	}
+	case DT_LIMIT: {
+		int li = idx - DK_LIMIT_CPU;
+		const char *why = parse_limit(value, k->max == 1, &d->limit[li]);
+		if (why)
+			return why;
+		d->limit_set[li] = true;
+		break;
+	}
+	case DT_INT: {
+		int r = parse_i64(value, k->min, k->max, &v);
+		static char range[64];
+		if (r == -EINVAL)
+			return "not a whole number";
+		if (r < 0) {
+			snprintf(range, sizeof(range), "out of range %lld..%lld", (long long)k->min,
+				 (long long)k->max);
+			return range;
+		}
+		if (idx == DK_NICE)
+			d->nice = (int)v;
+		else if (idx == DK_TIME_LIMIT)
+			d->time_limit = (int)v;
+		else if (idx == DK_MAX_ATTEMPTS)
+			d->max_attempts = (int)v;
+		else if (idx == DK_OUTPUT_LIMIT)
+			d->output_limit = (int)v;
+		else
+			d->kill_grace = (int)v;
+		break;
+	}
+	case DT_PATHS: {
+		const char *why = split_into(value, &d->allow, true);
+		if (why)
+			return why;
+		break;
+	}
+	case DT_BOOL: {
+		bool b;
+		if (parse_bool(value, &b) < 0)
+			return "expected yes or no (or true, false, on, off, 1, 0)";
+		if (idx == DK_ALLOW_SHELL)
+			d->allow_shell = b;
+		else
+			d->row_env = b;
+		break;
+	}
+	}
+	d->key_line[idx] = line;
+	return NULL;
+}
+
+void domain_finish(struct domain *ds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct domain *d = &ds[i];
+		/* A shell line, or a row's LD_PRELOAD, runs anything: with an
+		 * allow-list they are refused unless the section says otherwise. */
+		if (!d->key_line[DK_ALLOW_SHELL])
+			d->allow_shell = !d->allow;
+		if (!d->key_line[DK_ROW_ENV])
+			d->row_env = !d->allow;
+	}
+}
+
+static void domain_free(struct domain *d)
+{
+	free(d->queue);
+	free(d->section);
+	free(d->user);
+	free(d->group);
+	strv_free(d->env_pass);
+	strv_free(d->env);
+	free(d->cwd);
+	strv_free(d->allow);
+}
+
+void domain_free_all(struct domain *ds, int n)
+{
+	for (int i = 0; i < n; i++)
+		domain_free(&ds[i]);
+	free(ds);
+}
+
+const struct domain *domain_for(const struct domain *ds, int n, const char *queue)
+{
+	const struct domain *star = NULL;
+
+	for (int i = 0; i < n; i++) {
+		if (!ds[i].queue)
+			star = &ds[i];
+		else if (queue && strcmp(ds[i].queue, queue) == 0)
+			return &ds[i];
+	}
+	return star;
+}
+
+/* ---- the system ---- */
+
+/* getpwnam_r and friends want a buffer; grow it until the entry fits. */
+static int lookup_user(const char *name, uid_t uid, struct passwd *pw, char **buf)
+{
+	size_t size = 1024;
+	struct passwd *res = NULL;
+	int r;
+
+	for (;;) {
+		*buf = xrealloc(*buf, size);
+		r = name ? getpwnam_r(name, pw, *buf, size, &res) : getpwuid_r(uid, pw, *buf, size, &res);
+		if (r != ERANGE || size > 1 << 20)
+			break;
+		size *= 2;
+	}
+	if (r)
+		return -r;
+	return res ? 0 : -ENOENT;
+}
+
+static int lookup_group(const char *name, gid_t *gid)
+{
+	size_t size = 1024;
+	struct group gr, *res = NULL;
+	char *buf = NULL;
+	int r;
+
+	for (;;) {
+		buf = xrealloc(buf, size);
+		r = getgrnam_r(name, &gr, buf, size, &res);
+		if (r != ERANGE || size > 1 << 20)
+			break;
+		size *= 2;
+	}
+	if (!r && res)
+		*gid = gr.gr_gid;
+	free(buf);
+	return r ? -r : res ? 0 : -ENOENT;
+}
+
+int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen)
+{
+	struct passwd pw;
+	char *buf = NULL;
+	int r;
+
+	memset(ids, 0, sizeof(*ids));
+	if (d && d->user)
+		r = lookup_user(d->user, 0, &pw, &buf);
+	else
+		r = lookup_user(NULL, geteuid(), &pw, &buf);
+	if (r < 0) {
+		if (d && d->user)
+			snprintf(err, errlen, "user '%s' %s", d->user,
+				 r == -ENOENT ? "does not exist" : strerror(-r));
+		else
+			snprintf(err, errlen, "kyud's own user (uid %u) cannot be looked up: %s",
+				 (unsigned)geteuid(), r == -ENOENT ? "no such user" : strerror(-r));
+		goto fail;
+	}
+	ids->uid = pw.pw_uid;
+	ids->gid = pw.pw_gid;
+	ids->name = xstrdup(pw.pw_name);
+	ids->home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
+	ids->shell = xstrdup(pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
+	if (d && d->group) {
+		r = lookup_group(d->group, &ids->gid);
+		if (r < 0) {
+			snprintf(err, errlen, "group '%s' %s", d->group,
+				 r == -ENOENT ? "does not exist" : strerror(-r));
+			goto fail;
+		}
+	}
+	ids->switch_ids = d && (d->user || d->group);
+	if (ids->switch_ids) {
+		int ng = 16;
+		for (;;) {
+			int want = ng;
+			ids->groups = xrealloc(ids->groups, (size_t)ng * sizeof(gid_t));
+			if (getgrouplist(ids->name, ids->gid, ids->groups, &want) >= 0) {
+				ids->n_groups = want;
+				break;
+			}
+			if (want <= ng || want > 65536) {
+				snprintf(err, errlen, "the groups of user '%s' cannot be listed", ids->name);
+				goto fail;
+			}
+			ng = want;
+		}
+	}
+	free(buf);
+	return 0;
+fail:
+	free(buf);
+	domain_ids_free(ids);
+	return -1;
+}
+
+void domain_ids_free(struct domain_ids *ids)
+{
+	free(ids->groups);
+	free(ids->name);
+	free(ids->home);
+	free(ids->shell);
+	memset(ids, 0, sizeof(*ids));
+}
+
+static bool has_cap(cap_t caps, cap_value_t c)
+{
+	cap_flag_value_t v = CAP_CLEAR;
+	return caps && cap_get_flag(caps, c, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
+}
+
+void domain_privs_get(struct domain_privs *p)
+{
+	cap_t caps = cap_get_proc();
+
+	p->uid = geteuid();
+	p->gid = getegid();
+	p->setuid = has_cap(caps, CAP_SETUID);
+	p->setgid = has_cap(caps, CAP_SETGID);
+	p->sys_resource = has_cap(caps, CAP_SYS_RESOURCE);
+	p->sys_nice = has_cap(caps, CAP_SYS_NICE);
+	if (caps)
+		cap_free(caps);
+}
+
+void domain_seal_caps(void)
+{
+	cap_t caps;
+
+	(void)cap_reset_ambient();
+	caps = cap_get_proc();
+	if (!caps)
+		return;
+	if (cap_clear_flag(caps, CAP_INHERITABLE) == 0)
+		(void)cap_set_proc(caps);
+	cap_free(caps);
+}
+
+struct check_ctx {
+	const char *file;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct check_ctx *c, const struct domain *d, enum domain_key k, const char *value,
+	       const char *reason)
+{
+	snprintf(c->err, c->errlen, "%s:%d: [%s] %s = '%s': %s", c->file,
+		 d->key_line[k] ? d->key_line[k] : d->line, d->section, dkeys[k].name, value, reason);
+	return -1;
+}
+
+static int check_one(struct check_ctx *c, const struct domain *d, const struct domain_privs *p)
+{
+	struct domain_ids ids;
+	char why[256];
+	bool root = p->uid == 0;
+
+	if (domain_resolve(d, &ids, why, sizeof(why)) < 0) {
+		bool grp = strncmp(why, "group", 5) == 0;
+		return bad(c, d, grp ? DK_GROUP : DK_USER, grp ? d->group : d->user ? d->user : "", why);
+	}
+	if (ids.uid == 0 && !root) {
+		domain_ids_free(&ids);
+		return bad(c, d, DK_USER, d->user ? d->user : "",
+			   "kyud does not run as root: it cannot run jobs as root");
+	}
+	if (ids.uid != p->uid && !root && !p->setuid) {
+		snprintf(why, sizeof(why),
+			 "kyud runs as uid %u without CAP_SETUID (and CAP_SETGID): it can run jobs only as "
+			 "itself (see kyud(8), Security)",
+			 (unsigned)p->uid);
+		domain_ids_free(&ids);
+		return bad(c, d, DK_USER, d->user ? d->user : "", why);
+	}
+	if (ids.switch_ids && !root && !p->setgid) {
+		domain_ids_free(&ids);
+		return bad(c, d, d->group ? DK_GROUP : DK_USER, d->group ? d->group : d->user,
+			   "kyud holds no CAP_SETGID: it cannot set a job's groups (see kyud(8), Security)");
+	}
+	domain_ids_free(&ids);
+	/* Root in a container may lack these two: ask the capabilities. */
+	if (d->key_line[DK_NICE] && d->nice < 0 && !p->sys_nice) {
+		snprintf(why, sizeof(why), "%d", d->nice);
+		return bad(c, d, DK_NICE, why, "a negative nice needs CAP_SYS_NICE");
+	}
+	for (int i = 0; i < DLIM_N; i++) {
+		struct rlimit cur;
+		if (!d->limit_set[i] || p->sys_resource)
+			continue;
+		if (getrlimit(limit_resource[i], &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+		    (d->limit[i] == RLIM_INFINITY || d->limit[i] > cur.rlim_max)) {
+			snprintf(why, sizeof(why),
+				 "above kyud's own hard limit (%llu): raising it needs CAP_SYS_RESOURCE",
+				 (unsigned long long)cur.rlim_max);
+			char val[32];
+			if (d->limit[i] == RLIM_INFINITY)
+				snprintf(val, sizeof(val), "unlimited");
+			else
+				snprintf(val, sizeof(val), "%llu", (unsigned long long)d->limit[i]);
+			return bad(c, d, (enum domain_key)(DK_LIMIT_CPU + i), val, why);
+		}
+	}
+	return 0;
+}
+
+/* Does every queue kyud serves have a section of its own? */
+static bool all_served_have_sections(const struct domain *ds, int n, char *const *queues, int n_queues)
+{
+	if (n_queues == 0)
+		return false;
+	for (int i = 0; i < n_queues; i++) {
+		const struct domain *d = domain_for(ds, n, queues[i]);
+		if (!d || !d->queue)
+			return false;
+	}
+	return true;
+}
+
+int domain_check(const struct domain *ds, int n, char *const *queues, int n_queues,
+		 const struct domain_privs *p, const char *file, char *err, size_t errlen)
+{
+	struct check_ctx c = { file, err, errlen };
+	bool star = false;
+
+	for (int i = 0; i < n; i++) {
+		const struct domain *d = &ds[i];
+		star |= !d->queue;
+		if (p->uid == 0 && !d->user)
+			return bad(&c, d, DK_USER, "",
+				   "kyud runs as root, so this queue's jobs would run as root: set user "
+				   "(user = root if that is meant)");
+		if (check_one(&c, d, p) < 0)
+			return -1;
+	}
+	if (p->uid == 0 && !star && !all_served_have_sections(ds, n, queues, n_queues)) {
+		snprintf(err, errlen,
+			 "%s: kyud runs as root and there is no [queue.*] section: jobs of queues without "
+			 "a [queue.NAME] section would run as root; add [queue.*] with user = NAME (user = "
+			 "root if that is meant)",
+			 file);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- before each spawn ---- */
+
+/* Where a job's programs are looked up when its section sets no PATH. */
+#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (; env && *env; env++)
+		if (strncmp(*env, name, nl) == 0 && (*env)[nl] == '=')
+			return *env + nl + 1;
+	return NULL;
+}
+
+static void env_put(char ***env, const char *name, const char *value)
+{
+	size_t nl = strlen(name), n = vec_len(*env);
+	char *entry = xmalloc(nl + strlen(value) + 2);
+
+	sprintf(entry, "%s=%s", name, value);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp((*env)[i], name, nl) == 0 && (*env)[i][nl] == '=') {
+			free((*env)[i]);
+			(*env)[i] = entry;
+			return;
+		}
+	}
+	vec_push(env, entry);
+}
+
+char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env)
+{
+	char **env = xcalloc(1, sizeof(char *));
+	const char *lang = env_get(kyud_env, "LANG");
+
+	env_put(&env, "PATH", SAFE_PATH);
+	env_put(&env, "HOME", ids->home);
+	env_put(&env, "USER", ids->name);
+	env_put(&env, "LOGNAME", ids->name);
+	env_put(&env, "SHELL", ids->shell);
+	if (lang)
+		env_put(&env, "LANG", lang);
+	for (char **p = d ? d->env_pass : NULL; p && *p; p++) {
+		const char *v = env_get(kyud_env, *p);
+		if (v)
+			env_put(&env, *p, v);
+	}
+	for (char **p = d ? d->env : NULL; p && *p; p++) {
+		char *name = xstrdup(*p);
+		char *eq = strchr(name, '=');
+		*eq = '\0';
+		env_put(&env, name, eq + 1);
+		free(name);
+	}
+	return env;
+}
+
+void domain_env_free(char **env)
+{
+	strv_free(env);
+}
+
+static bool is_executable_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *domain_find_program(const char *name, char *const *env)
+{
+	const char *path = env_get(env, "PATH");
+	bool denied = false;
+
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	if (!path)
+		path = SAFE_PATH;
+	for (const char *p = path;; p++) {
+		const char *e = strchrnul(p, ':');
+		size_t dl = (size_t)(e - p);
+		/* An empty entry is the current directory, as execvp reads it. */
+		char *cand = xmalloc(dl + strlen(name) + 3);
+		sprintf(cand, "%.*s%s%s", (int)dl, p, dl ? "/" : "./", name);
+		if (is_executable_file(cand))
+			return cand;
+		denied |= access(cand, F_OK) == 0;
+		free(cand);
+		if (!*e)
+			break;
+		p = e;
+	}
+	errno = denied ? EACCES : ENOENT;
+	return NULL;
+}
+
+/* Is path under prefix, component-wise ("/opt/a" holds "/opt/a/x", not
+ * "/opt/ab")? Both are free of "." and ".." components. */
+static bool under(const char *path, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+
+	if (strcmp(prefix, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, prefix, pl) == 0 && (path[pl] == '\0' || path[pl] == '/');
+}
+
+int domain_check_row(const struct domain *d, const char *queue, bool shell_row, bool has_env,
+		     const char *path, char *err, size_t errlen)
+{
+	char *clean = NULL;
+
+	if (!d)
+		return 0;
+	if (shell_row && !d->allow_shell) {
+		snprintf(err, errlen,
+			 "queue %s: rule allow_shell: shell command rows are refused in this queue "
+			 "(submit argv instead)",
+			 queue);
+		return -1;
+	}
+	if (has_env && !d->row_env) {
+		snprintf(err, errlen, "queue %s: rule row_env: a row's env is refused in this queue", queue);
+		return -1;
+	}
+	if (shell_row || !d->allow)
+		return 0;
+	if (!path || clean_path(path, &clean)) {
+		snprintf(err, errlen,
+			 "queue %s: rule allow: the program %s is not an absolute path without . or .. "
+			 "components",
+			 queue, path ? path : "(none)");
+		return -1;
+	}
+	free(clean);
+	for (char **a = d->allow; *a; a++)
+		if (under(path, *a))
+			return 0;
+	snprintf(err, errlen, "queue %s: rule allow: %s is not under an allowed path", queue, path);
+	return -1;
+}
