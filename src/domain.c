@@ -369,6 +369,25 @@ void domain_free_all(struct domain *ds, int n)
 	free(ds);
 }
 
+/* Length without trailing spaces. */
+static size_t padded_len(const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	return n;
+}
+
+/* The queue column's collation (utf8mb4_bin) pads with spaces: 'mail ' is
+ * 'mail' to every statement (the served-queue filter, kyu_queues), and so
+ * it must be to the section lookup too, or a row could slip past its
+ * queue's section into [queue.*] or none. */
+static bool same_queue(const char *a, const char *b)
+{
+	size_t la = padded_len(a), lb = padded_len(b);
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
 const struct domain *domain_for(const struct domain *ds, int n, const char *queue)
 {
 	const struct domain *star = NULL;
@@ -376,7 +395,7 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
 	for (int i = 0; i < n; i++) {
 		if (!ds[i].queue)
 			star = &ds[i];
-		else if (queue && strcmp(ds[i].queue, queue) == 0)
+		else if (queue && same_queue(ds[i].queue, queue))
 			return &ds[i];
 	}
 	return star;
@@ -502,6 +521,10 @@ void domain_privs_get(struct domain_privs *p)
 
 	p->uid = geteuid();
 	p->gid = getegid();
+	errno = 0;
+	p->nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		p->nice = 0;
 	p->setuid = has_cap(caps, CAP_SETUID);
 	p->setgid = has_cap(caps, CAP_SETGID);
 	p->sys_resource = has_cap(caps, CAP_SYS_RESOURCE);
@@ -552,7 +575,13 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 		return bad(c, d, DK_USER, d->user ? d->user : "",
 			   "kyud does not run as root: it cannot run jobs as root");
 	}
-	if (ids.uid != p->uid && !root && !p->setuid) {
+	if (ids.uid == 0 && d->user && strcmp(d->user, "root") != 0) {
+		domain_ids_free(&ids);
+		return bad(c, d, DK_USER, d->user, "is uid 0: say user = root where jobs are to run as root");
+	}
+	/* Root in a container, or under a bounding set, may lack these: ask
+	 * the capabilities, not the uid. */
+	if (ids.uid != p->uid && !p->setuid) {
 		snprintf(why, sizeof(why),
 			 "kyud runs as uid %u without CAP_SETUID (and CAP_SETGID): it can run jobs only as "
 			 "itself (see kyud(8), Security)",
@@ -560,16 +589,19 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 		domain_ids_free(&ids);
 		return bad(c, d, DK_USER, d->user ? d->user : "", why);
 	}
-	if (ids.switch_ids && !root && !p->setgid) {
+	if (ids.switch_ids && !p->setgid) {
 		domain_ids_free(&ids);
 		return bad(c, d, d->group ? DK_GROUP : DK_USER, d->group ? d->group : d->user,
 			   "kyud holds no CAP_SETGID: it cannot set a job's groups (see kyud(8), Security)");
 	}
 	domain_ids_free(&ids);
 	/* Root in a container may lack these two: ask the capabilities. */
-	if (d->key_line[DK_NICE] && d->nice < 0 && !p->sys_nice) {
-		snprintf(why, sizeof(why), "%d", d->nice);
-		return bad(c, d, DK_NICE, why, "a negative nice needs CAP_SYS_NICE");
+	if (d->key_line[DK_NICE] && d->nice < p->nice && !p->sys_nice) {
+		char val[16];
+		snprintf(val, sizeof(val), "%d", d->nice);
+		snprintf(why, sizeof(why), "below kyud's own nice (%d): lowering it needs CAP_SYS_NICE",
+			 p->nice);
+		return bad(c, d, DK_NICE, val, why);
 	}
 	for (int i = 0; i < DLIM_N; i++) {
 		struct rlimit cur;
@@ -712,13 +744,16 @@ char *domain_find_program(const char *name, char *const *env)
 	for (const char *p = path;; p++) {
 		const char *e = strchrnul(p, ':');
 		size_t dl = (size_t)(e - p);
-		/* An empty entry is the current directory, as execvp reads it. */
-		char *cand = xmalloc(dl + strlen(name) + 3);
-		sprintf(cand, "%.*s%s%s", (int)dl, p, dl ? "/" : "./", name);
-		if (is_executable_file(cand))
-			return cand;
-		denied |= access(cand, F_OK) == 0;
-		free(cand);
+		/* Only absolute entries: an empty or relative one would be read
+		 * here, in the worker's directory, and run in the job's. */
+		if (dl > 0 && *p == '/') {
+			char *cand = xmalloc(dl + strlen(name) + 2);
+			sprintf(cand, "%.*s/%s", (int)dl, p, name);
+			if (is_executable_file(cand))
+				return cand;
+			denied |= access(cand, F_OK) == 0;
+			free(cand);
+		}
 		if (!*e)
 			break;
 		p = e;

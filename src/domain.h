@@ -77,7 +77,8 @@ void domain_finish(struct domain *ds, int n);
 void domain_free_all(struct domain *ds, int n);
 
 /* The section that applies to queue: its own, else [queue.*], else NULL
- * (kyud's own user, environment defaults, no limits, no allow-list). */
+ * (kyud's own user, environment defaults, no limits, no allow-list).
+ * Names compare as the queue column does: trailing spaces do not count. */
 const struct domain *domain_for(const struct domain *ds, int n, const char *queue);
 
 /* ---- the system: users, groups, privileges ---- */
@@ -102,6 +103,7 @@ void domain_ids_free(struct domain_ids *ids);
 struct domain_privs {
 	uid_t uid;
 	gid_t gid;
+	int nice; /* kyud's own */
 	bool setuid, setgid, sys_resource, sys_nice;
 };
 void domain_privs_get(struct domain_privs *p);
@@ -125,9 +127,9 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
 char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env);
 void domain_env_free(char **env);
 
-/* Find a program the way execvp would in env's PATH (a name with a '/' is
- * taken as it is). Returns a malloc'd path, or NULL with errno ENOENT or
- * EACCES. */
+/* Find a program the way execvp would in env's PATH, skipping empty and
+ * relative entries (a name with a '/' is taken as it is). Returns a
+ * malloc'd path, or NULL with errno ENOENT or EACCES. */
 char *domain_find_program(const char *name, char *const *env);
 
 /* The rules a row must follow in d's queue, checked before it starts:

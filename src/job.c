@@ -107,6 +107,14 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 			 strncmp(why, "group", 5) == 0 ? "group" : "user", why);
 		return NULL;
 	}
+	/* Checked at load, and again here: the name service may map a user
+	 * to uid 0 since. Root only where the section says user = root. */
+	if (own->uid == 0 && !(geteuid() == 0 && d->user && strcmp(d->user, "root") == 0)) {
+		snprintf(err, errlen, "queue %s: rule user: user '%s' is uid 0 (root), and the section "
+			 "does not say user = root", queue, own->name);
+		domain_ids_free(own);
+		return NULL;
+	}
 	return own;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -12,14 +13,23 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The child shares our memory and runs until it calls execve, while we
- * wait (CLONE_VM | CLONE_VFORK): what glibc's posix_spawn does, so the
- * cost does not grow with the worker's memory (tests/bench/spawn), but
- * with the user, groups and limits posix_spawn has no attributes for. The
- * child calls only async-signal-safe functions and raw system calls, and
- * never the name service: users and groups were looked up before. */
+ * wait (CLONE_VM, as glibc's posix_spawn does), so the cost does not grow
+ * with the worker's memory (tests/bench/spawn); but it also sets the user,
+ * groups and limits posix_spawn has no attributes for. The child makes
+ * only raw system calls and calls into no library state (the sanitizers
+ * intercept sigaction and sigprocmask), and never the name service: users
+ * and groups were looked up before.
+ *
+ * Not CLONE_VFORK: once the child has switched to the job's user, any
+ * process of that user may SIGSTOP it before it reaches exec, and a vfork
+ * parent would then wait for ever, its leases and fences with it. We wait
+ * instead for a close-on-exec pipe to close, at most SPAWN_TIMEOUT_MS, and
+ * kill a child that takes longer (stopped, or stuck on a hung file system). */
+#define SPAWN_TIMEOUT_MS 3000
 
 /* Where the child was when it failed; it writes this and the errno into
  * the arguments it shares with us, then exits. */
@@ -35,6 +45,7 @@ enum stage {
 	ST_UID,
 	ST_CWD,
 	ST_EXEC,
+	ST_TIMEOUT, /* set by us: it did not reach exec in time */
 };
 
 struct child_args {
@@ -43,13 +54,15 @@ struct child_args {
 	const char *cwd;
 	const struct proc_creds *cr;
 	int out_fd;
+	int exec_fd; /* close-on-exec: its closing tells us exec happened */
 	/* written by the child, read once it is gone */
 	volatile int stage;
 	volatile int err;
 };
 
 /* The child's stack: one per process, which runs one child at a time (we
- * are suspended until it has called execve or exited). */
+ * wait until it has called execve or exited). Replaced, and the old one
+ * left mapped, when a child we gave up on might still be on it. */
 #define CHILD_STACK ((size_t)256 * 1024)
 static void *child_stack;
 
@@ -63,21 +76,28 @@ fail_at(struct child_args *a, enum stage st)
 
 /* Not instrumented: it runs on its own stack, in a process that shares
  * the sanitizers' state with its parent. */
+/* SIG_DFL for sig, as the kernel takes it (the layout of x86-64 and
+ * arm64; no restorer is needed without a handler). */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg)
 {
 	struct child_args *a = arg;
 	const struct proc_creds *cr = a->cr;
-	struct sigaction dfl;
-	sigset_t none;
+	struct kernel_sigaction dfl = { SIG_DFL, 0, NULL, 0 };
+	unsigned long none = 0;
 	int fd;
 
 	/* Every handler back to the default while all signals are blocked (we
 	 * blocked them before the clone): none of ours may run in here. */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &dfl, NULL);
+			(void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	if (setsid() < 0)
 		fail_at(a, ST_SETSID);
 	fd = open("/dev/null", O_RDONLY);
@@ -86,8 +106,10 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	if (dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
 		fail_at(a, ST_OUTPUT);
 	/* Everything of ours is O_CLOEXEC already; this also covers descriptors
-	 * opened by libraries that forget to. */
-	(void)close_range(3, ~0U, 0);
+	 * opened by libraries that forget to. All but exec_fd, which exec
+	 * closes for us (it is above 2: 0-2 were open before it). */
+	(void)close_range(3, (unsigned)a->exec_fd - 1, 0);
+	(void)close_range((unsigned)a->exec_fd + 1, ~0U, 0);
 	if (cr) {
 		const struct domain_ids *ids = cr->ids;
 		/* Raw calls: glibc's wrappers would try to change the ids of
@@ -101,27 +123,30 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		/* Limits and nice before giving up the privileges that may be
 		 * needed to set them. */
 		for (int i = 0; cr->limit_set && i < DLIM_N; i++) {
-			struct rlimit rl = { cr->limit[i], cr->limit[i] };
+			struct rlimit rl = { cr->limit[i], cr->limit[i] }, cur;
+			if (!cr->limit_set[i])
+				continue;
 			/* At the soft CPU limit the kernel sends SIGXCPU, at the
 			 * hard one SIGKILL: a second apart, so that the job (and
-			 * its row) sees which limit it ran into. */
-			if (i == DLIM_CPU && rl.rlim_max != RLIM_INFINITY)
+			 * its row) sees which limit it ran into; not above the
+			 * hard limit we have, though. */
+			if (i == DLIM_CPU && rl.rlim_max != RLIM_INFINITY &&
+			    (syscall(SYS_getrlimit, RLIMIT_CPU, &cur) < 0 || rl.rlim_max < cur.rlim_max))
 				rl.rlim_max++;
-			if (cr->limit_set[i] && setrlimit(domain_limit_resource(i), &rl) < 0)
+			if (syscall(SYS_setrlimit, domain_limit_resource(i), &rl) < 0)
 				fail_at(a, (enum stage)(ST_LIMIT + i));
 		}
-		if (cr->set_nice && setpriority(PRIO_PROCESS, 0, cr->nice) < 0)
+		if (cr->set_nice && syscall(SYS_setpriority, PRIO_PROCESS, 0, cr->nice) < 0)
 			fail_at(a, ST_NICE);
 		if (cr->umask >= 0)
-			umask((mode_t)cr->umask);
+			(void)syscall(SYS_umask, (mode_t)cr->umask);
 		if (ids && ids->switch_ids && syscall(SYS_setresuid, ids->uid, ids->uid, ids->uid) < 0)
 			fail_at(a, ST_UID);
 	}
 	/* As the job's user: a directory it may not enter is its error. */
 	if (a->cwd && *a->cwd && chdir(a->cwd) < 0)
 		fail_at(a, ST_CWD);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
 	execve(a->path, a->argv, a->envp);
 	fail_at(a, ST_EXEC);
 	return 127;
@@ -162,12 +187,23 @@ static void describe(const struct child_args *a, const char *what, char *err, si
 		snprintf(err, errlen, "rule user: cannot switch to user %s (uid %u): %s", user,
 			 ids ? (unsigned)ids->uid : 0U, why);
 		return;
+	case ST_TIMEOUT:
+		snprintf(err, errlen, "the new process did not reach exec within %d ms (stopped, or "
+			 "a file system not answering): killed", SPAWN_TIMEOUT_MS);
+		return;
 	case ST_CWD:
 		snprintf(err, errlen, "cannot change to directory %s: %s", a->cwd,
 			 a->err == ENOTDIR ? "not a directory" : why);
 		return;
 	case ST_EXEC: {
 		const char *w = a->err == ENOENT ? "not found" : a->err == EACCES ? "permission denied" : why;
+		/* execve fails with EAGAIN when the new user is over its
+		 * RLIMIT_NPROC (setresuid only marks the process). */
+		if (a->err == EAGAIN && cr && cr->limit_set && cr->limit_set[DLIM_NPROC]) {
+			snprintf(err, errlen, "rule limit_nproc: user %s has more processes than its limit (%llu)", user,
+				 (unsigned long long)cr->limit[DLIM_NPROC]);
+			return;
+		}
 		snprintf(err, errlen, "cannot execute %s: %s", what, w);
 		return;
 	}
@@ -182,13 +218,52 @@ static void describe(const struct child_args *a, const char *what, char *err, si
 	}
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until the child has executed or exited (exec_fd's end closes), at
+ * most SPAWN_TIMEOUT_MS. Returns false on a timeout. */
+static bool wait_exec(int fd)
+{
+	int64_t deadline = now_ms() + SPAWN_TIMEOUT_MS;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		int n = poll(&p, 1, left > 0 ? (int)left : 0);
+		if (n > 0 && read(fd, &c, 1) <= 0)
+			return true;
+		if (n == 0)
+			return false;
+	}
+}
+
+/* Reap a child that failed or that we killed, so that no one else takes
+ * it for a job; false if it is not gone within 100 ms (a kill cannot end
+ * a process stuck in the kernel), when the SIGCHLD loop will reap it. */
+static bool reap(pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return true;
+		(void)nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return false;
+}
+
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *exec_errno,
 	       char *err, size_t errlen)
 {
 	struct child_args a = { .path = path, .argv = spec->argv, .envp = spec->envp, .cwd = cwd, .cr = cr };
 	sigset_t all, old;
-	int pipefd[2] = { -1, -1 };
+	int pipefd[2] = { -1, -1 }, execfd[2] = { -1, -1 };
 	pid_t pid;
 	int r;
 
@@ -203,10 +278,10 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		}
 		child_stack = s;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(execfd, O_CLOEXEC) < 0) {
 		r = -errno;
-		snprintf(err, errlen, "cannot create output pipe: %s", strerror(errno));
-		return r;
+		snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+		goto fail;
 	}
 	/* Only our end is non-blocking: the job sees an ordinary pipe. */
 	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0) {
@@ -215,37 +290,50 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		goto fail;
 	}
 	a.out_fd = pipefd[1];
+	a.exec_fd = execfd[1];
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = clone(child_main, (char *)child_stack + CHILD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+	pid = clone(child_main, (char *)child_stack + CHILD_STACK, CLONE_VM | SIGCHLD, &a);
 	r = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* The child has copies of these: ours must go for the EOF to come. */
 	close(pipefd[1]);
-	pipefd[1] = -1;
+	close(execfd[1]);
+	pipefd[1] = execfd[1] = -1;
+	if (pid >= 0 && !wait_exec(execfd[0])) {
+		(void)kill(pid, SIGKILL);
+		a.stage = ST_TIMEOUT;
+		a.err = ETIMEDOUT;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start a process: %s", strerror(r));
 		r = -r;
 		goto fail;
 	}
 	if (a.stage != ST_OK) {
-		/* It has exited (or is about to): reap it here, so that no one
-		 * else takes it for a job. */
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		/* A child we could not reap may still be on the stack. */
+		if (!reap(pid))
+			child_stack = NULL;
 		describe(&a, spec->argv[0], err, errlen);
-		if (a.stage == ST_EXEC)
+		/* A rule that failed is not the program's failure: no shell
+		 * fallback for it (see jobspec.h). */
+		if (a.stage == ST_EXEC && strncmp(err, "rule ", 5) != 0)
 			*exec_errno = a.err;
 		r = -(a.err ? a.err : EIO);
 		goto fail;
 	}
+	close(execfd[0]);
 	*ret_pid = pid;
 	*ret_out = pipefd[0];
 	return 0;
 
 fail:
-	close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
+	for (int i = 0; i < 2; i++) {
+		if (pipefd[i] >= 0)
+			close(pipefd[i]);
+		if (execfd[i] >= 0)
+			close(execfd[i]);
+	}
 	return r;
 }
 

@@ -1372,6 +1372,7 @@ int worker_main(int index, struct kyu_config *cfg)
 	db_free(w.db);
 	stop_signals(&w);
 	ev_loop_destroy(w.loop);
+	domain_ids_free(&w.self);
 	config_free(&w.cfg);
 	return 0;
 }

@@ -682,6 +682,8 @@ assert_cron_contiguous() {
 # created once per machine (root only: otherwise the test is skipped, 77).
 #   kyut_a    (home /var/tmp/kyut_a, also in group kyut_extra)
 #   kyut_b    (home /nonexistent)
+#   kyut_c    (home /nonexistent; only queue_domain_config.sh runs jobs as
+#             it, so that it can count that user's processes)
 #   group kyut_extra
 # Tests running at once may race to create them: losing is fine.
 ensure_test_users() {
@@ -697,6 +699,9 @@ ensure_test_users() {
 	id -u kyut_b >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --no-create-home \
 		--shell /usr/sbin/nologin kyut_b 2>/dev/null || id -u kyut_b >/dev/null ||
 		fail "cannot create user kyut_b"
+	id -u kyut_c >/dev/null 2>&1 || useradd --system --home-dir /nonexistent --no-create-home \
+		--shell /usr/sbin/nologin kyut_c 2>/dev/null || id -u kyut_c >/dev/null ||
+		fail "cannot create user kyut_c"
 	mkdir -p /var/tmp/kyut_a
 	chown kyut_a: /var/tmp/kyut_a
 	chmod 0700 /var/tmp/kyut_a

@@ -8,8 +8,8 @@
  * times, one at a time, waits for each, and prints spawns per second and
  * microseconds per spawn. fork copies the page tables of the parent, so its
  * cost grows with the parent; vfork and posix_spawn (CLONE_VFORK in glibc)
- * do not. This is why kyud's workers use posix_spawn's method, CLONE_VFORK
- * (src/proc.c).
+ * do not. This is why kyud's workers share their memory with the child
+ * as those do (src/proc.c).
  *
  * Two more methods time kyud's own start of a job (everything job_start
  * does before the process runs, without the database): "kyu-plain", a

@@ -102,8 +102,9 @@ sql "INSERT INTO kyu_jobs (id, queue, argv, command, env) VALUES
      ('no-dots', 'allow', '[\"/usr/bin/../../bin/sh\", \"-c\", \"id\"]', NULL, NULL),
      ('no-shell', 'allow', NULL, 'id -un', NULL),
      ('no-env', 'allow', '[\"/usr/bin/id\"]', NULL, '{\"LD_PRELOAD\": \"/tmp/x.so\"}'),
-     ('sh-ok', 'allowsh', NULL, 'id -un', NULL)"
-wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue IN ('allow', 'allowsh') AND status IN ('succeeded', 'failed')" 7 30
+     ('sh-ok', 'allowsh', NULL, 'id -un', NULL),
+     ('padded', 'allow  ', '[\"/bin/sh\", \"-c\", \"id\"]', NULL, NULL)"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue IN ('allow', 'allowsh') AND status IN ('succeeded', 'failed')" 8 30
 assert_eq "succeeded kyut_b" "$(col ok-abs status) $(out ok-abs)" "ok-abs"
 assert_eq "succeeded kyut_b" "$(col ok-path status) $(out ok-path)" "ok-path (id found in PATH, under /usr/bin)"
 assert_eq "succeeded kyut_b" "$(col sh-ok status) $(out sh-ok)" "sh-ok (allow_shell = yes)"
@@ -116,7 +117,10 @@ expect_refused no-bin "queue allow: rule allow: /bin/sh is not under an allowed 
 expect_refused no-dots "queue allow: rule allow:"
 expect_refused no-shell "queue allow: rule allow_shell:"
 expect_refused no-env "queue allow: rule row_env:"
-echo "allow-list: 3 allowed, 4 refused at once naming the rule and the queue"
+# 'allow  ' is 'allow' to the table's collation (and to the served-queue
+# filter): its section applies too.
+expect_refused padded "rule allow: /bin/sh is not under an allowed path"
+echo "allow-list: 3 allowed, 5 refused at once naming the rule and the queue (one in a queue named with trailing spaces)"
 
 stop_kyud
 assert_log_lacks 'secret-value'

@@ -9,7 +9,9 @@
 #   - SIGHUP changes a queue's user; a HUP with an unknown user is refused
 #     and the old configuration stays in force;
 #   - a user removed while kyud runs: its queue's job fails at once, with
-#     an error naming the rule and the queue.
+#     an error naming the rule and the queue;
+#   - another name for uid 0 is refused; a job over limit_nproc fails at
+#     once naming the rule.
 . "$KYU_SRC/tests/lib.sh"
 ensure_test_users
 
@@ -41,6 +43,11 @@ assert_config_refused "$(ini a "${star[@]}" "[queue.q]" "user = kyut_a" "allow =
 assert_config_refused "$(ini m "${star[@]}" "[queue.q]" "user = kyut_a" "umask = 0999")" 10 "[queue.q] umask = '0999': expected an octal mode"
 assert_config_refused "$(ini k "${star[@]}" "[queue.q]" "user = kyut_a" "users = kyut_b")" 10 "[queue.q] users = 'kyut_b': unknown key"
 assert_config_refused "$(ini e "${star[@]}" "[queue.q]" "user = kyut_a" "env = 1X=2")" 10 "[queue.q] env = '1X=2': expected NAME=VALUE"
+# Another name for uid 0 is not root enough.
+useradd --non-unique --uid 0 --no-create-home --home-dir /root kyut_zero 2>/dev/null || id -u kyut_zero >/dev/null ||
+	fail "cannot create user kyut_zero"
+EXIT_HOOKS+=("userdel kyut_zero 2>/dev/null")
+assert_config_refused "$(ini z "${star[@]}" "[queue.q]" "user = kyut_zero")" 9 "[queue.q] user = 'kyut_zero': is uid 0: say user = root"
 echo "bad values refused with FILE:LINE: [queue.q] key = 'value': reason, exit 78"
 
 # HUP changes a queue's user; a bad user on HUP keeps the old one.
@@ -52,16 +59,32 @@ run_id() { # run_id ID: run 'id -un' in queue h, print who ran it
 useradd --system --no-create-home --home-dir /nonexistent kyut_gone 2>/dev/null || id -u kyut_gone >/dev/null ||
 	fail "cannot create user kyut_gone"
 EXIT_HOOKS+=("userdel kyut_gone 2>/dev/null")
-start_kyud kyud.workers=1 queue.h.user=kyut_a queue.gone.user=kyut_gone
+start_kyud kyud.workers=1 queue.h.user=kyut_a queue.gone.user=kyut_gone queue.np.user=kyut_c \
+	queue.np.limit_nproc=1
 assert_eq kyut_a "$(run_id h1)" "h1: before the reload"
-write_ini "$KYUD_INI" kyud.workers=1 queue.h.user=kyut_b queue.gone.user=kyut_gone
+write_ini "$KYUD_INI" kyud.workers=1 queue.h.user=kyut_b queue.gone.user=kyut_gone queue.np.user=kyut_c \
+	queue.np.limit_nproc=1
 hup_verdict | grep reloaded >/dev/null || fail "the reload with user = kyut_b was refused"
 assert_eq kyut_b "$(run_id h2)" "h2: after the reload"
-write_ini "$KYUD_INI" kyud.workers=1 queue.h.user=kyut_nosuch queue.gone.user=kyut_gone
+write_ini "$KYUD_INI" kyud.workers=1 queue.h.user=kyut_nosuch queue.gone.user=kyut_gone queue.np.user=kyut_c \
+	queue.np.limit_nproc=1
 hup_verdict | grep -F "reload failed, keeping old config: $KYUD_INI:" | grep -F "[queue.h] user = 'kyut_nosuch': user 'kyut_nosuch' does not exist" >/dev/null ||
 	fail "the reload with an unknown user was not refused by name"
 assert_eq kyut_b "$(run_id h3)" "h3: after the refused reload"
 echo "HUP: user changed a -> b; an unknown user refused, b kept"
+
+# limit_nproc = 1. A user already over its limit cannot exec (the kernel
+# lets a privileged parent's child switch to it, then refuses its execve):
+# two jobs of kyut_c run (the second makes it 2 > 1), the third fails.
+sql "INSERT INTO kyu_jobs (id, queue, argv) VALUES ('np1', 'np', '[\"/bin/sleep\", \"30\"]'),
+     ('np2', 'np', '[\"/bin/sleep\", \"30\"]')"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('np1', 'np2') AND status = 'running' AND pid IS NOT NULL" 2 30
+sql "INSERT INTO kyu_jobs (id, queue, argv, max_attempts) VALUES ('np3', 'np', '[\"/bin/true\"]', 5)"
+wait_for "SELECT CONCAT(status, ' ', attempts) FROM kyu_jobs WHERE id = 'np3'" "failed 1" 30
+assert_eq "queue np: rule limit_nproc: user kyut_c has more processes than its limit (1)" \
+	"$(sql "SELECT error FROM kyu_jobs WHERE id = 'np3'")" "np3: error"
+sql "UPDATE kyu_jobs SET status = 'cancelled' WHERE id IN ('np1', 'np2')"
+echo "limit_nproc = 1: a third job of the user failed at once, naming the rule"
 
 userdel kyut_gone
 sql "INSERT INTO kyu_jobs (id, queue, argv, max_attempts) VALUES ('g1', 'gone', '[\"id\"]', 5)"
