@@ -64,6 +64,8 @@ static const struct key_def keys[] = {
 	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400, RELOAD },
 	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0, RELOAD },
 	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
+	{ "kyud", "metrics", T_HOSTPORT, OFF(metrics), "", 0, 0, RELOAD },
+	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
 	{ "kyud", "schedules", T_BOOL, OFF(schedules), "yes", 0, 0, RELOAD },

@@ -38,6 +38,8 @@ struct kyu_config {
 	int shutdown_grace;
 	char *listen;
 	int wake_rate;
+	char *metrics; /* "": no metrics process */
+	int metrics_interval;
 	int fence_margin;
 	int claim;
 	bool schedules;

@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"  cancel ID                           cancel a waiting or running job\n"
 		"  retry ID                            run a failed or cancelled job again\n"
 		"  wake [QUEUE]                        send a wake-up datagram to kyud\n"
-		"  stats                               count jobs per queue and status\n"
+		"  stats [--json]                      count jobs per queue and status\n"
 		"  queues                              each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
@@ -140,6 +140,43 @@ int print_query(struct db *db, const char *sql, size_t len, bool vertical)
 			printf("\n");
 	}
 	return (int)r->n_rows;
+}
+
+/* Jobs by queue and status, as a table or as a JSON array of objects
+ * (queue, status, jobs as a number, oldest_run_at as the server prints
+ * it, in the session's time zone). */
+static int cmd_stats(struct db *db, bool as_json)
+{
+	static const char q[] = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
+				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
+	const struct db_reply *reply;
+	const struct db_result *r;
+	json_t *rows;
+	char *text;
+
+	if (!as_json)
+		return print_query(db, q, sizeof(q) - 1, false) < 0 ? die_db(db, "stats") : 0;
+	if (db_query(db, q, sizeof(q) - 1, &reply) != DB_OK || reply->n < 1)
+		return die_db(db, "stats");
+	r = &reply->r[0];
+	rows = json_array();
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const char *at = db_cell(r, i, 3);
+		json_array_append_new(
+			rows, json_pack("{s:s?, s:s?, s:I, s:o}", "queue", db_cell(r, i, 0), "status",
+					db_cell(r, i, 1), "jobs",
+					(json_int_t)strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10),
+					"oldest_run_at", at ? json_string(at) : json_null()));
+	}
+	text = json_dumps(rows, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	json_decref(rows);
+	if (!text) {
+		fprintf(stderr, "kyu: stats: cannot encode the result as JSON\n");
+		return 1;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
 }
 
 int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
@@ -525,10 +562,9 @@ int main(int argc, char **argv)
 		lock_sql_list(&sb, argc == 2 ? argv[1] : NULL);
 		rc = print_query(db, sb.buf, sb.len, false) < 0 ? die_db(db, "locks") : 0;
 		sb_free(&sb);
-	} else if (strcmp(cmd, "stats") == 0 && argc == 1) {
-		const char *q = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
-				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
-		rc = print_query(db, q, strlen(q), false) < 0 ? die_db(db, "stats") : 0;
+	} else if (strcmp(cmd, "stats") == 0 &&
+		   (argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0))) {
+		rc = cmd_stats(db, argc == 2);
 	} else {
 		fprintf(stderr, "kyu: unknown command or wrong arguments: %s\n", cmd);
 		usage(stderr);

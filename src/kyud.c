@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "metricsd.h"
 #include "sup.h"
 #include "util.h"
 #include "worker.h"
@@ -34,7 +35,7 @@ static void usage(FILE *f)
 		DEFAULT_CONFIG);
 }
 
-/* Worker mode: take the configuration the supervisor validated, from the
+/* Worker mode (index 0: the metrics process): take the configuration the supervisor validated, from the
  * descriptor it handed over (the file name is for messages only), so that
  * every worker runs on the very bytes the supervisor checked. Without
  * --config-fd (a worker started by hand), read the file. */
@@ -48,7 +49,10 @@ static int run_worker(int index, int config_fd, const char *path)
 	 * process group must not kill a worker. (The supervisor starts us
 	 * with it ignored already; this covers a worker started by hand.) */
 	signal(SIGHUP, SIG_IGN);
-	snprintf(role, sizeof(role), "worker %d", index);
+	if (index > 0)
+		snprintf(role, sizeof(role), "worker %d", index);
+	else
+		snprintf(role, sizeof(role), "metrics");
 	log_set_role(role);
 	if (config_fd >= 0) {
 		r = config_load_fd(config_fd, path, &cfg, err, sizeof(err));
@@ -62,7 +66,7 @@ static int run_worker(int index, int config_fd, const char *path)
 		return EX_CONFIG;
 	}
 	log_set_level((enum log_level)cfg.log_level);
-	return worker_main(index, &cfg);
+	return index > 0 ? worker_main(index, &cfg) : metricsd_main(&cfg);
 }
 
 int main(int argc, char **argv)
@@ -71,6 +75,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
 		{ "worker", required_argument, NULL, 'W' },
+		{ "metrics", no_argument, NULL, 'M' },
 		{ "config-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -79,7 +84,7 @@ int main(int argc, char **argv)
 	const char *path = DEFAULT_CONFIG;
 	struct kyu_config cfg;
 	char err[512];
-	bool check = false;
+	bool check = false, metrics = false;
 	int64_t worker = 0, config_fd = -1;
 	int c, r, fd = -1;
 
@@ -96,6 +101,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kyud: --worker: bad index '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 'M':
+			metrics = true;
 			break;
 		case 'F':
 			if (parse_i64(optarg, 0, INT_MAX, &config_fd) < 0) {
@@ -121,6 +129,8 @@ int main(int argc, char **argv)
 	}
 	if (worker)
 		return run_worker((int)worker, (int)config_fd, path);
+	if (metrics)
+		return run_worker(0, (int)config_fd, path);
 
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */

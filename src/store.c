@@ -351,7 +351,8 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	add_default(sb, cfg, "max_attempts", DK_MAX_ATTEMPTS, cfg->max_attempts);
 	sb_adds(sb, ", ");
 	add_default(sb, cfg, "time_limit", DK_TIME_LIMIT, cfg->time_limit);
-	sb_adds(sb, ", d.next, j.concurrency_key FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
+	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)) "
+		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
 		  ")) AS next) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
@@ -484,6 +485,7 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 		c->max_attempts = to_uint(db_cell(sel, i, 9));
 		c->time_limit = to_uint(db_cell(sel, i, 10));
 		c->key = dup_field(db_cell(sel, i, 12));
+		c->waited_us = db_cell(sel, i, 13) ? strtoll(db_cell(sel, i, 13), NULL, 10) : -1;
 		check_nul(c, sel, i, 1, "id");
 		check_nul(c, sel, i, 2, "queue");
 		check_nul(c, sel, i, 3, "command");

@@ -21,6 +21,8 @@ struct claimed {
 	char *key; /* concurrency_key, or NULL */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
+	double got_at;     /* monotonic, when the claim's reply was read */
+	int64_t waited_us; /* due (run_at) to claimed, by the database's clock; -1: unknown */
 	char *bad; /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
 };
 

@@ -17,7 +17,9 @@
 #include <ev.h>
 #include <systemd/sd-daemon.h>
 
+#include "board.h"
 #include "log.h"
+#include "metricsd.h"
 #include "orphans.h"
 #include "proto.h"
 #include "ratelimit.h"
@@ -39,6 +41,7 @@ struct child {
 	double started;
 	double backoff;
 	bool ready, idle, wake_inflight, retired;
+	bool metrics; /* the metrics process, not a worker */
 };
 
 struct sup {
@@ -57,6 +60,12 @@ struct sup {
 	int rr;          /* where the next round-robin search starts */
 	char exe[PATH_MAX];
 	unsigned long hints_bad;
+	/* The scoreboard every worker counts into (board.h), and the metrics
+	 * process that serves it with its listening socket (-1: none). */
+	struct board *board;
+	int board_fd;
+	struct child metrics;
+	int metrics_fd;
 };
 
 static void send_msg(struct child *c, uint32_t type)
@@ -128,6 +137,7 @@ static void wake_another(struct sup *s, struct child *busy)
 }
 
 static void spawn_worker(struct sup *s, struct child *c);
+static void spawn_metrics(struct sup *s);
 
 static void check_ready(struct sup *s)
 {
@@ -285,12 +295,44 @@ static int open_wake(struct sup *s, const struct kyu_config *cfg)
 	return 0;
 }
 
+/* Bind [kyud] metrics into *ret_fd (-1 when it is empty). */
+static int open_metrics(const char *addr, int *ret_fd)
+{
+	char err[256];
+	int fd;
+
+	*ret_fd = -1;
+	if (!addr || !*addr)
+		return 0;
+	fd = metrics_listen(addr, err, sizeof(err));
+	if (fd < 0) {
+		log_err("%s", err);
+		return fd;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* The metrics process reads its configuration once: a reload replaces it
+ * (the scoreboard, and so every counter, stays). */
+static void restart_metrics(struct sup *s)
+{
+	if (s->metrics.pid) {
+		s->metrics.retired = true;
+		send_msg(&s->metrics, KYU_STOP);
+	} else {
+		ev_timer_stop(s->loop, &s->metrics.restart_w);
+		s->metrics.backoff = 0;
+		spawn_metrics(s);
+	}
+}
+
 static bool all_exited(const struct sup *s)
 {
 	for (int i = 0; i < s->n_children; i++)
 		if (s->children[i].pid)
 			return false;
-	return true;
+	return s->metrics.pid == 0;
 }
 
 static void on_restart(EV_P_ ev_timer *t, int revents)
@@ -298,15 +340,20 @@ static void on_restart(EV_P_ ev_timer *t, int revents)
 	struct child *c = t->data;
 	(void)EV_A;
 	(void)revents;
-	if (!c->s->stopping && !c->retired)
+	if (c->metrics)
+		spawn_metrics(c->s);
+	else if (!c->s->stopping && !c->retired)
 		spawn_worker(c->s, c);
 }
 
 static void begin_stop(struct sup *s, bool now);
 
+/* Our own children: the workers and the metrics process. */
 static bool is_worker(void *arg, pid_t pid)
 {
 	const struct sup *s = arg;
+	if (s->metrics.pid == pid)
+		return true;
 	for (int i = 0; i < s->n_children; i++)
 		if (s->children[i].pid == pid)
 			return true;
@@ -364,6 +411,27 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 				 c->index, (int)w->rpid, killed);
 	}
 
+	if (c->metrics) {
+		if (s->stopping || c->retired) {
+			log_info("metrics process (pid %d) %s", (int)w->rpid, how);
+			c->retired = false;
+			if (s->stopping && all_exited(s)) {
+				log_notice("stopped");
+				ev_break(EV_A_ EVBREAK_ALL);
+			} else {
+				/* Stopped by a reload: start it on the new
+				 * configuration (or not, if it has none). */
+				c->backoff = 0;
+				spawn_metrics(s);
+			}
+			return;
+		}
+		c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
+		log_err("metrics process (pid %d) %s; restarting in %.0f s", (int)w->rpid, how, c->backoff);
+		ev_timer_set(&c->restart_w, c->backoff, 0.);
+		ev_timer_start(EV_A_ & c->restart_w);
+		return;
+	}
 	if (s->stopping || c->retired) {
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			log_info("worker %d (pid %d) exited", c->index, (int)w->rpid);
@@ -385,6 +453,8 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 		begin_stop(s, false);
 		return;
 	}
+	if (s->board)
+		board_restarted(s->board);
 	/* Restart at least 1 s later, doubling while it keeps dying young. */
 	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
 	log_err("worker %d (pid %d) %s; restarting in %.0f s", c->index, (int)w->rpid, how,
@@ -402,46 +472,57 @@ static int place_fd(int fd, int target)
 	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-static void spawn_worker(struct sup *s, struct child *c)
+/* In the child: fds[i] becomes descriptor 3 + i (PROTO_FD, PROTO_CONFIG_FD,
+ * BOARD_FD, ...; -1 leaves that one closed). Sources sitting on a target
+ * move out of the way first, so that no dup2 overwrites one still to be
+ * placed. */
+static int place_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= PROTO_FD && fds[i] < PROTO_FD + n &&
+		    (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, PROTO_FD + n)) < 0)
+			return -1;
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0 && place_fd(fds[i], PROTO_FD + i) < 0)
+			return -1;
+	return 0;
+}
+
+/* Fork and exec kyud itself as a child process with argv, the control
+ * socket on fd 3 and fds[] after it; c records it. Returns 0, or -1 (logged)
+ * when it could not be started. */
+static int spawn_child(struct sup *s, struct child *c, const char *what, char *const argv[],
+		       int *fds, int nfds)
 {
 	int sv[2];
 	pid_t pid;
-	char idx[16], cfd_arg[16];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		log_err("worker %d: socketpair: %s", c->index, strerror(errno));
-		goto retry;
+		log_err("%s: socketpair: %s", what, strerror(errno));
+		return -1;
 	}
-	snprintf(idx, sizeof(idx), "%d", c->index);
-	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
+	fds[0] = sv[1];
 	pid = fork();
 	if (pid < 0) {
-		log_err("worker %d: fork: %s", c->index, strerror(errno));
+		log_err("%s: fork: %s", what, strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
-		goto retry;
+		return -1;
 	}
 	if (pid == 0) {
 		/* Only async-signal-safe calls until exec. */
 		struct sigaction ign = { .sa_handler = SIG_IGN };
 		sigset_t none;
-		char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path,
-				 NULL };
-		int cfd = s->cfg_fd;
 		/* Ignored signals stay ignored across exec: a HUP or ^C sent to
-		 * the whole process group cannot kill the worker even before it
+		 * the whole process group cannot kill the child even before it
 		 * runs. The supervisor relays reloads and stops. */
 		sigaction(SIGHUP, &ign, NULL);
 		sigaction(SIGINT, &ign, NULL);
-		/* libev may block signals for its signalfd; the worker starts
+		/* libev may block signals for its signalfd; the child starts
 		 * with none blocked. */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		/* The socket goes to 3, the configuration to 4; move the latter
-		 * out of the way first if it sits where the socket goes. */
-		if (cfd == PROTO_FD && (cfd = fcntl(cfd, F_DUPFD_CLOEXEC, PROTO_CONFIG_FD + 1)) < 0)
-			_exit(71);
-		if (place_fd(sv[1], PROTO_FD) < 0 || place_fd(cfd, PROTO_CONFIG_FD) < 0)
+		if (place_fds(fds, nfds) < 0)
 			_exit(71);
 		execv(s->exe, argv);
 		_exit(71);
@@ -457,19 +538,65 @@ static void spawn_worker(struct sup *s, struct child *c)
 	ev_child_init(&c->cw, on_child_exit, pid, 0);
 	c->cw.data = c;
 	ev_child_start(s->loop, &c->cw);
-	log_info("worker %d started (pid %d)", c->index, (int)pid);
-	return;
-retry:
-	c->backoff = c->backoff < 1 ? 1 : c->backoff;
-	ev_timer_set(&c->restart_w, c->backoff, 0.);
-	ev_timer_start(s->loop, &c->restart_w);
+	return 0;
 }
 
+static void spawn_worker(struct sup *s, struct child *c)
+{
+	char idx[16], cfd_arg[16], what[32];
+	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
+	int fds[] = { -1, s->cfg_fd, s->board_fd };
+
+	snprintf(idx, sizeof(idx), "%d", c->index);
+	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
+	snprintf(what, sizeof(what), "worker %d", c->index);
+	if (spawn_child(s, c, what, argv, fds, 3) < 0) {
+		c->backoff = c->backoff < 1 ? 1 : c->backoff;
+		ev_timer_set(&c->restart_w, c->backoff, 0.);
+		ev_timer_start(s->loop, &c->restart_w);
+		return;
+	}
+	log_info("worker %d started (pid %d)", c->index, (int)c->pid);
+}
+
+/* The metrics process gets the scoreboard read-only, through a descriptor
+ * of its own opened for reading only. */
+static void spawn_metrics(struct sup *s)
+{
+	struct child *c = &s->metrics;
+	char cfd_arg[16], path[64];
+	char *argv[] = { "kyud", "--metrics", "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
+	int ro = -1, r;
+
+	if (s->metrics_fd < 0 || s->board_fd < 0 || c->pid || s->stopping)
+		return;
+	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", s->board_fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro < 0) {
+		log_err("metrics: cannot open the scoreboard read-only: %s", strerror(errno));
+		r = -1;
+	} else {
+		int fds[] = { -1, s->cfg_fd, ro, s->metrics_fd };
+		r = spawn_child(s, c, "metrics", argv, fds, 4);
+		close(ro);
+	}
+	if (r < 0) {
+		c->backoff = c->backoff < 1 ? 1 : c->backoff * 2 > 60 ? 60 : c->backoff * 2;
+		ev_timer_set(&c->restart_w, c->backoff, 0.);
+		ev_timer_start(s->loop, &c->restart_w);
+		return;
+	}
+	log_info("metrics process started (pid %d)", (int)c->pid);
+}
+
+/* Slot i of the pool; -1: the metrics process. */
 static void init_child(struct sup *s, int i)
 {
-	struct child *c = &s->children[i];
+	struct child *c = i < 0 ? &s->metrics : &s->children[i];
 	memset(c, 0, sizeof(*c));
 	c->s = s;
+	c->metrics = i < 0;
 	c->index = i + 1;
 	c->fd = -1;
 	ev_init(&c->restart_w, on_restart);
@@ -488,6 +615,8 @@ static void on_kill_deadline(EV_P_ ev_timer *t, int revents)
 			kill(s->children[i].pid, SIGKILL);
 		}
 	}
+	if (s->metrics.pid)
+		kill(s->metrics.pid, SIGKILL);
 }
 
 static void begin_stop(struct sup *s, bool now)
@@ -506,6 +635,8 @@ static void begin_stop(struct sup *s, bool now)
 	}
 	for (int i = 0; i < s->n_children; i++)
 		send_msg(&s->children[i], now ? KYU_STOP_NOW : KYU_STOP);
+	ev_timer_stop(s->loop, &s->metrics.restart_w);
+	send_msg(&s->metrics, KYU_STOP);
 	if (all_exited(s)) {
 		log_notice("stopped");
 		ev_break(s->loop, EVBREAK_ALL);
@@ -545,7 +676,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	struct sup *s = w->data;
 	struct kyu_config nc;
 	char err[512];
-	bool listen_changed;
+	bool listen_changed, metrics_changed;
 	int nfd;
 	(void)EV_A;
 	(void)revents;
@@ -567,6 +698,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 		return;
 	}
 	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
+	metrics_changed = strcmp(nc.metrics, s->cfg.metrics) != 0;
 	/* In force before any worker is started or told below. */
 	config_free(&s->cfg);
 	s->cfg = nc;
@@ -577,6 +709,15 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 		if (open_wake(s, &s->cfg) < 0)
 			log_err("wake-ups are off until the next reload; polling continues");
 	}
+	if (metrics_changed) {
+		int fd;
+		if (s->metrics_fd >= 0)
+			close(s->metrics_fd);
+		if (open_metrics(s->cfg.metrics, &fd) < 0)
+			log_err("metrics are off until the next reload");
+		s->metrics_fd = fd;
+	}
+	restart_metrics(s);
 	/* Grow or shrink the pool; retired workers drain and are not restarted. */
 	for (int i = 0; i < s->n_children || i < s->cfg.workers; i++) {
 		if (i >= s->n_children) {
@@ -614,6 +755,9 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	memset(cfg, 0, sizeof(*cfg));
 	s->cfg_fd = cfg_fd;
 	s->wake_fd = -1;
+	s->board_fd = -1;
+	s->metrics_fd = -1;
+	init_child(s, -1);
 	s->loop = EV_DEFAULT;
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
@@ -635,6 +779,20 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 			s->cfg.listen, s->cfg.path);
 		rc = 78;
 		goto out;
+	}
+	if (open_metrics(s->cfg.metrics, &s->metrics_fd) < 0) {
+		log_err("[kyud] metrics = '%s' in %s cannot be used: fix it, or leave it empty to turn "
+			"metrics off",
+			s->cfg.metrics, s->cfg.path);
+		rc = 78;
+		goto out;
+	}
+	{
+		int r = board_create(&s->board, &s->board_fd);
+		/* Counting is not worth refusing to run jobs for. */
+		if (r < 0)
+			log_warn("no scoreboard (%s): kyud's own counters and /metrics are off",
+				 strerror(-r));
 	}
 	ev_signal_init(&s->term_w, on_term, SIGTERM);
 	s->term_w.data = s;
@@ -665,12 +823,18 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 		init_child(s, i);
 		spawn_worker(s, &s->children[i]);
 	}
+	spawn_metrics(s);
 	arm_poll(s, jittered(s->cfg.poll_interval));
 
 	ev_run(s->loop, 0);
 	rc = s->exit_status;
 out:
 	close_wake(s);
+	if (s->metrics_fd >= 0)
+		close(s->metrics_fd);
+	if (s->board_fd >= 0)
+		close(s->board_fd);
+	board_unmap(s->board);
 	close(s->cfg_fd);
 	config_free(&s->cfg);
 	free(s);

@@ -23,6 +23,7 @@
 
 #include <ev.h>
 
+#include "board.h"
 #include "config.h"
 #include "db.h"
 #include "job.h"
@@ -132,6 +133,14 @@ struct worker {
 
 	uint64_t n_started, n_finished, n_rejected, n_given_back;
 	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
+
+	/* This worker's slot of the scoreboard (NULL: none), and what of the
+	 * totals kept elsewhere it has counted there. */
+	struct board *board;
+	struct board_worker *bw;
+	uint64_t board_deadlocks, board_fences;
+	bool ever_connected;
+	double beat_due; /* monotonic: when the lease renewal in flight was due */
 };
 
 static void pump(struct worker *w);
@@ -202,6 +211,9 @@ static void on_connected(void *arg, const struct db_reply *r)
 	}
 	if (w->outage)
 		log_notice("database connection restored");
+	if (w->ever_connected)
+		board_add(w->bw, BC_RECONNECTS, 1);
+	w->ever_connected = true;
 	w->outage = false;
 	w->reconnect_delay = 0.5;
 	w->wanted = true;
@@ -261,8 +273,25 @@ static bool send_or_log(struct worker *w, struct strbuf *sb, db_done_fn *done, e
 
 static void kill_orphans(struct worker *w);
 
+/* An attempt's end on the scoreboard, by its queue. */
+static void count_outcome(struct worker *w, const char *queue, const struct outcome_out *o,
+			  enum end_reason reason)
+{
+	static const int by_outcome[] = {
+		[OUT_SUCCEEDED] = BJ_SUCCEEDED, [OUT_RETRY] = BJ_RETRIED, [OUT_FAILED] = BJ_FAILED,
+		[OUT_RELEASE] = -1,             [OUT_CANCELLED] = BJ_CANCELLED,
+	};
+	if (!o->record)
+		return;
+	if (by_outcome[o->outcome] >= 0)
+		board_count(w->bw, queue, (enum board_job)by_outcome[o->outcome]);
+	if (reason == END_TIMEOUT)
+		board_count(w->bw, queue, BJ_TIMED_OUT);
+}
+
 static void record(struct worker *w, const struct claimed *c, const struct outcome_out *o)
 {
+	count_outcome(w, c->queue, o, END_NONE);
 	results_add(&w->results, c->seq, c->token, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
 		log_info("job %s failed: %s", c->id, o->error);
@@ -303,6 +332,7 @@ static void on_job_end(void *ctx, struct job *j)
 		prefetch_ran(&w->held, mono_now() - j->spawned_at);
 	outcome_decide(&in, &o);
 	log_end(j, &o);
+	count_outcome(w, j->queue, &o, j->reason);
 	if (o.record)
 		results_add(&w->results, j->seq, j->token, (int)j->pid, &o, &j->cap);
 	/* Its key or its queue's slot is free once the result is recorded:
@@ -375,6 +405,10 @@ static void start_job(struct worker *w, struct claimed *c)
 		w->lease.next_beat = mono_now() + w->lease.interval;
 	w->n_running++;
 	w->n_started++;
+	board_count(w->bw, j->queue, BJ_STARTED);
+	/* Due to claimed by the database's clock, claimed to started by ours. */
+	if (c->waited_us >= 0)
+		board_observe(w->bw, BH_START, (double)c->waited_us / 1e6 + (mono_now() - c->got_at));
 	/* Its lease runs from its claim, which may be older than the renewal
 	 * the armed fencing deadline was computed from. */
 	lease_check(&w->lease);
@@ -385,6 +419,7 @@ static void give_back(struct worker *w, struct claimed *c)
 	struct outcome_out o = { .record = true, .outcome = OUT_RELEASE, .exit_code = -1 };
 
 	prefetch_gave_back(&w->held);
+	board_count(w->bw, c->queue, BJ_GIVEN_BACK);
 	results_add(&w->results, c->seq, c->token, 0, &o, NULL);
 	store_claimed_clear(c);
 	w->n_given_back++;
@@ -596,11 +631,15 @@ static void on_claim(void *arg, const struct db_reply *r)
 		log_notice("the database takes writes again");
 	w->busy_logged = false;
 	w->claims++;
+	board_add(w->bw, BC_CLAIMS, 1);
+	board_observe(w->bw, BH_CLAIM, now - w->sent.claimed_at);
+	board_observe(w->bw, BH_BATCH, cr.got);
 	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
 		w->cleanup_wanted = true;
 	(void)supervisor_alive(w);
 	for (int i = 0; i < cr.got; i++) {
 		struct claimed *c = &cr.rows[i];
+		c->got_at = now;
 		for (int k = 0; k < w->sent.n_parts; k++) {
 			const char *name = w->sent.parts[k].name;
 			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
@@ -872,13 +911,18 @@ static void on_heartbeat(void *arg, const struct db_reply *r)
 	w->inflight = IF_NONE;
 	if (r->fail != DB_OK)
 		reply_failed(w, r, "extending leases");
+	else
+		board_observe(w->bw, BH_HEARTBEAT, mono_now() - w->beat_due);
 	lease_reply(&w->lease, r);
 }
 
 static void send_heartbeat(struct worker *w)
 {
 	struct strbuf sb = { 0 };
+	double now = mono_now();
 
+	/* Due at next_beat; 0 means "at once" (after a reconnect). */
+	w->beat_due = w->lease.next_beat > 0 && w->lease.next_beat < now ? w->lease.next_beat : now;
 	if (!lease_build(&w->lease, &w->cfg, &sb))
 		return;
 	send_or_log(w, &sb, on_heartbeat, IF_HEARTBEAT, "extending leases");
@@ -1235,6 +1279,21 @@ static void on_term(EV_P_ ev_signal *s, int revents)
 	begin_drain(s->data, false);
 }
 
+/* Totals that other modules keep, onto the scoreboard (a few loads and
+ * stores per loop iteration). */
+static void sync_board(struct worker *w)
+{
+	uint64_t d = db_deadlocks(w->db);
+
+	if (!w->bw)
+		return;
+	board_add(w->bw, BC_DEADLOCKS, d - w->board_deadlocks);
+	w->board_deadlocks = d;
+	board_add(w->bw, BC_FENCES, w->lease.fenced - w->board_fences);
+	w->board_fences = w->lease.fenced;
+	board_set(w->bw, BG_RUNNING, (uint64_t)w->n_running);
+}
+
 static void on_prepare(EV_P_ ev_prepare *p, int revents)
 {
 	struct worker *w = p->data;
@@ -1242,6 +1301,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	(void)revents;
 
 	pump(w);
+	sync_board(w);
 	if (!w->draining || w->n_running > 0)
 		return;
 	pending = results_count(&w->results);
@@ -1344,6 +1404,17 @@ int worker_main(int index, struct kyu_config *cfg)
 		return EX_OSERR;
 	}
 	w.db = db_new(w.loop, statement_deadline(&w.cfg));
+	/* The supervisor's scoreboard; a worker started by hand has none. */
+	{
+		int r = board_map(BOARD_FD, true, &w.board);
+		if (r == 0)
+			w.bw = &w.board->worker[index - 1];
+		else if (r != -EBADF)
+			log_warn("cannot map the scoreboard (fd %d): %s; counting nothing", BOARD_FD,
+				 strerror(-r));
+		if (r != -EBADF)
+			close(BOARD_FD);
+	}
 	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
 	set_params(&w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
@@ -1370,6 +1441,9 @@ int worker_main(int index, struct kyu_config *cfg)
 	lease_free(&w.lease);
 	free(w.slots);
 	db_free(w.db);
+	if (w.bw)
+		board_set(w.bw, BG_RUNNING, 0);
+	board_unmap(w.board);
 	stop_signals(&w);
 	ev_loop_destroy(w.loop);
 	domain_ids_free(&w.self);

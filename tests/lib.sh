@@ -149,6 +149,15 @@ assert_log_contains() {
 	grep -Eq -- "$1" "$KYUD_LOG" 2>/dev/null || fail "kyud log has no line matching /$1/"
 }
 
+# wait_for_log ERE TIMEOUT_S: until kyud's log has a line matching ERE.
+wait_for_log() {
+	local deadline=$(($(date +%s) + $2 * KYU_TIME_SCALE))
+	until grep -E -- "$1" "$KYUD_LOG" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "no kyud log line matching /$1/ after $(($2 * KYU_TIME_SCALE)) s"
+		sleep 0.1
+	done
+}
+
 assert_log_lacks() {
 	local hit
 	if hit=$(grep -E -m1 -- "$1" "$KYUD_LOG" 2>/dev/null); then
@@ -592,6 +601,33 @@ free_udp_port() {
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
+}
+
+# free_tcp_port: print a TCP port on 127.0.0.1 that nothing listens on
+# right now (the kernel's choice).
+free_tcp_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# http_get URL [METHOD]: print "STATUS" on the first line, then the body;
+# status 000 when nothing answers. No curl in CI: python's client.
+http_get() {
+	python3 - "$1" "${2:-GET}" <<'PY'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], method=sys.argv[2], data=b"x" if sys.argv[2] == "POST" else None)
+try:
+    with urllib.request.urlopen(req, timeout=20) as r:
+        body, status = r.read(), r.status
+except urllib.error.HTTPError as e:
+    body, status = e.read(), e.code
+except OSError:
+    body, status = b"", 0
+print("%03d" % status)
+sys.stdout.write(body.decode("utf-8", "replace"))
+PY
 }
 
 # use_own_db_user: create T_USER, a database user of this test's own with

@@ -1,0 +1,43 @@
+/* The Prometheus text exposition (format 0.0.4) of the scoreboard and of
+ * the per-queue figures read from the table. Pure: what it renders comes
+ * from its arguments, so that the format is unit-tested line by line
+ * (tests/unit/test_metrics.c). */
+#ifndef KYU_METRICS_H
+#define KYU_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board.h"
+#include "util.h"
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* One queue's rows, as the table showed them at the last reading. */
+struct metrics_queue {
+	char *name;
+	uint64_t waiting, due, running;
+	double oldest_due_age; /* seconds; 0 when nothing is due */
+};
+
+struct metrics_table {
+	bool read;   /* a reading was ever attempted */
+	bool ok;     /* the last reading succeeded */
+	double age;  /* seconds since the reading shown */
+	double took; /* seconds the reading took */
+	struct metrics_queue *queues;
+	int n;
+};
+
+/* Append the whole exposition to sb. */
+void metrics_render(struct strbuf *sb, const struct board *b, int workers,
+		    const struct metrics_table *t);
+
+/* The name of every metric family rendered, for the documentation test;
+ * NULL past the last. */
+const char *metrics_family_at(size_t i);
+
+void metrics_table_clear(struct metrics_table *t);
+
+#endif
