@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include <ev.h>
-#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "orphans.h"
 #include "proto.h"
 #include "ratelimit.h"
+#include "sdnotify.h"
 #include "util.h"
 #include "wake.h"
 
@@ -57,6 +57,7 @@ struct sup {
 	int rr;          /* where the next round-robin search starts */
 	char exe[PATH_MAX];
 	unsigned long hints_bad;
+	struct sdn sdn; /* what systemd is told */
 };
 
 static void send_msg(struct child *c, uint32_t type)
@@ -139,8 +140,7 @@ static void check_ready(struct sup *s)
 	if (ready < s->cfg.workers)
 		return;
 	s->announced = true;
-	log_notice("ready: %d workers", s->cfg.workers);
-	sd_notify(0, "READY=1");
+	sdn_started(&s->sdn, s->cfg.workers);
 	sup_wake(s);
 }
 
@@ -193,6 +193,9 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 			c->wake_inflight = false;
 			s->hint_pending = false;
 			wake_another(s, c);
+			break;
+		case KYU_STATE:
+			sdn_report(&s->sdn, c->index - 1, m.value);
 			break;
 		}
 	}
@@ -355,6 +358,7 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 	c->fd = -1;
 	c->pid = 0;
 	c->ready = c->idle = c->wake_inflight = false;
+	sdn_exited(&s->sdn, c->index - 1);
 	describe_wait_status(st, how, sizeof(how));
 	{
 		int killed = sweep_orphans(s);
@@ -407,6 +411,8 @@ static void spawn_worker(struct sup *s, struct child *c)
 	int sv[2];
 	pid_t pid;
 	char idx[16], cfd_arg[16];
+	char **env;
+	struct msg report = { .type = KYU_REPORT, .value = sdn_report_us(&s->sdn) };
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_err("worker %d: socketpair: %s", c->index, strerror(errno));
@@ -414,8 +420,10 @@ static void spawn_worker(struct sup *s, struct child *c)
 	}
 	snprintf(idx, sizeof(idx), "%d", c->index);
 	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
+	env = sdn_worker_env(); /* before fork: it allocates */
 	pid = fork();
 	if (pid < 0) {
+		free(env);
 		log_err("worker %d: fork: %s", c->index, strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
@@ -443,9 +451,10 @@ static void spawn_worker(struct sup *s, struct child *c)
 			_exit(71);
 		if (place_fd(sv[1], PROTO_FD) < 0 || place_fd(cfd, PROTO_CONFIG_FD) < 0)
 			_exit(71);
-		execv(s->exe, argv);
+		execve(s->exe, argv, env);
 		_exit(71);
 	}
+	free(env);
 	close(sv[1]);
 	c->fd = sv[0];
 	c->pid = pid;
@@ -457,6 +466,9 @@ static void spawn_worker(struct sup *s, struct child *c)
 	ev_child_init(&c->cw, on_child_exit, pid, 0);
 	c->cw.data = c;
 	ev_child_start(s->loop, &c->cw);
+	sdn_spawned(&s->sdn, c->index - 1, pid);
+	if (report.value >= 0)
+		(void)proto_send_fd(c->fd, &report, -1);
 	log_info("worker %d started (pid %d)", c->index, (int)pid);
 	return;
 retry:
@@ -495,7 +507,7 @@ static void begin_stop(struct sup *s, bool now)
 	if (!s->stopping) {
 		s->stopping = true;
 		log_notice("stopping%s", now ? " (interrupting running jobs)" : "");
-		sd_notify(0, "STOPPING=1");
+		sdn_stopping(&s->sdn);
 		ev_timer_stop(s->loop, &s->poll_w);
 		close_wake(s);
 		for (int i = 0; i < s->n_children; i++)
@@ -552,18 +564,18 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 
 	if (s->stopping)
 		return;
-	sd_notify(0, "RELOADING=1");
+	sdn_reloading(&s->sdn);
 	/* The file is read once, here; workers get these very bytes. */
 	if (config_load_memfd(s->cfg.path, &nc, &nfd, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
-		sd_notify(0, "READY=1");
+		sdn_reloaded(&s->sdn, s->cfg.workers);
 		return;
 	}
 	if (config_check_system(&nc, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
 		config_free(&nc);
 		close(nfd);
-		sd_notify(0, "READY=1");
+		sdn_reloaded(&s->sdn, s->cfg.workers);
 		return;
 	}
 	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
@@ -599,7 +611,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	log_set_level((enum log_level)s->cfg.log_level);
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	log_notice("reloaded %s", s->cfg.path);
-	sd_notify(0, "READY=1");
+	sdn_reloaded(&s->sdn, s->cfg.workers);
 	sup_wake(s);
 }
 
@@ -615,6 +627,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	s->cfg_fd = cfg_fd;
 	s->wake_fd = -1;
 	s->loop = EV_DEFAULT;
+	sdn_init(&s->sdn, s->loop, s->cfg.workers);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
 
@@ -670,6 +683,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	ev_run(s->loop, 0);
 	rc = s->exit_status;
 out:
+	sdn_free(&s->sdn);
 	close_wake(s);
 	close(s->cfg_fd);
 	config_free(&s->cfg);
