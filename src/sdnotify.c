@@ -1,6 +1,7 @@
 #include "sdnotify.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,54 @@ static void try_ready(struct sdn *n)
 	sd_notifyf(0, "READY=1\nSTATUS=%s", text);
 }
 
+/* Silent this long, a worker is killed (see on_kill); never before it
+ * counts as silent. */
+static double kill_after(const struct sdn *n)
+{
+	double limit = (double)n->watchdog_us / 2e6;
+	return n->kill_after > limit ? n->kill_after : limit;
+}
+
+/* A worker silent for kill_after is killed. Its jobs' leases are no
+ * longer renewed and its own fencing timer cannot fire: they must stop
+ * (the supervisor sweeps them once it is gone) before another daemon may
+ * claim them. Its last renewal started at most a heartbeat before its
+ * loop stopped, and its last report came before that, so
+ * lease - fence_margin - heartbeat after the last report is within the
+ * fencing deadline. Armed for the earliest deadline; a report since only
+ * makes it fire early and look again. */
+static void check_kill(struct sdn *n)
+{
+	double now = mono_now(), next = 0, after = kill_after(n);
+
+	for (int i = 0; i < SDN_MAX_WORKERS; i++) {
+		struct sdn_worker *w = &n->w[i];
+		if (!w->pid || w->killed)
+			continue;
+		if (now - w->seen >= after) {
+			log_err("worker %d (pid %d) silent for %.1f s, longer than lease - fence_margin "
+				"- heartbeat: killing it",
+				i + 1, (int)w->pid, now - w->seen);
+			kill(w->pid, SIGKILL);
+			w->killed = true;
+		} else if (next == 0 || w->seen + after < next) {
+			next = w->seen + after;
+		}
+	}
+	ev_timer_stop(n->loop, &n->kill_w);
+	if (next > 0) {
+		ev_timer_set(&n->kill_w, next - now, 0.);
+		ev_timer_start(n->loop, &n->kill_w);
+	}
+}
+
+static void on_kill(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	check_kill(t->data);
+}
+
 /* Every half interval: WATCHDOG=1 if every worker process reported within
  * the last half. A worker waiting to be restarted has no process and does
  * not count (the supervisor handles it); one that exists and is silent is
@@ -234,22 +283,27 @@ static void on_ping(EV_P_ ev_timer *t, int revents)
 	}
 	if (ok)
 		sd_notify(0, "WATCHDOG=1");
+	if (!ev_is_active(&n->kill_w))
+		check_kill(n);
 }
 
-void sdn_init(struct sdn *n, struct ev_loop *loop, int workers)
+void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg)
 {
 	const char *sock = getenv("NOTIFY_SOCKET");
 	uint64_t us = 0;
 
 	memset(n, 0, sizeof(*n));
 	n->loop = loop;
-	n->workers = workers;
+	n->workers = cfg->workers;
+	n->kill_after = cfg->lease - cfg->fence_margin - config_heartbeat(cfg);
 	n->notify = sock && *sock;
 	n->status_at = -1e9;
 	ev_init(&n->status_w, on_status);
 	n->status_w.data = n;
 	ev_init(&n->ping_w, on_ping);
 	n->ping_w.data = n;
+	ev_init(&n->kill_w, on_kill);
+	n->kill_w.data = n;
 	/* > 0 only when WATCHDOG_PID is unset or ours. */
 	if (n->notify && sd_watchdog_enabled(0, &us) > 0 && us > 0) {
 		n->watchdog_us = us;
@@ -263,6 +317,7 @@ void sdn_init(struct sdn *n, struct ev_loop *loop, int workers)
 void sdn_free(struct sdn *n)
 {
 	ev_timer_stop(n->loop, &n->ping_w);
+	ev_timer_stop(n->loop, &n->kill_w);
 	ev_timer_stop(n->loop, &n->status_w);
 }
 
@@ -346,9 +401,12 @@ void sdn_reloading(struct sdn *n)
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, (uint64_t)(mono_now() * 1e6));
 }
 
-void sdn_reloaded(struct sdn *n, int workers)
+void sdn_reloaded(struct sdn *n, const struct kyu_config *cfg)
 {
-	n->workers = workers;
+	n->workers = cfg->workers;
+	n->kill_after = cfg->lease - cfg->fence_margin - config_heartbeat(cfg);
+	if (n->watchdog_us)
+		check_kill(n);
 	if (n->reloading) {
 		n->reloading = false;
 		sd_notify(0, "READY=1");

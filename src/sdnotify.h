@@ -7,7 +7,8 @@
  * - STATUS= with the jobs running, the workers and the database's state,
  *   when it changes, at most about once a second;
  * - WATCHDOG=1 every half of WATCHDOG_USEC, but only while every worker
- *   process has reported within that half (its loop turns).
+ *   process has reported within that half (its loop turns); a worker
+ *   silent for lease - fence_margin - heartbeat is killed (and restarted).
  * Without NOTIFY_SOCKET nothing is sent and workers are not asked for
  * reports beyond connection changes, which the "ready" log line waits for. */
 #ifndef KYU_SDNOTIFY_H
@@ -20,6 +21,7 @@
 
 #include <ev.h>
 
+#include "config.h"
 #include "proto.h"
 
 #define SDN_MAX_WORKERS 256
@@ -28,6 +30,7 @@ struct sdn_worker {
 	pid_t pid;   /* 0: no process (not started, or waiting to be restarted) */
 	double seen; /* monotonic: its last report, or its start */
 	bool silent; /* pings withheld for it; said once */
+	bool killed; /* silent too long: SIGKILL sent */
 	struct worker_state st;
 };
 
@@ -35,9 +38,10 @@ struct sdn {
 	struct ev_loop *loop;
 	bool notify;          /* NOTIFY_SOCKET is set */
 	uint64_t watchdog_us; /* WATCHDOG_USEC for us; 0: no watchdog */
-	ev_timer ping_w, status_w;
+	ev_timer ping_w, kill_w, status_w;
 	struct sdn_worker w[SDN_MAX_WORKERS];
 	int workers;                    /* configured */
+	double kill_after;              /* s: lease - fence_margin - heartbeat (check_kill) */
 	bool started, ready, reloading, stopping, waiting_logged;
 	time_t down_since;              /* wall clock; 0: connected, or not known yet */
 	unsigned down_err;              /* the error that keeps it down */
@@ -46,7 +50,7 @@ struct sdn {
 };
 
 /* Reads NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID; starts the pings. */
-void sdn_init(struct sdn *n, struct ev_loop *loop, int workers);
+void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg);
 void sdn_free(struct sdn *n);
 /* The KYU_REPORT value for a new worker (µs between reports: a quarter of
  * the watchdog's interval, 0 without one), or -1: send none. */
@@ -63,8 +67,8 @@ void sdn_report(struct sdn *n, int i, int64_t value);
 /* Every one of the `workers` configured workers has started. */
 void sdn_started(struct sdn *n, int workers);
 void sdn_reloading(struct sdn *n);
-/* The reload is over (applied or refused); workers as now configured. */
-void sdn_reloaded(struct sdn *n, int workers);
+/* The reload is over (applied or refused); cfg is what is in force. */
+void sdn_reloaded(struct sdn *n, const struct kyu_config *cfg);
 void sdn_stopping(struct sdn *n);
 
 /* The STATUS= text for the state in n (pure but for the local time of

@@ -568,14 +568,14 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	/* The file is read once, here; workers get these very bytes. */
 	if (config_load_memfd(s->cfg.path, &nc, &nfd, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
-		sdn_reloaded(&s->sdn, s->cfg.workers);
+		sdn_reloaded(&s->sdn, &s->cfg);
 		return;
 	}
 	if (config_check_system(&nc, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
 		config_free(&nc);
 		close(nfd);
-		sdn_reloaded(&s->sdn, s->cfg.workers);
+		sdn_reloaded(&s->sdn, &s->cfg);
 		return;
 	}
 	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
@@ -611,7 +611,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	log_set_level((enum log_level)s->cfg.log_level);
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	log_notice("reloaded %s", s->cfg.path);
-	sdn_reloaded(&s->sdn, s->cfg.workers);
+	sdn_reloaded(&s->sdn, &s->cfg);
 	sup_wake(s);
 }
 
@@ -627,7 +627,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	s->cfg_fd = cfg_fd;
 	s->wake_fd = -1;
 	s->loop = EV_DEFAULT;
-	sdn_init(&s->sdn, s->loop, s->cfg.workers);
+	sdn_init(&s->sdn, s->loop, &s->cfg);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
 

@@ -10,7 +10,9 @@
 #     NOTIFY_SOCKET, and only the supervisor's pid ever sends;
 #   - SIGSTOP of one worker stops the pings (none for a good while after a
 #     grace period), SIGCONT brings them back;
-#   - HUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1; TERM: STOPPING=1.
+#   - HUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1;
+#   - a worker stopped for longer than lease - fence_margin - heartbeat is
+#     killed and restarted, and the pings resume; TERM: STOPPING=1.
 # Order and presence only; the waits are generous.
 . "$KYU_SRC/tests/lib.sh"
 
@@ -52,7 +54,8 @@ first_line() { tail -n +"${2:-1}" "$NOTES" | grep -nE "^[0-9]+ [0-9.]+ -?[0-9]+ 
 port=$((20000 + RANDOM % 30000))
 while port_in_use "$port"; do port=$((port + 1)); done
 KYUD_INI=$T_DIR/kyud.ini
-write_ini "$KYUD_INI" database.socket= database.host=127.0.0.1 database.port="$port"
+# A lease of 60 s: the worker stopped below is not killed (after 60 - 10 - 15 s).
+write_ini "$KYUD_INI" kyud.lease=60 database.socket= database.host=127.0.0.1 database.port="$port"
 NOTIFY_SOCKET=$SOCK WATCHDOG_USEC=2000000 env --default-signal "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
 KYUD_PID=$!
 sup=$KYUD_PID
@@ -63,7 +66,7 @@ assert_log_contains 'kyud\[sup\]: 2 worker\(s\) started; waiting for the databas
 assert_log_lacks 'kyud\[sup\]: ready:'
 
 # ---- the right settings: READY=1 once a worker is connected
-write_ini "$KYUD_INI"
+write_ini "$KYUD_INI" kyud.lease=60
 signal_kyud HUP
 wait_note 'READY=1' 30
 assert_eq 0 "$(count 'RELOADING=1')" "RELOADING=1 before the first READY=1"
@@ -108,7 +111,8 @@ assert_log_contains "kyud\[sup\]: worker [0-9]+ \(pid $victim\) reports again: w
 
 # ---- reload: RELOADING=1 (with MONOTONIC_USEC=, in one datagram) then READY=1
 from=$(($(lines) + 1))
-write_ini "$KYUD_INI" kyud.workers=2 job.max_attempts=2
+# lease 8: fence_margin and heartbeat 2 (lease / 4): a silent worker is killed after 4 s.
+write_ini "$KYUD_INI" kyud.lease=8
 assert_eq "kyud[sup]: reloaded $KYUD_INI" "$(hup_verdict)" "reload verdict"
 wait_note 'READY=1' 30 "$from"
 rel=$(first_line 'RELOADING=1' "$from")
@@ -117,6 +121,20 @@ rdy=$(first_line 'READY=1' "$from")
 seq_rel=$(tail -n +"$from" "$NOTES" | sed -n "${rel}p" | cut -d' ' -f1)
 tail -n +"$from" "$NOTES" | grep -E "^$seq_rel [0-9.]+ -?[0-9]+ MONOTONIC_USEC=[0-9]+$" >/dev/null ||
 	fail "RELOADING=1 came without MONOTONIC_USEC="
+
+# ---- a worker silent for longer than lease - fence_margin - heartbeat is killed
+WORKER_DEATHS_OK=1
+victim=$(pgrep -P "$sup" | sed -n 2p)
+[ -n "$victim" ] || fail "no second worker process"
+kill -STOP "$victim"
+EXIT_HOOKS+=("kill -CONT $victim 2>/dev/null")
+deadline=$(($(date +%s) + 40))
+until grep -E "kyud\[sup\]: worker ([0-9]+) \(pid $victim\) killed by signal" "$KYUD_LOG" >/dev/null; do
+	[ "$(date +%s)" -lt "$deadline" ] || fail "the stopped worker $victim was not killed in 40 s"
+	sleep 0.2
+done
+assert_log_contains "kyud\[sup\]: worker [0-9]+ \(pid $victim\) silent for [0-9.]+ s, longer than lease - fence_margin - heartbeat: killing it"
+wait_pings 2 30
 
 # ---- TERM: STOPPING=1
 from=$(($(lines) + 1))
