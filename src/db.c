@@ -57,6 +57,7 @@ struct db {
 	size_t max_statement;
 	uint64_t deadlocks, round_trips;
 	char err[512];
+	unsigned err_no; /* of err, when it has one */
 };
 
 static enum db_fail classify(unsigned e)
@@ -206,6 +207,11 @@ const char *db_error(const struct db *db)
 	return db->err;
 }
 
+unsigned db_error_code(const struct db *db)
+{
+	return db->err_no;
+}
+
 uint64_t db_deadlocks(const struct db *db)
 {
 	return db->deadlocks;
@@ -225,8 +231,9 @@ static void set_err_from_mysql(struct db *db, const char *what)
 {
 	/* mysql_error often ends in the errno in parentheses already; the
 	 * server's or client's error number goes in front. */
+	db->err_no = mysql_errno(db->my);
 	snprintf(db->err, sizeof(db->err), "%s%serror %u: %s", what ? what : "", what ? ": " : "",
-		 mysql_errno(db->my), mysql_error(db->my));
+		 db->err_no, mysql_error(db->my));
 }
 
 static struct db_result *add_result(struct db *db)
@@ -503,6 +510,7 @@ static void on_tmo(EV_P_ ev_timer *t, int revents)
 
 static void set_deadline_err(struct db *db, double seconds)
 {
+	db->err_no = DB_ERR_NO_ANSWER;
 	snprintf(db->err, sizeof(db->err),
 		 "no answer from the database within %.0f s; connection abandoned", seconds);
 }
@@ -542,6 +550,7 @@ static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn
 	db->my = mysql_init(NULL);
 	if (!db->my) {
 		snprintf(db->err, sizeof(db->err), "cannot connect: out of memory");
+		db->err_no = CR_OUT_OF_MEMORY;
 		return -1;
 	}
 	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);

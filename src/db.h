@@ -97,6 +97,10 @@ void db_close(struct db *db);
 bool db_connected(const struct db *db);
 bool db_idle(const struct db *db); /* connected and nothing in flight */
 const char *db_error(const struct db *db);
+/* The number of the error db_error describes: MariaDB's (server or
+ * client), DB_ERR_NO_ANSWER for a deadline that passed; 0 before any. */
+unsigned db_error_code(const struct db *db);
+#define DB_ERR_NO_ANSWER 1
 uint64_t db_deadlocks(const struct db *db);
 uint64_t db_round_trips(const struct db *db);
 /* The longest statement the server accepts (its max_allowed_packet less

@@ -88,6 +88,9 @@ int main(int argc, char **argv)
 	int64_t worker = 0, config_fd = -1;
 	int c, r, fd = -1;
 
+	/* Before any line: the supervisor and each worker (exec'd anew) look
+	 * at their own stderr. */
+	log_detect_journal();
 	while ((c = getopt_long(argc, argv, "c:thV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

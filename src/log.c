@@ -5,12 +5,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A process has exactly one role and one log level, so these are the
  * process-wide state the style allows. */
 static char log_role[32] = "kyud";
 static enum log_level log_min = LOG_LVL_INFO;
+static bool log_journal;
 
 static const char *const level_names[] = { "debug", "info", "notice", "warning", "error" };
 
@@ -29,6 +31,46 @@ const char *log_level_name(enum log_level level)
 	if ((unsigned)level >= sizeof(level_names) / sizeof(level_names[0]))
 		return "?";
 	return level_names[level];
+}
+
+/* One decimal number of at most 20 digits, no sign, no space. */
+static const char *parse_ull(const char *s, unsigned long long *ret)
+{
+	unsigned long long v = 0;
+	const char *start = s;
+
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (~0ULL - d) / 10)
+			return NULL;
+		v = v * 10 + d;
+	}
+	if (s == start)
+		return NULL;
+	*ret = v;
+	return s;
+}
+
+bool log_journal_matches(const char *value, unsigned long long dev, unsigned long long ino)
+{
+	unsigned long long d, i;
+	const char *p;
+
+	if (!value || !(p = parse_ull(value, &d)) || *p != ':' || !(p = parse_ull(p + 1, &i)) || *p)
+		return false;
+	return d == dev && i == ino;
+}
+
+void log_detect_journal(void)
+{
+	struct stat st;
+
+	/* JOURNAL_STREAM is inherited by whatever systemd's child starts: a
+	 * kyud run by hand from a shell of a unit, or with stderr redirected
+	 * to a file, would otherwise write "<6>" into a terminal or a file. */
+	log_journal = fstat(STDERR_FILENO, &st) == 0 &&
+		      log_journal_matches(getenv("JOURNAL_STREAM"), (unsigned long long)st.st_dev,
+					  (unsigned long long)st.st_ino);
 }
 
 int log_level_parse(const char *s, enum log_level *ret)
@@ -77,10 +119,10 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level < log_min)
 		return;
-	/* systemd reads the <N> prefix as the syslog priority when stderr is the
-	 * journal; outside systemd it is noise, so only add it there. */
+	/* journald reads the <N> prefix as the syslog priority (so that
+	 * journalctl -p err finds errors); anywhere else it is noise. */
 	n = snprintf(line, sizeof(line), "%skyud[%s]: ",
-		     getenv("JOURNAL_STREAM") ? (const char *[]){ "<7>", "<6>", "<5>", "<4>", "<3>" }[level] : "",
+		     log_journal ? (const char *[]){ "<7>", "<6>", "<5>", "<4>", "<3>" }[level] : "",
 		     log_role);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;

@@ -3,6 +3,8 @@
 #ifndef KYU_LOG_H
 #define KYU_LOG_H
 
+#include <stdbool.h>
+
 enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, LOG_LVL_ERROR };
 
 /* role is e.g. "sup" or "worker 3"; copied. */
@@ -11,6 +13,16 @@ void log_set_level(enum log_level level);
 int log_level_parse(const char *s, enum log_level *ret);
 /* The name log_level_parse accepts for level ("?" if out of range). */
 const char *log_level_name(enum log_level level);
+
+/* Decide whether lines carry the journal's "<N>" priority prefix: only
+ * when stderr is the stream systemd named in JOURNAL_STREAM. Once per
+ * process, first thing (a worker is a process of its own, exec'd: it asks
+ * again). Until it is called, lines are plain. */
+void log_detect_journal(void);
+/* JOURNAL_STREAM's "DEVICE:INODE" (decimal, as systemd writes it and
+ * stat -c %d:%i prints it) names the file with that device and inode.
+ * False for NULL, an empty or malformed value. */
+bool log_journal_matches(const char *value, unsigned long long dev, unsigned long long ino);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -67,3 +67,20 @@ ssize_t proto_recv(int sock, struct msg *m, int *fd_out)
 		return (ssize_t)sizeof(*m) + 1;
 	return n;
 }
+
+int64_t proto_state_pack(const struct worker_state *st)
+{
+	uint64_t running = st->running > 0xffffff ? 0xffffff : st->running;
+	uint64_t v = running | (st->connected ? 1ULL << 24 : 0) |
+		     ((uint64_t)(st->db_error & 0x7fffffff) << 32);
+	return (int64_t)v;
+}
+
+void proto_state_unpack(int64_t value, struct worker_state *st)
+{
+	uint64_t v = (uint64_t)value;
+
+	st->running = (unsigned)(v & 0xffffff);
+	st->connected = (v >> 24) & 1;
+	st->db_error = (unsigned)((v >> 32) & 0x7fffffff);
+}

@@ -4,6 +4,7 @@
 #ifndef KYU_PROTO_H
 #define KYU_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,10 +21,14 @@ enum msg_type {
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
 	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
 	KYU_SCHEDULES, /* a schedule may have changed: read kyu_schedules again */
+	KYU_REPORT,    /* systemd is told how we are: send KYU_STATE when it changes (at
+			* most once a second), and every value µs when value > 0 */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
 	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */
 	KYU_MORE,       /* acquisition was full: more work is likely waiting */
+	KYU_STATE,      /* value = proto_state_pack(): sent from a timer of the worker's
+			 * loop, so its arrival also says that the loop turns */
 };
 
 struct msg {
@@ -31,6 +36,19 @@ struct msg {
 	uint32_t pad;
 	int64_t value;
 };
+
+/* What a worker reports in KYU_STATE. */
+struct worker_state {
+	bool connected;    /* to the database, and the connection checked */
+	unsigned running;  /* jobs running (at most 2^24 - 1 counted) */
+	unsigned db_error; /* the connection's last error number while not connected
+			    * (MariaDB's, or DB_ERR_NO_ANSWER), else 0; 31 bits */
+};
+
+/* Bits 0-23 running, bit 24 connected, bits 32-62 db_error: a number, so
+ * that nothing a server wrote (nor a password) crosses the channel. */
+int64_t proto_state_pack(const struct worker_state *st);
+void proto_state_unpack(int64_t value, struct worker_state *st);
 
 /* Send one message without blocking (MSG_DONTWAIT, no SIGPIPE), with the
  * descriptor fd attached when fd >= 0 (the receiver gets its own copy; the

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <ev.h>
-#include <systemd/sd-daemon.h>
 
 #include "board.h"
 #include "log.h"
@@ -23,6 +22,7 @@
 #include "orphans.h"
 #include "proto.h"
 #include "ratelimit.h"
+#include "sdnotify.h"
 #include "util.h"
 #include "wake.h"
 
@@ -66,6 +66,7 @@ struct sup {
 	int board_fd;
 	struct child metrics;
 	int metrics_fd;
+	struct sdn sdn; /* what systemd is told */
 };
 
 static void send_msg(struct child *c, uint32_t type)
@@ -149,8 +150,7 @@ static void check_ready(struct sup *s)
 	if (ready < s->cfg.workers)
 		return;
 	s->announced = true;
-	log_notice("ready: %d workers", s->cfg.workers);
-	sd_notify(0, "READY=1");
+	sdn_started(&s->sdn, s->cfg.workers);
 	sup_wake(s);
 }
 
@@ -203,6 +203,10 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 			c->wake_inflight = false;
 			s->hint_pending = false;
 			wake_another(s, c);
+			break;
+		case KYU_STATE:
+			if (!c->metrics)
+				sdn_report(&s->sdn, c->index - 1, m.value);
 			break;
 		}
 	}
@@ -402,6 +406,8 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 	c->fd = -1;
 	c->pid = 0;
 	c->ready = c->idle = c->wake_inflight = false;
+	if (!c->metrics)
+		sdn_exited(&s->sdn, c->index - 1);
 	describe_wait_status(st, how, sizeof(how));
 	{
 		int killed = sweep_orphans(s);
@@ -496,14 +502,17 @@ static int spawn_child(struct sup *s, struct child *c, const char *what, char *c
 {
 	int sv[2];
 	pid_t pid;
+	char **env;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_err("%s: socketpair: %s", what, strerror(errno));
 		return -1;
 	}
 	fds[0] = sv[1];
+	env = sdn_worker_env(); /* before fork: it allocates */
 	pid = fork();
 	if (pid < 0) {
+		free(env);
 		log_err("%s: fork: %s", what, strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
@@ -524,9 +533,10 @@ static int spawn_child(struct sup *s, struct child *c, const char *what, char *c
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (place_fds(fds, nfds) < 0)
 			_exit(71);
-		execv(s->exe, argv);
+		execve(s->exe, argv, env);
 		_exit(71);
 	}
+	free(env);
 	close(sv[1]);
 	c->fd = sv[0];
 	c->pid = pid;
@@ -546,6 +556,7 @@ static void spawn_worker(struct sup *s, struct child *c)
 	char idx[16], cfd_arg[16], what[32];
 	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
 	int fds[] = { -1, s->cfg_fd, s->board_fd };
+	struct msg report = { .type = KYU_REPORT, .value = sdn_report_us(&s->sdn) };
 
 	snprintf(idx, sizeof(idx), "%d", c->index);
 	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
@@ -556,6 +567,9 @@ static void spawn_worker(struct sup *s, struct child *c)
 		ev_timer_start(s->loop, &c->restart_w);
 		return;
 	}
+	sdn_spawned(&s->sdn, c->index - 1, c->pid);
+	if (report.value >= 0)
+		(void)proto_send_fd(c->fd, &report, -1);
 	log_info("worker %d started (pid %d)", c->index, (int)c->pid);
 }
 
@@ -624,7 +638,7 @@ static void begin_stop(struct sup *s, bool now)
 	if (!s->stopping) {
 		s->stopping = true;
 		log_notice("stopping%s", now ? " (interrupting running jobs)" : "");
-		sd_notify(0, "STOPPING=1");
+		sdn_stopping(&s->sdn);
 		ev_timer_stop(s->loop, &s->poll_w);
 		close_wake(s);
 		for (int i = 0; i < s->n_children; i++)
@@ -683,18 +697,18 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 
 	if (s->stopping)
 		return;
-	sd_notify(0, "RELOADING=1");
+	sdn_reloading(&s->sdn);
 	/* The file is read once, here; workers get these very bytes. */
 	if (config_load_memfd(s->cfg.path, &nc, &nfd, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
-		sd_notify(0, "READY=1");
+		sdn_reloaded(&s->sdn, &s->cfg);
 		return;
 	}
 	if (config_check_system(&nc, err, sizeof(err)) < 0) {
 		log_err("reload failed, keeping old config: %s", err);
 		config_free(&nc);
 		close(nfd);
-		sd_notify(0, "READY=1");
+		sdn_reloaded(&s->sdn, &s->cfg);
 		return;
 	}
 	listen_changed = strcmp(nc.listen, s->cfg.listen) != 0;
@@ -740,7 +754,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	log_set_level((enum log_level)s->cfg.log_level);
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	log_notice("reloaded %s", s->cfg.path);
-	sd_notify(0, "READY=1");
+	sdn_reloaded(&s->sdn, &s->cfg);
 	sup_wake(s);
 }
 
@@ -759,6 +773,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	s->metrics_fd = -1;
 	init_child(s, -1);
 	s->loop = EV_DEFAULT;
+	sdn_init(&s->sdn, s->loop, &s->cfg);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
 
@@ -829,6 +844,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	ev_run(s->loop, 0);
 	rc = s->exit_status;
 out:
+	sdn_free(&s->sdn);
 	close_wake(s);
 	if (s->metrics_fd >= 0)
 		close(s->metrics_fd);

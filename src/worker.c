@@ -37,6 +37,7 @@
 #include "schedules.h"
 #include "proc.h"
 #include "queues.h"
+#include "report.h"
 #include "store.h"
 #include "util.h"
 
@@ -72,6 +73,8 @@ struct worker {
 	struct db *db;
 	enum inflight inflight;
 	bool outage; /* a loss was logged; its end is logged once too */
+	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
+	struct report rep;
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
 	ev_timer reconnect_w;
@@ -159,9 +162,31 @@ static void send_msg(struct worker *w, uint32_t type, int64_t value)
 
 static void on_connected(void *arg, const struct db_reply *r);
 
+/* For the supervisor's readiness, STATUS= and watchdog (report.h). Not
+ * connected until db_usable: a connection whose set-up is still being
+ * checked does not count. */
+static int64_t worker_state(void *arg)
+{
+	const struct worker *w = arg;
+	struct worker_state st = { .connected = w->db_ok && db_connected(w->db),
+				   .running = (unsigned)w->n_running };
+
+	if (!st.connected)
+		st.db_error = db_error_code(w->db);
+	return proto_state_pack(&st);
+}
+
+/* The connection is ready for work: the supervisor may now tell systemd. */
+static void db_usable(struct worker *w)
+{
+	w->db_ok = true;
+	report_check(&w->rep);
+}
+
 static void start_connect(struct worker *w)
 {
 	w->connect_tried = mono_now();
+	w->db_ok = false;
 	ev_timer_stop(w->loop, &w->reconnect_w);
 	w->inflight = IF_CONNECT;
 	if (db_connect_async(w->db, &w->cfg, on_connected, w) < 0) {
@@ -223,6 +248,7 @@ static void on_connected(void *arg, const struct db_reply *r)
 	sched_reset(&w->sched, mono_now());
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
+	db_usable(w);
 }
 
 /* A reply that failed: say so at the level it deserves. */
@@ -1268,6 +1294,9 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			if (w->sched_on)
 				sched_poke(&w->sched, mono_now());
 			break;
+		case KYU_REPORT:
+			report_configure(&w->rep, m.value);
+			break;
 		}
 	}
 }
@@ -1302,6 +1331,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 
 	pump(w);
 	sync_board(w);
+	report_check(&w->rep);
 	if (!w->draining || w->n_running > 0)
 		return;
 	pending = results_count(&w->results);
@@ -1420,6 +1450,7 @@ int worker_main(int index, struct kyu_config *cfg)
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
 	init_watchers(&w);
+	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
 	sched_init(&w.sched);
 	w.sched_on = w.index == 1 && w.cfg.schedules;
 

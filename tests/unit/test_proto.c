@@ -66,5 +66,19 @@ int main(void)
 	CHECK(proto_recv(sv[1], &got, &fd) == 0);
 	close(sv[1]);
 	close(pfd[0]);
+
+	/* A worker's state survives the 64-bit value; counts beyond the field
+	 * saturate instead of wrapping into the connected bit. */
+	{
+		struct worker_state in = { .connected = true, .running = 1024, .db_error = 2002 }, out;
+		proto_state_unpack(proto_state_pack(&in), &out);
+		CHECK(out.connected && out.running == 1024 && out.db_error == 2002);
+		in = (struct worker_state){ .running = 1u << 25, .db_error = 0xffffffffu };
+		proto_state_unpack(proto_state_pack(&in), &out);
+		CHECK(!out.connected && out.running == 0xffffff && out.db_error == 0x7fffffff);
+		CHECK(proto_state_pack(&in) >= 0);
+		in = (struct worker_state){ 0 };
+		CHECK(proto_state_pack(&in) == 0);
+	}
 	return check_done("proto");
 }
