@@ -1,5 +1,9 @@
--- kyu schema: everything kyud needs, created in the current database.
--- Idempotent: running it again on an existing installation changes nothing.
+-- kyu schema: everything kyud needs, created in the current database, at
+-- the newest schema version (recorded in kyu_meta, at the end).
+-- Idempotent: running it again on an existing installation changes nothing,
+-- and running it over an older one brings it to this version like `kyu
+-- schema upgrade` does (the steps in sql/upgrade/ say which changes are
+-- online); it never lowers a newer version recorded there.
 --
 --   mariadb yourdb < sql/schema.sql
 --
@@ -7,6 +11,19 @@
 --   INSERT INTO kyu_jobs (command) VALUES ('echo hello');
 -- Every column is described in kyu.ini(5)'s companion page kyu_jobs(7) and
 -- in README.md.
+
+-- The schema's version (kyu_jobs(7), "Schema versions"): schema_version is
+-- the version of this file (the number of the last step in sql/upgrade/),
+-- schema_compat the oldest version a kyud must know to work on it. The
+-- table comes first and its rows last: a kyud that connects while this
+-- file is loaded sees a kyu_meta without a version, i.e. nothing installed
+-- yet, rather than tables without kyu_meta, i.e. version 1.
+CREATE TABLE IF NOT EXISTS kyu_meta (
+  name         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  value        BIGINT NOT NULL,
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  PRIMARY KEY (name)
+) ENGINE = InnoDB;
 
 CREATE TABLE IF NOT EXISTS kyu_jobs (
   -- Internal row number: short, stable key used by kyud for every update.
@@ -87,6 +104,8 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_owner (owner),
   KEY kyu_jobs_finished (status, updated_at),
   KEY kyu_jobs_queue_status (queue, status),
+  -- Per-queue counts of waiting and running jobs read only those rows.
+  KEY kyu_jobs_status_queue_due (status, queue, due),
   UNIQUE KEY kyu_jobs_running_key (running_key)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
@@ -117,6 +136,13 @@ ALTER TABLE kyu_jobs
   ADD COLUMN IF NOT EXISTS cpu_user DOUBLE NULL,
   ADD COLUMN IF NOT EXISTS cpu_sys DOUBLE NULL,
   ADD COLUMN IF NOT EXISTS max_rss BIGINT UNSIGNED NULL;
+
+-- Installations of schema version 1 get the index of the per-queue gauges
+-- here, built in place while jobs are inserted and claimed
+-- (sql/upgrade/002-meta-gauges.sql).
+ALTER TABLE kyu_jobs
+  ADD KEY IF NOT EXISTS kyu_jobs_status_queue_due (status, queue, due),
+  ALGORITHM = INPLACE, LOCK = NONE;
 
 -- Settings of a queue, changed in plain SQL while daemons run (the next
 -- claim of every daemon sees them). A queue without a row has no limits
@@ -272,3 +298,9 @@ CREATE TABLE IF NOT EXISTS kyu_locks (
   expires      DATETIME(6) NULL,
   PRIMARY KEY (name, slot)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- The version, last: recorded only once everything above is there; only
+-- ever raised, so that this file run over a newer installation changes
+-- nothing.
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 2), ('schema_compat', 1)
+  ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -57,11 +57,17 @@ static void usage(FILE *f)
 		"                                      run COMMAND holding a cluster-wide lock\n"
 		"      (exits 75: not obtained within --wait; 70: lease lost; else COMMAND's status)\n"
 		"  locks [NAME]                        list the locks: holder, lease left\n"
+		"  schema status                       the database's schema version and this kyu's\n"
+		"  schema upgrade [-u USER] [-w S]     apply the missing upgrade steps (as USER;\n"
+		"                                      -w: seconds to wait for a table lock, 5)\n"
+		"  check                               check kyud's configuration, connection,\n"
+		"                                      privileges, schema version, listen address\n"
+		"                                      (default file %s); one line per problem\n"
 		"\n"
 		"  -c FILE   configuration (default $KYU_CONFIG, else %s if it exists,\n"
 		"            else %s); uses [database] and [kyud] listen\n"
 		"  -h, --help  show this help;  -V, --version  show the version\n",
-		CLIENT_CONFIG, DAEMON_CONFIG);
+		DAEMON_CONFIG, CLIENT_CONFIG, DAEMON_CONFIG);
 }
 
 int cli_env_add(json_t *env, char *arg, const char *cmd)
@@ -517,6 +523,10 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	/* kyu check is about kyud: its file and its account, not the
+	 * client's. */
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(path && *path ? path : DAEMON_CONFIG, argc, argv);
 	if (!path || !*path)
 		path = access(CLIENT_CONFIG, F_OK) == 0 ? CLIENT_CONFIG : DAEMON_CONFIG;
 	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
@@ -525,6 +535,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "wake") == 0) {
 		rc = send_wake(&cfg, argc > 1 ? argv[1] : "", false) < 0;
+		goto out;
+	}
+	if (strcmp(cmd, "schema") == 0) {
+		/* Its own connection: another account, a longer deadline. */
+		rc = cmd_schema(&cfg, argc, argv);
 		goto out;
 	}
 	if (strcmp(cmd, "lock") == 0) {

@@ -30,4 +30,10 @@ char *cli_argv_json(int argc, char **argv, const char *cmd);
 int cmd_schedules(struct db *db);
 int cmd_schedule(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
 
+/* kyu schema status|upgrade (kyu_schema.c); upgrade may replace the
+ * account in cfg (-u). */
+int cmd_schema(struct kyu_config *cfg, int argc, char **argv);
+/* kyu check: reads the file at path itself (its errors are problems). */
+int cmd_check(const char *path, int argc, char **argv);
+
 #endif

@@ -453,7 +453,8 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 		/* The worker refused the configuration this supervisor validated
 		 * and handed it: a new one would refuse it too, for ever. Like
 		 * nginx's "do not respawn" status, it ends the daemon. */
-		log_err("worker %d (pid %d) exited with status %d (configuration error): not restarting; stopping",
+		log_err("worker %d (pid %d) exited with status %d (configuration or schema error, logged above): "
+			"not restarting; stopping",
 			c->index, (int)w->rpid, EX_CONFIG);
 		s->exit_status = EX_CONFIG;
 		begin_stop(s, false);

@@ -35,6 +35,7 @@
 #include "proto.h"
 #include "results.h"
 #include "schedules.h"
+#include "schema.h"
 #include "proc.h"
 #include "queues.h"
 #include "report.h"
@@ -61,7 +62,7 @@ extern char **environ;
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA };
 
 struct worker {
 	struct kyu_config cfg;
@@ -75,6 +76,9 @@ struct worker {
 	bool outage; /* a loss was logged; its end is logged once too */
 	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
 	struct report rep;
+	bool schema_wanted; /* the schema version is checked before anything else is sent */
+	bool schema_said;   /* a newer, compatible version was logged */
+	int exit_status;
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
 	ev_timer reconnect_w;
@@ -245,10 +249,11 @@ static void on_connected(void *arg, const struct db_reply *r)
 	w->prepared = false;
 	w->txn_dirty = false;
 	w->dir_wanted = true;
+	w->schema_wanted = true;
 	sched_reset(&w->sched, mono_now());
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
-	db_usable(w);
+	/* Usable (for readiness) once on_schema has checked the version. */
 }
 
 /* A reply that failed: say so at the level it deserves. */
@@ -293,6 +298,78 @@ static bool send_or_log(struct worker *w, struct strbuf *sb, db_done_fn *done, e
 		return false;
 	}
 	return true;
+}
+
+/* ---- the schema version ------------------------------------------------ */
+
+/* After every connect, before anything is claimed or written: a database
+ * of another schema than this kyud knows stops the daemon (exit 78, which
+ * the supervisor and systemd do not restart). Jobs that run are left to
+ * the supervisor, which kills what a worker leaves behind; their leases
+ * expire and a kyud that knows the schema runs them again. Nothing is
+ * written on such a database, results included. */
+static void on_schema(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+	struct schema_state st;
+	char msg[512];
+
+	w->inflight = IF_NONE;
+	if (r->fail == DB_LOST) {
+		reply_failed(w, r, "reading the schema version");
+		return;
+	}
+	w->schema_wanted = false;
+	schema_state_read(r, &st);
+	switch (st.found) {
+	case SCHEMA_EMPTY:
+		/* Nothing installed yet, or sql/schema.sql is being loaded
+		 * (it creates kyu_meta first and records the version last):
+		 * claims fail and say so until it is there, at the newest
+		 * version. */
+		db_usable(w);
+		return;
+	case SCHEMA_DENIED:
+		log_err("cannot read the schema version: %s: grant kyud's account SELECT on kyu_meta "
+			"(kyud(8)); without kyu_meta, run `kyu schema upgrade` (kyu(1))",
+			st.err);
+		break;
+	case SCHEMA_UNREADABLE:
+		/* Not a verdict on the schema: try again on a new connection. */
+		log_err("reading the schema version failed: %s", st.err);
+		db_close(w->db);
+		db_lost(w, "reading the schema version failed");
+		return;
+	case SCHEMA_FOUND:
+	case SCHEMA_NO_META:
+		switch (schema_judge(&st, SCHEMA_VERSION, SCHEMA_NEEDS, msg, sizeof(msg))) {
+		case SCHEMA_OK:
+			db_usable(w);
+			return;
+		case SCHEMA_NEWER:
+			if (!w->schema_said)
+				log_notice("%s", msg);
+			w->schema_said = true;
+			db_usable(w);
+			return;
+		case SCHEMA_TOO_OLD:
+		case SCHEMA_TOO_NEW:
+			log_err("%s", msg);
+			break;
+		}
+		break;
+	}
+	w->exit_status = EX_CONFIG;
+	db_close(w->db);
+	ev_break(w->loop, EVBREAK_ALL);
+}
+
+static void send_schema_check(struct worker *w)
+{
+	struct strbuf sb = { 0 };
+
+	sb_adds(&sb, SCHEMA_STATE_SQL);
+	send_or_log(w, &sb, on_schema, IF_SCHEMA, "reading the schema version");
 }
 
 /* ---- jobs -------------------------------------------------------------- */
@@ -1057,8 +1134,12 @@ static bool pump_once(struct worker *w)
 		db_close(w->db);
 		start_connect(w);
 	}
-	if (!db_idle(w->db))
+	if (!db_idle(w->db) || w->exit_status)
 		return false;
+	if (w->schema_wanted) {
+		send_schema_check(w);
+		return true;
+	}
 	/* Before anything else: a statement sent into a transaction left
 	 * open would not be committed (a lease renewal included). */
 	if (w->txn_dirty) {
@@ -1479,5 +1560,5 @@ int worker_main(int index, struct kyu_config *cfg)
 	ev_loop_destroy(w.loop);
 	domain_ids_free(&w.self);
 	config_free(&w.cfg);
-	return 0;
+	return w.exit_status;
 }

@@ -14,6 +14,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
+GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
 GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
 SQL

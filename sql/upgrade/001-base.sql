@@ -1,0 +1,278 @@
+-- Step 1: the schema of version 1 (sql/schema.sql as released with issue
+-- 15), which also brings installations older than version 1 (down to the
+-- first release's kyu_jobs alone) forward. `kyu schema upgrade` runs it
+-- on a database without kyu_meta, i.e. one of version 1 or older.
+--
+-- Online: creates what is missing; on kyu_jobs only metadata changes
+-- (dropping a CHECK constraint, adding nullable columns at the end: instant)
+-- and indexes built in place without blocking INSERTs or claims
+-- (ALGORITHM=INPLACE, LOCK=NONE, MariaDB's default for ADD KEY). On a
+-- version-1 installation every statement finds its object and changes
+-- nothing.
+--
+-- Never edit this file: installations of version 1 are exactly this.
+
+CREATE TABLE IF NOT EXISTS kyu_jobs (
+  -- Internal row number: short, stable key used by kyud for every update.
+  seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  -- The submission key. Unique while the row exists (waiting, running, or
+  -- finished and within the retention time): a second INSERT of the same id
+  -- fails with a duplicate-key error; INSERT IGNORE is the idempotent form.
+  id           VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 NOT NULL DEFAULT (UUID()),
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 NOT NULL DEFAULT 'default',
+  -- What to run: a shell line for /bin/sh -c, or argv, a JSON array run
+  -- directly (argv wins when both are set).
+  command      TEXT NULL,
+  argv         TEXT NULL,
+  -- Extra environment (JSON object of strings) and working directory.
+  env          TEXT NULL,
+  cwd          VARCHAR(4096) NULL,
+  -- waiting -> running -> succeeded | failed; cancelled by the user at any
+  -- time with UPDATE kyu_jobs SET status = 'cancelled' WHERE id = ...
+  status       ENUM('waiting','running','succeeded','failed','cancelled')
+                 NOT NULL DEFAULT 'waiting',
+  -- Lower numbers run first among jobs due at the same time (like nice).
+  priority     INT NOT NULL DEFAULT 0,
+  -- When the job (or its next attempt) becomes due, database time.
+  run_at       DATETIME(6) NOT NULL DEFAULT NOW(6),
+  -- NULL means the daemon's default (kyu.ini [job] max_attempts/time_limit).
+  max_attempts INT UNSIGNED NULL,
+  time_limit   INT UNSIGNED NULL,
+  -- Attempts started so far; an attempt whose worker died counts.
+  attempts     INT UNSIGNED NOT NULL DEFAULT 0,
+  -- Attempts that ended with exit code 75 (EX_TEMPFAIL, "try again later"):
+  -- retried with backoff and not counted against max_attempts.
+  tempfails    INT UNSIGNED NOT NULL DEFAULT 0,
+  -- The claim token of the attempt that holds (or last held) the job, and
+  -- until when its lease runs. Heartbeats extend the lease.
+  owner        BIGINT UNSIGNED NULL,
+  lease_until  DATETIME(6) NULL,
+  -- Where the current or last attempt ran.
+  host         VARCHAR(255) NULL,
+  pid          INT UNSIGNED NULL,
+  -- Results of the last attempt.
+  exit_code    INT NULL,
+  `signal`     INT NULL,
+  error        TEXT NULL,
+  output       MEDIUMBLOB NULL,
+  started_at   DATETIME(6) NULL,
+  finished_at  DATETIME(6) NULL,
+  duration     DOUBLE NULL,
+  -- What the last attempt cost, from the kernel's accounting of its
+  -- process and the descendants it waited for (wait4's rusage): CPU
+  -- seconds in user and kernel mode, and the peak resident set size of the
+  -- largest of those processes, in bytes. NULL while an attempt runs, and
+  -- for one that never started or whose worker died.
+  cpu_user     DOUBLE NULL,
+  cpu_sys      DOUBLE NULL,
+  max_rss      BIGINT UNSIGNED NULL,
+  -- At most one job with a given key is running at any instant, across
+  -- every daemon (a cluster-wide mutex); NULL: no such rule.
+  concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  -- The one indexed time kyud claims on: run_at for waiting jobs, the
+  -- lease expiry for running ones (so a dead worker's job becomes due again),
+  -- NULL once the job has ended. Maintained by the server, never written.
+  due          DATETIME(6) AS (CASE status
+                                 WHEN 'waiting' THEN run_at
+                                 WHEN 'running' THEN lease_until
+                               END) PERSISTENT,
+  -- The key of a running job: unique, so the database itself refuses a
+  -- second running job with the same key. Computed, never stored.
+  running_key  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL,
+  PRIMARY KEY (seq),
+  UNIQUE KEY kyu_jobs_id (id),
+  KEY kyu_jobs_due (due, priority),
+  KEY kyu_jobs_queue_due (queue, due, priority),
+  KEY kyu_jobs_owner (owner),
+  KEY kyu_jobs_finished (status, updated_at),
+  KEY kyu_jobs_queue_status (queue, status),
+  UNIQUE KEY kyu_jobs_running_key (running_key)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- No CHECK constraints on kyu_jobs: a row that breaks one (inserted with
+-- check_constraint_checks = 0, or by an older schema) would make every
+-- UPDATE that touches it fail, the claim of all other rows included. kyud
+-- checks each claimed row instead and fails a bad one with an error naming
+-- the column. Installations of the first release had one; it goes here
+-- (dropping a CHECK constraint only changes metadata).
+ALTER TABLE kyu_jobs DROP CONSTRAINT IF EXISTS kyu_jobs_max_attempts;
+
+-- Installations made before queues and concurrency keys get them here.
+-- Every step is online: a column added at the end is instant, a virtual
+-- column is never written, and the indexes are built without blocking
+-- INSERTs or claims.
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS running_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+    AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL;
+ALTER TABLE kyu_jobs
+  ADD KEY IF NOT EXISTS kyu_jobs_queue_status (queue, status),
+  ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_running_key (running_key);
+
+-- Installations made before attempts' costs were recorded get them here,
+-- at the end of the row (instant, like concurrency_key above). max_rss is
+-- in bytes.
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS cpu_user DOUBLE NULL,
+  ADD COLUMN IF NOT EXISTS cpu_sys DOUBLE NULL,
+  ADD COLUMN IF NOT EXISTS max_rss BIGINT UNSIGNED NULL;
+
+-- Settings of a queue, changed in plain SQL while daemons run (the next
+-- claim of every daemon sees them). A queue without a row has no limits
+-- and weight 1. kyu_jobs(7) describes every column.
+CREATE TABLE IF NOT EXISTS kyu_queues (
+  name         VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- 1: no job of the queue starts (running ones finish).
+  paused       TINYINT NOT NULL DEFAULT 0,
+  -- At most this many of its jobs are running at once, across all daemons.
+  max_running  INT NULL,
+  -- At most rate_limit starts in any rate_period seconds.
+  rate_limit   INT NULL,
+  rate_period  INT NULL,
+  -- Share of the workers when several queues have due jobs.
+  weight       INT NOT NULL DEFAULT 1,
+  -- An INSERT into a queue that holds this many waiting jobs fails.
+  max_waiting  INT NULL,
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  PRIMARY KEY (name),
+  -- Limits on this small table only: a bad value fails the UPDATE that
+  -- sets it, with the constraint's name, whatever the session's sql_mode.
+  CONSTRAINT kyu_queues_paused CHECK (paused IN (0, 1)),
+  CONSTRAINT kyu_queues_max_running CHECK (max_running >= 0),
+  CONSTRAINT kyu_queues_rate_limit CHECK (rate_limit >= 0),
+  CONSTRAINT kyu_queues_rate_period CHECK (rate_period >= 1),
+  CONSTRAINT kyu_queues_rate_needs_period CHECK (rate_limit IS NULL OR rate_period IS NOT NULL),
+  CONSTRAINT kyu_queues_weight CHECK (weight BETWEEN 1 AND 1000000),
+  CONSTRAINT kyu_queues_max_waiting CHECK (max_waiting >= 0)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Starts of rate-limited queues within their rate_period: one row per
+-- claim that started any, written under the queue's lock, pruned by the
+-- retention pass.
+CREATE TABLE IF NOT EXISTS kyu_queue_starts (
+  seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  at           DATETIME(6) NOT NULL,
+  n            INT UNSIGNED NOT NULL,
+  PRIMARY KEY (seq),
+  KEY kyu_queue_starts_queue_at (queue, at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- Bounded intake: refuse an INSERT into a queue that already holds
+-- max_waiting waiting jobs, with SQLSTATE KYU01 and a message naming the
+-- queue and the bound. One primary-key read of kyu_queues per row; only a
+-- queue with a bound also counts its waiting rows, on the (queue, status)
+-- index and never more than max_waiting of them: no table-wide COUNT and
+-- no counter row that every INSERT would have to lock. Concurrent INSERTs
+-- may each see room for one more: the bound can be passed by the number of
+-- sessions inserting at the same instant.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_max_waiting',
+  ' BEFORE INSERT ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  DECLARE bound INT DEFAULT NULL;',
+  '  DECLARE msg VARCHAR(128);',
+  '  SELECT max_waiting INTO bound FROM kyu_queues WHERE name = NEW.queue;',
+  '  IF bound IS NOT NULL AND NEW.status = ''waiting'' AND bound <= (SELECT COUNT(*) FROM',
+  '     (SELECT 1 FROM kyu_jobs WHERE queue = NEW.queue AND status = ''waiting'' LIMIT bound) AS w)',
+  '  THEN',
+  '   SET msg = CONCAT(''kyu: queue '', NEW.queue, '' is full: '', bound,',
+  '     '' jobs waiting (kyu_queues.max_waiting)'');',
+  '   SIGNAL SQLSTATE ''KYU01'' SET MESSAGE_TEXT = msg;',
+  '  END IF;',
+  ' END');
+
+-- Schedules: each row enqueues a job at every instant its cron expression
+-- names, once across all daemons (kyu_jobs(7), "Schedules"). Managed in
+-- plain SQL; kyud fills next_run, last_run, last_job and error.
+CREATE TABLE IF NOT EXISTS kyu_schedules (
+  name         VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- Five fields (minute hour day-of-month month day-of-week), or six with
+  -- a leading seconds field, or @hourly @daily @weekly @monthly @yearly.
+  cron         VARCHAR(255) NOT NULL,
+  -- IANA zone the expression is read in (its wall clock, its DST).
+  timezone     VARCHAR(64) NOT NULL DEFAULT 'UTC',
+  -- The job each instant enqueues: the kyu_jobs columns of the same names.
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 NOT NULL DEFAULT 'default',
+  command      TEXT NULL,
+  argv         TEXT NULL,
+  env          TEXT NULL,
+  cwd          VARCHAR(4096) NULL,
+  priority     INT NOT NULL DEFAULT 0,
+  max_attempts INT UNSIGNED NULL,
+  time_limit   INT UNSIGNED NULL,
+  concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  enabled      TINYINT NOT NULL DEFAULT 1,
+  -- Instants no daemon reached within grace seconds (all were down):
+  -- skip them, run one job for them all, or run each (the last 100).
+  missed       ENUM('skip','once','all') NOT NULL DEFAULT 'once',
+  -- When the previous job of the schedule is still waiting or running:
+  -- enqueue anyway, skip the instant, or enqueue at most one that waits.
+  overlap      ENUM('allow','skip','queue') NOT NULL DEFAULT 'allow',
+  grace        INT UNSIGNED NOT NULL DEFAULT 60,
+  -- UTC, unlike kyu_jobs' times: instants, whatever the sessions' zone.
+  -- next_run NULL: kyud computes it from the database clock.
+  next_run     DATETIME NULL,
+  last_run     DATETIME NULL,
+  last_job     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  -- Why kyud cannot run the row (bad expression, unknown zone, a date
+  -- that never occurs); set once, cleared when the row is changed.
+  error        VARCHAR(1024) NULL,
+  created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
+  updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  PRIMARY KEY (name),
+  KEY kyu_schedules_next_run (enabled, next_run),
+  CONSTRAINT kyu_schedules_enabled CHECK (enabled IN (0, 1)),
+  CONSTRAINT kyu_schedules_what CHECK (command IS NOT NULL OR argv IS NOT NULL),
+  CONSTRAINT kyu_schedules_grace CHECK (grace >= 1)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- A changed expression, zone or enabling makes kyud compute next_run
+-- again from the database clock (unless the same UPDATE sets next_run);
+-- any change to what the row runs clears a previous error (unless the
+-- same UPDATE sets error). kyud's own updates change none of these.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_schedules_changed',
+  ' BEFORE UPDATE ON kyu_schedules FOR EACH ROW',
+  ' BEGIN',
+  '  IF NOT (NEW.cron <=> OLD.cron AND NEW.timezone <=> OLD.timezone',
+  '          AND NEW.enabled <= OLD.enabled)',
+  '     AND NEW.next_run <=> OLD.next_run THEN',
+  '   SET NEW.next_run = NULL;',
+  '  END IF;',
+  '  IF NOT (NEW.cron <=> OLD.cron AND NEW.timezone <=> OLD.timezone',
+  '          AND NEW.enabled <=> OLD.enabled AND NEW.command <=> OLD.command',
+  '          AND NEW.argv <=> OLD.argv)',
+  '     AND NEW.error <=> OLD.error THEN',
+  '   SET NEW.error = NULL;',
+  '  END IF;',
+  ' END');
+
+-- Cluster-wide locks (kyu lock, kyu locks; kyu_jobs(7), "Locks"). A lock
+-- is the rows of one name: slot 0 alone for a plain lock, slots 0..N-1
+-- for a pool of N. A row is free when holder is NULL, held while expires
+-- is ahead of the database's clock, and anyone's again once it has
+-- passed (a holder that died loses it after its lease). Every statement
+-- of a holder names its token, so one that lost its row cannot touch the
+-- next holder's. Times are UTC (UTC_TIMESTAMP(6)), unlike kyu_jobs': a
+-- lease must not grow or vanish when the server's zone changes to or from
+-- summer time.
+CREATE TABLE IF NOT EXISTS kyu_locks (
+  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  slot         INT UNSIGNED NOT NULL,
+  -- Random token of the holder, new for each acquisition; NULL: free.
+  holder       BIGINT UNSIGNED NULL,
+  -- Where the holder runs, for people reading the table.
+  host         VARCHAR(255) NULL,
+  pid          INT UNSIGNED NULL,
+  acquired_at  DATETIME(6) NULL,
+  -- End of the lease; extended by the holder while it works.
+  expires      DATETIME(6) NULL,
+  PRIMARY KEY (name, slot)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

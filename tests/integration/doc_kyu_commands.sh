@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every command that `kyu --help` lists is described in man/kyu.1 (an .It Cm
+# line naming it; for "schedule enable|disable" and the like, each word).
+. "$KYU_SRC/tests/lib.sh"
+[ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
+
+"$KYU" --help >"$T_DIR/help" || fail "kyu --help"
+# Command lines are indented by two spaces, their description set off by
+# two more; a command is its leading words of lower-case letters and '-',
+# alternatives split on '|'.
+mapfile -t cmds < <(sed -n 's/^  \([a-z]\)/\1/p' "$T_DIR/help" | sed 's/  .*//; s/ | /\n/g' |
+	awk '{ w = ""; for (i = 1; i <= NF && $i ~ /^[a-z][a-z|-]*$/; i++) w = w (w ? " " : "") $i; if (w) print w }' |
+	awk '{ n = split($NF, alt, "|"); for (i = 1; i <= n; i++) { $NF = alt[i]; print } }' | sort -u)
+[ "${#cmds[@]}" -ge 20 ] || fail "only ${#cmds[@]} commands read from kyu --help: ${cmds[*]}"
+missing=()
+for c in "${cmds[@]}"; do
+	first=${c%% *}
+	rest=${c#"$first"}
+	found=0
+	while read -r line; do
+		[ -z "$rest" ] && { found=1; break; }
+		[[ " $line " == *" ${rest# } "* ]] && { found=1; break; }
+	done < <(grep -E "^\.It Cm $first( |$)" "$KYU_SRC/man/kyu.1")
+	[ $found = 1 ] || missing+=("$c")
+done
+[ "${#missing[@]}" = 0 ] || fail "in kyu --help but not in man/kyu.1: $(printf "'%s' " "${missing[@]}")"
+echo "checked ${#cmds[@]} commands: ${cmds[*]}"
