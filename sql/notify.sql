@@ -6,7 +6,8 @@
 -- FUNCTION ... SONAME needs the INSERT privilege on mysql.func):
 --
 --   1. Copy the plugin into the server's plugin directory (from the build
---      tree, or from LIBDIR/kyu/ after `cmake --install`):
+--      tree, or from LIBDIR/kyu/ after `cmake --install`; the Debian package
+--      mariadb-plugin-kyu installs it there):
 --        cp build/src/udf/kyu_notify.so "$(mariadb -N -e 'SELECT @@plugin_dir')"
 --   2. Load sql/schema.sql, then this file, into kyu's database:
 --        mariadb kyu < sql/notify.sql

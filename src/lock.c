@@ -387,7 +387,11 @@ static int acquire(struct locker *l)
 		{
 			uint32_t j = 0;
 			double until;
-			(void)getrandom(&j, sizeof(j), 0);
+			/* A (void) cast does not silence _FORTIFY_SOURCE's
+			 * warn_unused_result; without randomness the wait is
+			 * simply not jittered. */
+			if (getrandom(&j, sizeof(j), 0) != (ssize_t)sizeof(j))
+				j = 0;
 			until = mono_now() + backoff * (0.5 + (double)(j % 1000) / 1000.0);
 			pause_until(l, until < end ? until : end);
 			backoff = backoff * 2 < 1.0 ? backoff * 2 : 1.0;
