@@ -76,7 +76,10 @@ void report_check(struct report *r)
 	proto_state_unpack(v, &now_st);
 	proto_state_unpack(r->sent, &sent_st);
 	now = mono_now();
-	if (now_st.connected != sent_st.connected) {
+	/* The first failed attempt is a change too (from "not yet tried"):
+	 * the supervisor says it waits for the database, and why. */
+	if (now_st.connected != sent_st.connected ||
+	    (!now_st.connected && now_st.db_error != sent_st.db_error)) {
 		send_state(r, v, now);
 		return;
 	}

@@ -4,7 +4,8 @@
  * for the watchdog, that the loop turns.
  *
  * What is sent when:
- * - a change of the connection: at once, always (readiness waits for it);
+ * - a change of the connection (or of why it fails): at once, always
+ *   (readiness waits for it);
  * - once the supervisor asked (KYU_REPORT, only when systemd listens):
  *   any other change too, at most once per second, and every `every`
  *   seconds whatever changed when the watchdog is on.

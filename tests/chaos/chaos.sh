@@ -128,7 +128,9 @@ d_start() {
 }
 
 # d_launch NAME [LOG]: start kyud NAME with its ini (again), stderr appended
-# to LOG (default $T_DIR/NAME.log); return once it says ready.
+# to LOG (default $T_DIR/NAME.log); return once it says ready, or, when its
+# database cannot be reached, that it waits for it (kyud reports ready to
+# systemd only with a database).
 d_launch() {
 	local name=$1 from deadline
 	D_LOG[$name]=${2:-${D_LOG[$name]:-$T_DIR/$name.log}}
@@ -140,7 +142,8 @@ d_launch() {
 	D_PID[$name]=$!
 	# A bound for a hang, not a figure: a loaded machine takes 10 s or more.
 	deadline=$(($(date +%s) + 60 * KYU_TIME_SCALE))
-	until tail -n +"$from" "${D_LOG[$name]}" | grep 'kyud\[sup\]: ready:' >/dev/null; do
+	until tail -n +"$from" "${D_LOG[$name]}" |
+		grep -E 'kyud\[sup\]: (ready:|.*waiting for the database)' >/dev/null; do
 		if ! kill -0 "${D_PID[$name]}" 2>/dev/null; then
 			local rc=0
 			wait "${D_PID[$name]}" || rc=$?

@@ -195,7 +195,8 @@ static void test_claim_build(void)
 	LACKS(sb.buf, "CASE seq");
 	CHECK(starts_with(st[1], "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, "
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
-				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key FROM "));
+				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
+				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)) FROM "));
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
 	CONTAINS(st[1], "j.owner = 123456789012345 AND j.status = 'running'");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
@@ -293,13 +294,13 @@ static void test_claim_build(void)
 
 /* ---- hand-built replies ---- */
 
-#define CLAIM_COLS 13
+#define CLAIM_COLS 14
 
 static void test_claim_read(void)
 {
 	char *cells[2 * CLAIM_COLS] = {
-		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1",
-		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL,
+		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1", "2500000",
+		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL, NULL,
 	};
 	unsigned long lens[2 * CLAIM_COLS];
 	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells, .lens = lens };
@@ -339,6 +340,9 @@ static void test_claim_read(void)
 		CHECK(cr.rows[0].max_attempts == 3);
 		CHECK(cr.rows[0].time_limit == 60);
 		CHECK(cr.rows[0].id != cells[1]); /* copies */
+		/* Due to claimed, by the database's clock; unknown without it. */
+		CHECK(cr.rows[0].waited_us == 2500000);
+		CHECK(cr.rows[1].waited_us == -1);
 		CHECK(cr.rows[1].seq == 18);
 		CHECK(cr.rows[1].token == 999);
 		CHECK(cr.rows[1].command == NULL);
