@@ -11,7 +11,6 @@
 
 #include "config.h"
 #include "log.h"
-#include "metricsd.h"
 #include "sup.h"
 #include "util.h"
 #include "worker.h"
@@ -35,7 +34,7 @@ static void usage(FILE *f)
 		DEFAULT_CONFIG);
 }
 
-/* Worker mode (index 0: the metrics process): take the configuration the supervisor validated, from the
+/* Worker mode: take the configuration the supervisor validated, from the
  * descriptor it handed over (the file name is for messages only), so that
  * every worker runs on the very bytes the supervisor checked. Without
  * --config-fd (a worker started by hand), read the file. */
@@ -49,10 +48,7 @@ static int run_worker(int index, int config_fd, const char *path)
 	 * process group must not kill a worker. (The supervisor starts us
 	 * with it ignored already; this covers a worker started by hand.) */
 	signal(SIGHUP, SIG_IGN);
-	if (index > 0)
-		snprintf(role, sizeof(role), "worker %d", index);
-	else
-		snprintf(role, sizeof(role), "metrics");
+	snprintf(role, sizeof(role), "worker %d", index);
 	log_set_role(role);
 	if (config_fd >= 0) {
 		r = config_load_fd(config_fd, path, &cfg, err, sizeof(err));
@@ -66,7 +62,7 @@ static int run_worker(int index, int config_fd, const char *path)
 		return EX_CONFIG;
 	}
 	log_set_level((enum log_level)cfg.log_level);
-	return index > 0 ? worker_main(index, &cfg) : metricsd_main(&cfg);
+	return worker_main(index, &cfg);
 }
 
 int main(int argc, char **argv)
@@ -75,7 +71,6 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
 		{ "worker", required_argument, NULL, 'W' },
-		{ "metrics", no_argument, NULL, 'M' },
 		{ "config-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -84,7 +79,7 @@ int main(int argc, char **argv)
 	const char *path = DEFAULT_CONFIG;
 	struct kyu_config cfg;
 	char err[512];
-	bool check = false, metrics = false;
+	bool check = false;
 	int64_t worker = 0, config_fd = -1;
 	int c, r, fd = -1;
 
@@ -104,9 +99,6 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kyud: --worker: bad index '%s'\n", optarg);
 				return 2;
 			}
-			break;
-		case 'M':
-			metrics = true;
 			break;
 		case 'F':
 			if (parse_i64(optarg, 0, INT_MAX, &config_fd) < 0) {
@@ -132,8 +124,6 @@ int main(int argc, char **argv)
 	}
 	if (worker)
 		return run_worker((int)worker, (int)config_fd, path);
-	if (metrics)
-		return run_worker(0, (int)config_fd, path);
 
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */

@@ -1,8 +1,13 @@
 #include "metrics.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 enum kind { COUNTER, GAUGE, HISTOGRAM };
 
@@ -276,4 +281,45 @@ void metrics_table_clear(struct metrics_table *t)
 	free(t->queues);
 	t->queues = NULL;
 	t->n = 0;
+}
+
+int metrics_listen(const char *hostport, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	char host[256], port_s[8];
+	uint16_t port;
+	int fd = -1, r, one = 1;
+
+	if (parse_hostport(hostport, host, sizeof(host), &port) < 0) {
+		snprintf(err, errlen, "metrics address '%s' is not ADDRESS:PORT", hostport);
+		return -EINVAL;
+	}
+	snprintf(port_s, sizeof(port_s), "%u", port);
+	r = getaddrinfo(host, port_s, &hints, &ai);
+	if (r != 0) {
+		snprintf(err, errlen, "metrics address '%s': %s (a numeric address is required)",
+			 hostport, gai_strerror(r));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "TCP socket for %s: %s", hostport, strerror(errno));
+		goto out;
+	}
+	/* A restarted kyud must be able to bind while old connections linger
+	 * in TIME_WAIT; it does not let two listeners share the port. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot serve metrics on tcp %s: %s", hostport, strerror(errno));
+		close(fd);
+		goto out;
+	}
+	r = fd;
+out:
+	freeaddrinfo(ai);
+	return r;
 }

@@ -40,4 +40,10 @@ const char *metrics_family_at(size_t i);
 
 void metrics_table_clear(struct metrics_table *t);
 
+/* A listening TCP socket on the numeric "ADDR:PORT" or "[V6]:PORT" (the
+ * supervisor's, so that a taken address is an error at start). Returns the
+ * descriptor (close-on-exec) or -errno with a message naming the address
+ * in err. */
+int metrics_listen(const char *hostport, char *err, size_t errlen);
+
 #endif

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +9,6 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -56,47 +54,6 @@ struct mctx {
 	ev_timer mhd_tmo_w;
 	ev_signal term_w, int_w;
 };
-
-int metrics_listen(const char *hostport, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-	struct addrinfo *ai = NULL;
-	char host[256], port_s[8];
-	uint16_t port;
-	int fd = -1, r, one = 1;
-
-	if (parse_hostport(hostport, host, sizeof(host), &port) < 0) {
-		snprintf(err, errlen, "metrics address '%s' is not ADDRESS:PORT", hostport);
-		return -EINVAL;
-	}
-	snprintf(port_s, sizeof(port_s), "%u", port);
-	r = getaddrinfo(host, port_s, &hints, &ai);
-	if (r != 0) {
-		snprintf(err, errlen, "metrics address '%s': %s (a numeric address is required)",
-			 hostport, gai_strerror(r));
-		return -EINVAL;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "TCP socket for %s: %s", hostport, strerror(errno));
-		goto out;
-	}
-	/* A restarted kyud must be able to bind while old connections linger
-	 * in TIME_WAIT; it does not let two listeners share the port. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "cannot serve metrics on tcp %s: %s", hostport, strerror(errno));
-		close(fd);
-		goto out;
-	}
-	r = fd;
-out:
-	freeaddrinfo(ai);
-	return r;
-}
 
 /* ---- the table's figures ------------------------------------------------- */
 

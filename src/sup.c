@@ -18,7 +18,7 @@
 
 #include "board.h"
 #include "log.h"
-#include "metricsd.h"
+#include "metrics.h"
 #include "orphans.h"
 #include "proto.h"
 #include "ratelimit.h"
@@ -59,6 +59,7 @@ struct sup {
 	int exit_status; /* of the supervisor, once stopped */
 	int rr;          /* where the next round-robin search starts */
 	char exe[PATH_MAX];
+	char metrics_exe[PATH_MAX];
 	unsigned long hints_bad;
 	/* The scoreboard every worker counts into (board.h), and the metrics
 	 * process that serves it with its listening socket (-1: none). */
@@ -495,11 +496,11 @@ static int place_fds(int *fds, int n)
 	return 0;
 }
 
-/* Fork and exec kyud itself as a child process with argv, the control
- * socket on fd 3 and fds[] after it; c records it. Returns 0, or -1 (logged)
+/* Fork and exec exe (kyud itself, or kyud-metrics) as a child process
+ * with argv, the control socket on fd 3 and fds[] after it; c records it. Returns 0, or -1 (logged)
  * when it could not be started. */
-static int spawn_child(struct sup *s, struct child *c, const char *what, char *const argv[],
-		       int *fds, int nfds)
+static int spawn_child(struct sup *s, struct child *c, const char *what, const char *exe,
+		       char *const argv[], int *fds, int nfds)
 {
 	int sv[2];
 	pid_t pid;
@@ -534,7 +535,7 @@ static int spawn_child(struct sup *s, struct child *c, const char *what, char *c
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (place_fds(fds, nfds) < 0)
 			_exit(71);
-		execve(s->exe, argv, env);
+		execve(exe, argv, env);
 		_exit(71);
 	}
 	free(env);
@@ -562,7 +563,7 @@ static void spawn_worker(struct sup *s, struct child *c)
 	snprintf(idx, sizeof(idx), "%d", c->index);
 	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
 	snprintf(what, sizeof(what), "worker %d", c->index);
-	if (spawn_child(s, c, what, argv, fds, 3) < 0) {
+	if (spawn_child(s, c, what, s->exe, argv, fds, 3) < 0) {
 		c->backoff = c->backoff < 1 ? 1 : c->backoff;
 		ev_timer_set(&c->restart_w, c->backoff, 0.);
 		ev_timer_start(s->loop, &c->restart_w);
@@ -580,7 +581,7 @@ static void spawn_metrics(struct sup *s)
 {
 	struct child *c = &s->metrics;
 	char cfd_arg[16], path[64];
-	char *argv[] = { "kyud", "--metrics", "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
+	char *argv[] = { "kyud-metrics", "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
 	int ro = -1, r;
 
 	if (s->metrics_fd < 0 || s->board_fd < 0 || c->pid || s->stopping)
@@ -593,7 +594,7 @@ static void spawn_metrics(struct sup *s)
 		r = -1;
 	} else {
 		int fds[] = { -1, s->cfg_fd, ro, s->metrics_fd };
-		r = spawn_child(s, c, "metrics", argv, fds, 4);
+		r = spawn_child(s, c, "metrics", s->metrics_exe, argv, fds, 4);
 		close(ro);
 	}
 	if (r < 0) {
@@ -785,6 +786,14 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 		goto out;
 	}
 	s->exe[n] = '\0';
+	/* kyud-metrics beside kyud (a build tree), else where it is installed. */
+	{
+		const char *slash = strrchr(s->exe, '/');
+		snprintf(s->metrics_exe, sizeof(s->metrics_exe), "%.*s/kyud-metrics",
+			 (int)(slash ? slash - s->exe : 0), s->exe);
+		if (access(s->metrics_exe, X_OK) < 0)
+			snprintf(s->metrics_exe, sizeof(s->metrics_exe), "%s", KYU_METRICS_EXE);
+	}
 
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	if (open_wake(s, &s->cfg) < 0) {

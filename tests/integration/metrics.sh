@@ -119,7 +119,7 @@ assert_eq 404 "$(http_get "http://127.0.0.1:$port/nope" | sed -n 1p)" "status of
 assert_eq 405 "$(http_get "$url" POST | sed -n 1p)" "status of a POST"
 
 # The metrics process killed: restarted; no worker is touched.
-mpid=$(pgrep -P "$KYUD_PID" -f "kyud --metrics")
+mpid=$(pgrep -P "$KYUD_PID" -x kyud-metrics)
 [ -n "$mpid" ] || fail "no metrics process under kyud"
 kill -9 "$mpid"
 wait_for_log 'metrics process \(pid '"$mpid"'\) killed by signal 9 \(SIGKILL\); restarting' 20
