@@ -161,7 +161,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return reply_text(conn, MHD_HTTP_OK, METRICS_CONTENT_TYPE, sb.buf, sb.len);
 }
 
-static void on_http_log(void *cls, const char *fmt, va_list ap)
+/* The library's own messages, through our log (fmt is the library's). */
+__attribute__((format(printf, 2, 0))) static void on_http_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
 	(void)cls;
