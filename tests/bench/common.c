@@ -136,13 +136,14 @@ void bench_status(MYSQL *m, struct bench_gstatus *g)
 		{ "Com_commit", offsetof(struct bench_gstatus, com_commit) },
 		{ "Com_rollback", offsetof(struct bench_gstatus, com_rollback) },
 		{ "Connections", offsetof(struct bench_gstatus, connections) },
+		{ "Innodb_row_lock_waits", offsetof(struct bench_gstatus, row_lock_waits) },
 	};
 	MYSQL_RES *r;
 	MYSQL_ROW row;
 	memset(g, 0, sizeof *g);
 	if (mysql_query(m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions',"
 			   "'Com_select','Com_update','Com_update_multi','Com_insert','Com_delete','Com_begin',"
-			   "'Com_commit','Com_rollback','Connections')") != 0 ||
+			   "'Com_commit','Com_rollback','Connections','Innodb_row_lock_waits')") != 0 ||
 	    (r = mysql_store_result(m)) == NULL) {
 		fprintf(stderr, "bench: SHOW GLOBAL STATUS: %s\n", mysql_error(m));
 		exit(1);

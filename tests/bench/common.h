@@ -54,7 +54,7 @@ struct bench_stats {
 /* Global counters from SHOW GLOBAL STATUS. */
 struct bench_gstatus {
 	unsigned long long questions, com_select, com_update, com_update_multi, com_insert,
-		com_delete, com_begin, com_commit, com_rollback, connections;
+		com_delete, com_begin, com_commit, com_rollback, connections, row_lock_waits;
 };
 
 double bench_now(void);

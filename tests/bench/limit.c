@@ -51,6 +51,7 @@
 #include "common.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,9 @@ static long lat_cap;
 static struct {
 	struct bench_db db;
 	long batch, inflight, procs, jobs, lease, lock_wait, timeout, delete_batch, retention;
+	long partitions;
+	const char *drop_partition;
+	int history;
 	double time_limit, rate;
 	const char *isolation, *shape;
 	int fill, as_command, explain, capped, lat, no_verify, ride;
@@ -114,6 +118,16 @@ static void usage(FILE *f, int code)
 		"      --lock-wait S    session innodb_lock_wait_timeout (kyud's: 3)\n"
 		"      --isolation L    rc | rr | server: session isolation level (rc, kyud's)\n"
 		"      --timeout S      kill the claimers after S seconds and report (120)\n"
+		"      --partitions P   the seeds' partitioned claim: rows carry part = CRC32(id)\n"
+		"                       %% P (a column and index added for the run, dropped after),\n"
+		"                       claimer i claims only in partition i %% P and moves to\n"
+		"                       the next one when its own is empty\n"
+		"      --history        each finish also moves its rows to kyu_jobs_history\n"
+		"                       (INSERT ... SELECT + DELETE in the finish's round trip),\n"
+		"                       the history-table alternative to the retention delete\n"
+		"      --drop-partition P  instead of the retention delete: one process waits\n"
+		"                       2 s, runs ALTER TABLE kyu_jobs_history DROP PARTITION P,\n"
+		"                       waits 2 s more; the claimers stop then\n"
 		"      --explain        print the EXPLAIN of the claim statements and exit\n"
 		"      --lat            record every claim's time; print percentiles\n"
 		"      --rate R         at most R claims per second per process (0: flat out)\n"
@@ -162,6 +176,32 @@ static void reap(long *inflight, struct bench_stats *st)
 }
 
 /* kyud's retention delete (store_cleanup_build), back to back. */
+/* The history table's retention: one DROP PARTITION, with claims going on
+ * before and after it. */
+static void dropper(struct shared *sh, struct db *db)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *r;
+	double t;
+
+	bench_sleep_until(bench_now() + 2);
+	sb_printf(&sb, "ALTER TABLE kyu_jobs_history DROP PARTITION %s", opt.drop_partition);
+	t = bench_now();
+	r = bench_kyu_query(db, sb.buf, sb.len);
+	if (r->fail != DB_OK) {
+		fprintf(stderr, "limit: %s: failed\n", sb.buf);
+		exit(1);
+	}
+	sh->del_max_ms = (bench_now() - t) * 1000;
+	sh->del_secs = bench_now() - t;
+	sh->del_stmts = 1;
+	sh->del_rows = r->r[0].affected;
+	bench_sleep_until(bench_now() + 2);
+	__atomic_store_n(&sh->delete_done, 1, __ATOMIC_SEQ_CST);
+	sb_free(&sb);
+	db_free(db);
+}
+
 static void deleter(struct shared *sh)
 {
 	struct db *db = session();
@@ -169,6 +209,10 @@ static void deleter(struct shared *sh)
 	double t0, t, ms;
 
 	bench_ready();
+	if (opt.drop_partition != NULL) {
+		dropper(sh, db);
+		return;
+	}
 	t0 = bench_now();
 	for (;;) {
 		const struct db_reply *r;
@@ -197,6 +241,22 @@ static void deleter(struct shared *sh)
 	db_free(db);
 }
 
+/* The history alternative: the finished rows leave kyu_jobs for
+ * kyu_jobs_history in the finish's own round trip. */
+static void add_move(struct strbuf *sb, const struct finish *fin, int n)
+{
+	static const char cols[] = "seq, id, queue, status, attempts, exit_code, error, output, host, pid, "
+				   "started_at, finished_at, duration, created_at";
+	struct strbuf in = { 0 };
+
+	for (int i = 0; i < n; i++)
+		sb_printf(&in, "%s%" PRIu64, i ? "," : "", fin[i].seq);
+	sb_printf(sb, "; INSERT INTO kyu_jobs_history (%s) SELECT %s FROM kyu_jobs WHERE seq IN (%s)", cols,
+		  cols, in.buf);
+	sb_printf(sb, "; DELETE FROM kyu_jobs WHERE seq IN (%s)", in.buf);
+	sb_free(&in);
+}
+
 /* Records the plain successes fin[0..n) in their own round trip(s). */
 static void finish(struct db *db, const struct finish *fin, int n, struct bench_stats *st)
 {
@@ -208,6 +268,8 @@ static void finish(struct db *db, const struct finish *fin, int n, struct bench_
 		int stmts, count, done, rejected;
 		sb_reset(&sb);
 		count = store_finish_build(&sb, &cfg, fin, n, db_max_statement(db), &stmts);
+		if (opt.history)
+			add_move(&sb, fin, count);
 		r = bench_kyu_query(db, sb.buf, sb.len);
 		st->deadlocks = db_deadlocks(db);
 		store_finish_read(r, fin, count, &done, &rejected);
@@ -223,8 +285,33 @@ static void finish(struct db *db, const struct finish *fin, int n, struct bench_
 	sb_free(&sb);
 }
 
+/* The partitioned claim (seed 004): kyud's own claim statement with the
+ * partition condition spliced into the WHERE of its mark, and the index
+ * that serves it named, so that the only difference from the plain claim
+ * is the partition. Bench-only: kyud adopts it only if it wins. */
+static void partition_claim(struct strbuf *sql, long part)
+{
+	static const char where[] = " WHERE due <= NOW(6)", upd[] = "UPDATE IGNORE kyu_jobs ";
+	struct strbuf out = { 0 };
+	const char *u = strstr(sql->buf, upd), *w = u ? strstr(u, where) : NULL;
+
+	if (w == NULL) {
+		fprintf(stderr, "limit: --partitions: the claim statement has no '%s'\n", where);
+		exit(1);
+	}
+	sb_add(&out, sql->buf, (size_t)(u - sql->buf) + sizeof(upd) - 1);
+	sb_adds(&out, "FORCE INDEX (kyu_jobs_part_due) ");
+	sb_add(&out, u + sizeof(upd) - 1, (size_t)(w - u) - (sizeof(upd) - 1) + sizeof(where) - 1);
+	sb_printf(&out, " AND part = %ld", part);
+	sb_adds(&out, w + sizeof(where) - 1);
+	sb_reset(sql);
+	sb_add(sql, out.buf, out.len);
+	sb_free(&out);
+}
+
 static void worker(struct shared *sh, long idx)
 {
+	long part = opt.partitions > 0 ? idx % opt.partitions : 0, empty_run = 0;
 	static char tru[] = "true";
 	struct bench_stats *st = &sh->st[idx];
 	struct db *db = session();
@@ -271,8 +358,13 @@ static void worker(struct shared *sh, long idx)
 		}
 		if (opt.capped) {
 			long before = __atomic_fetch_sub(&sh->remaining, n, __ATOMIC_SEQ_CST);
-			if (before <= 0)
+			if (before <= 0) {
+				/* Nothing left to take, unless a claim in flight
+				 * comes back short and returns its share: give
+				 * this one back too, and leave the rest to it. */
+				__atomic_fetch_add(&sh->remaining, n, __ATOMIC_SEQ_CST);
 				break;
+			}
 			if (before < n)
 				n = before;
 		}
@@ -281,6 +373,8 @@ static void worker(struct shared *sh, long idx)
 		for (;;) {
 			sb_reset(&sql);
 			store_claim_build(&sql, &cfg, token, host, (int)n, fin, n_fin);
+			if (opt.partitions > 0 && empty_run < opt.partitions)
+				partition_claim(&sql, part);
 			r = bench_kyu_query(db, sql.buf, sql.len);
 			st->deadlocks = db_deadlocks(db);
 			fin_stmts = n_fin > 0;
@@ -310,8 +404,17 @@ static void worker(struct shared *sh, long idx)
 		if (cr.got == 0) {
 			st->empty++;
 			store_claimed_free(cr.rows, cr.got);
+			/* Its own partition is done: try the others in turn, then
+			 * the whole table (a partition's claim can come back empty
+			 * while another claimer's rows move out of its range),
+			 * before concluding that the table is done. */
+			if (opt.partitions > 0 && ++empty_run <= opt.partitions) {
+				part = (part + 1) % opt.partitions;
+				continue;
+			}
 			break;
 		}
+		empty_run = 0;
 		st->claims++;
 		if (lat != NULL) {
 			long k = __atomic_fetch_add(&sh->nlat, 1, __ATOMIC_SEQ_CST);
@@ -400,6 +503,8 @@ int main(int argc, char **argv)
 		{ "lat", no_argument, 0, 7 }, { "rate", required_argument, 0, 8 },
 		{ "delete-batch", required_argument, 0, 9 }, { "retention", required_argument, 0, 10 },
 		{ "no-verify", no_argument, 0, 11 }, { "ride", no_argument, 0, 12 },
+		{ "partitions", required_argument, 0, 13 }, { "history", no_argument, 0, 14 },
+		{ "drop-partition", required_argument, 0, 15 },
 		{ 0, 0, 0, 0 }
 	};
 	struct bench_gstatus g0, g1;
@@ -433,6 +538,9 @@ int main(int argc, char **argv)
 		case 10: opt.retention = atol(optarg); break;
 		case 11: opt.no_verify = 1; break;
 		case 12: opt.ride = 1; break;
+		case 13: opt.partitions = atol(optarg); break;
+		case 14: opt.history = 1; break;
+		case 15: opt.drop_partition = optarg, opt.delete_batch = 1; break;
 		case 'b': opt.batch = atol(optarg); break;
 		case 'k': opt.inflight = atol(optarg); break;
 		case 'p': opt.procs = atol(optarg); break;
@@ -447,7 +555,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc || opt.batch < 1 || opt.batch > INT32_MAX || opt.procs < 1 ||
 	    opt.procs > 256 || opt.inflight < 0 || (opt.fill && opt.jobs < 0) || opt.rate < 0 ||
-	    opt.delete_batch < 0 || opt.retention < 0 || opt.lease < 0 || opt.lock_wait < 0 ||
+	    opt.delete_batch < 0 || opt.retention < 0 || opt.partitions < 0 || opt.partitions > 255 || opt.lease < 0 || opt.lock_wait < 0 ||
 	    (strcmp(opt.isolation, "rc") != 0 && strcmp(opt.isolation, "rr") != 0 &&
 	     strcmp(opt.isolation, "server") != 0))
 		usage(stderr, 2);
@@ -467,6 +575,19 @@ int main(int argc, char **argv)
 		snprintf(host, sizeof host, "bench");
 
 	m = bench_connect(&opt.db);
+	if (opt.partitions > 0) {
+		struct bench_buf b = { 0 };
+		if (!opt.fill) {
+			fprintf(stderr, "limit: --partitions needs --fill\n");
+			return 2;
+		}
+		bench_must(m, "TRUNCATE TABLE kyu_jobs");
+		bench_must(m, "ALTER TABLE kyu_jobs DROP KEY IF EXISTS kyu_jobs_part_due, DROP COLUMN IF EXISTS part");
+		bench_buf_printf(&b, "ALTER TABLE kyu_jobs ADD COLUMN part TINYINT UNSIGNED AS (CRC32(id) %% %ld) "
+				 "PERSISTENT, ADD KEY kyu_jobs_part_due (part, due, priority)", opt.partitions);
+		bench_must(m, b.p);
+		free(b.p);
+	}
 	if (opt.fill)
 		bench_fill(m, opt.jobs, opt.as_command);
 	if (opt.explain) {
@@ -487,7 +608,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	opt.capped = opt.jobs >= 0;
+	/* After --fill the table holds exactly the jobs: a claimer stops at
+	 * its first empty claim. The shared countdown is only for tables
+	 * holding more; with short claims in flight it can read empty while
+	 * rows are left, so it must not decide the end of a filled run. */
+	opt.capped = opt.jobs >= 0 && !opt.fill;
 	sh->remaining = opt.jobs;
 	bench_spawn_team(opt.procs + (opt.delete_batch > 0), child, sh);
 	bench_status(m, &g0);
@@ -523,11 +648,18 @@ int main(int argc, char **argv)
 		printf(" delete_batch=%ld delete_rows=%llu delete_stmts=%llu delete_secs=%.3f"
 		       " delete_max_ms=%.1f",
 		       opt.delete_batch, sh->del_rows, sh->del_stmts, sh->del_secs, sh->del_max_ms);
+	printf(" partitions=%ld lock_waits=%llu lock_waits_per_1000_claims=%.1f", opt.partitions,
+	       g1.row_lock_waits - g0.row_lock_waits,
+	       tot.claims + tot.empty ? (double)(g1.row_lock_waits - g0.row_lock_waits) * 1000 /
+					     (double)(tot.claims + tot.empty)
+				      : 0.0);
 	if (opt.no_verify)
 		bench_report_deltas(&g0, &g1, tot.jobs, 1);
 	else
 		bench_report_tail(m, &g0, &g1, tot.jobs, 1);
 	printf("\n");
+	if (opt.partitions > 0)
+		bench_must(m, "ALTER TABLE kyu_jobs DROP KEY kyu_jobs_part_due, DROP COLUMN part");
 	mysql_close(m);
 	config_free(&cfg);
 	return 0;

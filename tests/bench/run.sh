@@ -53,6 +53,12 @@
 #            the same queues); jobs/s, statements per job, % of the 1-queue run;
 #            then the idle statements/s of that kyud with the 1000 queues'
 #            future rows still there (poll_interval 30, QUEUE_IDLE_SECS).
+#   history  the partition-based retention: finished rows moved to a
+#            partitioned kyu_jobs_history (cost per job), retention by DROP
+#            PARTITION (claim times around it); not in the default CASES.
+#   daemons  DAEMONS kyud side by side (each on its own loopback address),
+#            N jobs: jobs/s, claim p50/p99 from their histograms, deadlocks
+#            and lock waits per 1,000 claims, statements per job, CPU busy.
 #   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
 #            INSERTs (one session) without the trigger, with it and no
 #            kyu_queues row, and into a queue holding its bound of waiting
@@ -91,11 +97,13 @@
 #   SCALE_CLAIM_RATE   claims per second during (and before) the delete [50]
 #   SCALE_BASE_SECS    length of the run without the delete [10]
 #   MEM_WORKERS   kyud workers for the memory case [4]   MEM_JOBS  jobs run [100000]
-#   CLAIM_SHAPES  ["plain join skip_locked"]   CLAIM_PROCS ["1 2 4 8"]
+#   CLAIM_SHAPES  ["plain join skip_locked part8"]; partN = the seeds' partitioned claim   CLAIM_PROCS ["1 2 4 8"]
 #   CLAIM_BATCHES ["1 10 100"]   CLAIM_ISOLATION ["rr rc"]   CLAIM_N [10000; 3000 for batch 1]
 #   QUEUE_SETS    queue counts of the queues case ["1 10 1000"]   QUEUE_WORKERS  workers [2]
 #   QUEUE_FUTURE  not-yet-due rows of the 1000-queue run [100000]   QUEUE_IDLE_SECS [66]
 #   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
+#   HIST_KEEP     kept rows of the history table [9000000]  HIST_DROP  rows in the dropped partition [1000000]
+#   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -109,7 +117,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake}
+CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake daemons}
+DAEMONS=${DAEMONS:-1 2 4 8}
+DAEMON_WORKERS=${DAEMON_WORKERS:-2}
+HIST_KEEP=${HIST_KEEP:-9000000}
+HIST_DROP=${HIST_DROP:-1000000}
 QUEUE_SETS=${QUEUE_SETS:-1 10 1000}
 QUEUE_WORKERS=${QUEUE_WORKERS:-2}
 QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
@@ -149,7 +161,7 @@ SCALE_CLAIM_RATE=${SCALE_CLAIM_RATE:-50}
 SCALE_BASE_SECS=${SCALE_BASE_SECS:-10}
 MEM_WORKERS=${MEM_WORKERS:-4}
 MEM_JOBS=${MEM_JOBS:-100000}
-CLAIM_SHAPES=${CLAIM_SHAPES:-plain join skip_locked}
+CLAIM_SHAPES=${CLAIM_SHAPES:-plain join skip_locked part8}
 CLAIM_PROCS=${CLAIM_PROCS:-1 2 4 8}
 CLAIM_BATCHES=${CLAIM_BATCHES:-1 10 100}
 CLAIM_ISOLATION=${CLAIM_ISOLATION:-rr rc}
@@ -251,6 +263,10 @@ del_res=$tmp/delete
 mem_res=$tmp/memory
 queue_res=$tmp/queues
 intake_res=$tmp/intake
+dmn_res=$tmp/daemons
+hist_res=$tmp/history
+: >"$hist_res"
+: >"$dmn_res"
 : >"$queue_res"
 : >"$intake_res"
 : >"$results"
@@ -279,7 +295,11 @@ if has_case claims; then
 				n=${CLAIM_N:-$([ "$b" = 1 ] && echo 3000 || echo 10000)}
 				for p in $CLAIM_PROCS; do
 					for s in $CLAIM_SHAPES; do
-						line=$("$bin/limit" --fill -n "$n" -b "$b" -k 0 -p "$p" -s "$s" \
+						# partN: the seeds' partitioned claim, kyud's plain
+						# claim inside one of N partitions (limit --partitions).
+						sopt=(-s "$s")
+						case $s in part*) sopt=(-s plain --partitions "${s#part}") ;; esac
+						line=$("$bin/limit" --fill -n "$n" -b "$b" -k 0 -p "$p" "${sopt[@]}" \
 							--isolation "$iso" --timeout 30 2>&1) || line="error $line"
 						echo "$rep $line" >>"$claims"
 						printf '.' >&2
@@ -331,7 +351,7 @@ fi
 # --- kyud ----------------------------------------------------------------------------
 kyud_ok=1
 if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory ||
-	has_case queues; then
+	has_case queues || has_case daemons; then
 	if [ ! -x "$KYUD" ]; then
 		note "kyud not found at $KYUD (set KYUD or BUILD_DIR); skipping the kyud cases"
 		echo "note: kyud cases skipped: no kyud binary at $KYUD"
@@ -526,6 +546,196 @@ kyud_rate() { # kyud_rate CONDITION: "jobs jobs/s" of the finished rows matching
 		      (TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6)), '-')
 		FROM kyu_jobs WHERE $1"
 }
+
+# --- several daemons on one database ---------------------------------------------
+# DAEMONS kyud side by side, each on its own loopback address (its wake-up
+# and metrics sockets on 127.0.0.(20+i)), DAEMON_WORKERS workers each, poll
+# every second; N /bin/true jobs inserted once they are all ready.  Claim
+# round trips come from the daemons' own histograms (kyu_claim_duration_seconds,
+# summed over daemons; the quantile is interpolated inside its bucket, as
+# Prometheus does); lock waits from Innodb_row_lock_waits; CPU from /proc:
+# the machine's busy share over the run and mariadbd's part of it.
+cpu_busy() { awk '/^cpu / {print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
+proc_cpu() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+scrape_sum() { # scrape_sum FILE...: "claims deadlocks p50_ms p99_ms" over the scrapes
+	python3 - "$@" <<'PY'
+import re, sys
+claims = dl = 0.0
+buckets = {}
+for path in sys.argv[1:]:
+    for line in open(path):
+        m = re.match(r'^(\w+)(\{[^}]*\})? (\S+)$', line.strip())
+        if not m:
+            continue
+        name, labels, v = m.group(1), m.group(2) or '', float(m.group(3))
+        if name == 'kyu_claims_total':
+            claims += v
+        elif name == 'kyu_deadlocks_retried_total':
+            dl += v
+        elif name == 'kyu_claim_duration_seconds_bucket':
+            le = re.search(r'le="([^"]+)"', labels).group(1)
+            le = float('inf') if le == '+Inf' else float(le)
+            buckets[le] = buckets.get(le, 0) + v
+def q(p):
+    items = sorted(buckets.items())
+    if not items or items[-1][1] == 0:
+        return '-'
+    want, lo, below = p * items[-1][1], 0.0, 0.0
+    for le, c in items:
+        if c >= want:
+            if le == float('inf'):
+                return '>%.0f' % (lo * 1000)
+            return '%.2f' % ((lo + (le - lo) * (want - below) / max(c - below, 1)) * 1000)
+        lo, below = le, c
+    return '-'
+print('%.0f %.0f %s %s' % (claims, dl, q(0.5), q(0.99)))
+PY
+}
+if has_case daemons && [ "$kyud_ok" = 1 ]; then
+	mariadbd_pid=$(cat "$tmp/db/mysqld.pid")
+	for d in $DAEMONS; do
+		for rep in $(seq 1 "$REPEAT"); do
+			fill 0 argv
+			pids=() logs=() mports=() why=
+			for i in $(seq 1 "$d"); do
+				ip=127.0.0.$((20 + i))
+				up=$((20000 + RANDOM % 20000)) mp=$((40000 + RANDOM % 20000))
+				conf=$tmp/kyu-daemon-$i.ini
+				conf_listen=$ip:$up
+				conf_extra=$(printf 'poll_interval = 1\nmetrics = %s:%s\nmetrics_interval = 3600' "$ip" "$mp")
+				write_conf "$DAEMON_WORKERS" "$conf"
+				conf_listen= conf_extra=
+				logs+=("$tmp/kyud-daemons-$d-$rep-$i.log")
+				mports+=("$ip:$mp")
+				"$KYUD" -c "$conf" 2>"${logs[-1]}" &
+				pids+=($!)
+			done
+			for i in "${!pids[@]}"; do
+				for _ in $(seq 1 150); do
+					grep -q 'ready:' "${logs[$i]}" 2>/dev/null && break
+					kill -0 "${pids[$i]}" 2>/dev/null || break
+					sleep 0.1
+				done
+				grep -q 'ready:' "${logs[$i]}" 2>/dev/null ||
+					why="daemon_$((i + 1))_not_ready:$(tail -n 1 "${logs[$i]}" | tr ' \t' '__')"
+			done
+			read -r qa ua sa ca < <(status_snapshot)
+			lwa=$(sql -e "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'" | awk '{print $2}')
+			read -r ba ta < <(cpu_busy)
+			ma=$(proc_cpu "$mariadbd_pid")
+			[ -z "$why" ] && fill "$N" argv
+			left=$N last=$N stall=0 polls=0
+			while [ -z "$why" ]; do
+				sleep 0.5
+				left=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('waiting','running')")
+				polls=$((polls + 1))
+				[ "$left" = 0 ] && break
+				if [ "$left" = "$last" ]; then
+					stall=$((stall + 1))
+					[ $((stall / 2)) -ge "$KYUD_STALL" ] && why="no_progress_${KYUD_STALL}s"
+				else
+					stall=0 last=$left
+				fi
+			done
+			read -r bb tb < <(cpu_busy)
+			mb=$(proc_cpu "$mariadbd_pid")
+			lwb=$(sql -e "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'" | awk '{print $2}')
+			read -r qb ub sb cb < <(status_snapshot)
+			scrapes=()
+			for i in "${!mports[@]}"; do
+				f=$tmp/metrics-$d-$rep-$i.txt
+				python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+					"http://${mports[$i]}/metrics" >"$f" 2>/dev/null && scrapes+=("$f")
+			done
+			for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+			for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+			read -r claims dl p50 p99 < <(scrape_sum "${scrapes[@]}")
+			read -r done span dbl < <(sql -e "SELECT SUM(status='succeeded'),
+				TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6,
+				SUM(attempts > 1) FROM kyu_jobs")
+			[ "$done" = NULL ] && done=0
+			hz=$(getconf CLK_TCK)
+			row "$dmn_res" "$d" "$DAEMON_WORKERS" "$rep" "$done" \
+				"$(awk -v d="$done" -v s="$span" 'BEGIN {if (s + 0 > 0) printf "%.0f", d / s; else print "-"}')" \
+				"$p50" "$p99" "$claims" \
+				"$(awk -v n="$done" -v c="$claims" 'BEGIN {if (c > 0) printf "%.1f", n / c; else print "-"}')" \
+				"$(awk -v x="$dl" -v c="$claims" 'BEGIN {if (c > 0) printf "%.1f", x * 1000 / c; else print "-"}')" \
+				"$(awk -v x="$((lwb - lwa))" -v c="$claims" 'BEGIN {if (c > 0) printf "%.1f", x * 1000 / c; else print "-"}')" \
+				"$(awk -v q="$((qb - qa - self_q - polls * 2))" -v n="$done" 'BEGIN {if (n > 0) printf "%.2f", q / n; else print "-"}')" \
+				"$(awk -v b="$((bb - ba))" -v t="$((tb - ta))" 'BEGIN {if (t > 0) printf "%.0f%%", 100 * b / t; else print "-"}')" \
+				"$(awk -v m="$((mb - ma))" -v b="$((bb - ba))" 'BEGIN {if (b > 0) printf "%.0f%%", 100 * m / b; else print "-"}')" \
+				"${why:-ok}$([ "${dbl:-0}" = 0 ] || echo ",attempts>1:$dbl")"
+			[ -n "$why" ] && note "daemons=$d: $why"
+		done
+	done
+fi
+
+# --- history table: the partition-based alternative to the retention delete -----
+# Finished rows leave kyu_jobs for kyu_jobs_history (partitioned by finished_at)
+# in each finish's round trip; retention is then ALTER TABLE ... DROP PARTITION.
+# Two measurements: what the move costs per job (limit loop, 2 processes,
+# batches of 100, no spawn, with and without the move), and claims at
+# SCALE_CLAIM_RATE/s around one DROP PARTITION of HIST_DROP rows in a table of
+# HIST_DROP + HIST_KEEP (compare with the retention delete of the scale case).
+hist_table() {
+	sql_root <<'SQL'
+DROP TABLE IF EXISTS kyu_jobs_history;
+CREATE TABLE kyu_jobs_history (
+  seq BIGINT UNSIGNED NOT NULL,
+  id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  status ENUM('waiting','running','succeeded','failed','cancelled') NOT NULL,
+  attempts INT UNSIGNED NOT NULL, exit_code INT NULL, error TEXT NULL, output MEDIUMBLOB NULL,
+  host VARCHAR(255) NULL, pid INT UNSIGNED NULL, started_at DATETIME(6) NULL,
+  finished_at DATETIME(6) NOT NULL, duration DOUBLE NULL, created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (seq, finished_at), KEY kyu_jobs_history_id (id)
+) ENGINE = InnoDB
+PARTITION BY RANGE COLUMNS (finished_at) (
+  PARTITION p_old VALUES LESS THAN ('2000-01-01'),
+  PARTITION p_now VALUES LESS THAN (MAXVALUE));
+SQL
+}
+hist_add() { # hist_add FINISHED_AT FROM COUNT: in statements of at most 1M rows
+	local at=$1 from=$2 left=$3 k
+	while [ "$left" -gt 0 ]; do
+		k=$((left < 1000000 ? left : 1000000))
+		sql_root <<SQL
+INSERT INTO kyu_jobs_history (seq, id, queue, status, attempts, exit_code, host, pid, started_at,
+  finished_at, duration, created_at)
+SELECT seq, CONCAT('h-', seq), 'default', 'succeeded', 1, 0, 'bench', 1, '$at', '$at', 0.001, '$at'
+FROM seq_${from}_to_$((from + k - 1));
+SQL
+		from=$((from + k)) left=$((left - k))
+	done
+}
+if has_case history; then
+	hist_table
+	for rep in $(seq 1 "$REPEAT"); do
+		for h in plain history; do
+			hopt=()
+			[ "$h" = history ] && hopt=(--history)
+			line=$("$bin/limit" --fill -n "$N" -b 100 -k 0 -p 2 "${hopt[@]}" --no-verify --timeout 600 2>&1) ||
+				{ note "history: limit failed: $line"; continue; }
+			row "$hist_res" "finish:$h" "$rep" "$(kv jobs "$line")" "$(kv jobs_per_s "$line")" \
+				"$(kv claim_ms "$line")" "$(kv finish_ms "$line")" "$(kv q_per_job "$line")" - - - - -
+		done
+	done
+	note "history: filling kyu_jobs_history with $HIST_KEEP kept and $HIST_DROP expired rows"
+	hist_table
+	t0=$(date +%s.%N)
+	hist_add "$(date -u '+%Y-%m-%d %H:%M:%S')" 1 "$HIST_KEEP"
+	hist_add 1999-06-01 $((HIST_KEEP + 1)) "$HIST_DROP"
+	hfill=$(elapsed "$t0")
+	hlim=("$bin/limit" -b "$SCALE_BATCH" -k 0 -p 1 --isolation rc --lat --no-verify --rate "$SCALE_CLAIM_RATE")
+	fill $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 30))) argv
+	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
+	dline=$("${hlim[@]}" --drop-partition p_old --timeout 600 2>&1) || { note "history: drop failed: $dline"; dline=; }
+	row "$hist_res" "drop:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
+		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
+		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
+		"$(kv delete_max_ms "$dline")" "fill ${hfill}s"
+	sql_root <<<"DROP TABLE IF EXISTS kyu_jobs_history"
+fi
 
 # --- wake-up latency: INSERT -> start of the command -------------------------------
 if has_case latency && [ "$kyud_ok" = 1 ]; then
@@ -796,17 +1006,21 @@ fi
 # --- report ------------------------------------------------------------------------
 if [ -s "$claims" ]; then
 	echo
-	echo "Claim shapes under contention (jobs/s per run, claim+select+finish, no spawn; dl = deadlocks+lock wait timeouts retried; dbl = rows claimed twice)"
-	printf '%-4s %-12s %5s %5s  %-26s %-12s %-5s %s\n' iso shape procs batch "jobs/s (runs)" "dl (runs)" dbl note
+	echo "Claim shapes under contention (jobs/s per run, claim+select+finish, no spawn; dl = deadlocks+lock wait timeouts retried;"
+	echo "lw/1k = InnoDB row lock waits per 1,000 claims; claim_ms = mean claim round trip; dbl = rows claimed twice;"
+	echo "plain/pN = the partitioned claim over N partitions)"
+	printf '%-4s %-12s %5s %5s  %-26s %-12s %-14s %-14s %-5s %s\n' iso shape procs batch "jobs/s (runs)" "dl (runs)" "lw/1k (runs)" "claim_ms" dbl note
 	awk '
 	{
 		rep = $1; line = $0
 		delete kv
 		for (i = 2; i <= NF; i++) if (split($i, a, "=") == 2) kv[a[1]] = a[2]
-		k = kv["isolation"] " " kv["shape"] " " kv["procs"] " " kv["batch"]
+		k = kv["isolation"] " " kv["shape"] (kv["partitions"] > 0 ? "/p" kv["partitions"] : "") " " kv["procs"] " " kv["batch"]
 		if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
 		r[k] = r[k] (r[k] == "" ? "" : " / ") (kv["db_jobs_per_s"] == "" ? "err" : kv["db_jobs_per_s"])
 		d[k] = d[k] (d[k] == "" ? "" : "/") (kv["deadlocks"] + kv["lockwaits"])
+		lw[k] = lw[k] (lw[k] == "" ? "" : "/") sprintf("%.0f", kv["lock_waits_per_1000_claims"])
+		cm[k] = cm[k] (cm[k] == "" ? "" : "/") sprintf("%.1f", kv["claim_ms"])
 		dbl[k] += kv["double_claims"] + (kv["rows"] - kv["attempts1"] - kv["double_claims"] - kv["waiting"])
 		if (kv["timeout"] == 1) nt[k] = nt[k] "TIMEOUT(" kv["succeeded"] "/" kv["rows"] ") "
 		if ($2 == "error") nt[k] = nt[k] "ERROR "
@@ -814,7 +1028,7 @@ if [ -s "$claims" ]; then
 	END {
 		for (i = 1; i <= nk; i++) {
 			split(order[i], f, " ")
-			printf "%-4s %-12s %5s %5s  %-26s %-12s %-5s %s\n", f[1], f[2], f[3], f[4], r[order[i]], d[order[i]], dbl[order[i]], nt[order[i]]
+			printf "%-4s %-12s %5s %5s  %-26s %-12s %-14s %-14s %-5s %s\n", f[1], f[2], f[3], f[4], r[order[i]], d[order[i]], lw[order[i]], cm[order[i]], dbl[order[i]], nt[order[i]]
 		}
 	}' "$claims"
 fi
@@ -927,6 +1141,25 @@ if [ -s "$intake_res" ]; then
 	echo "Intake bound: single-row INSERTs into one queue, one session (us per INSERT, client included;"
 	echo "'full at B' = the queue holds B waiting jobs and max_waiting B: every INSERT is refused)"
 	table "$intake_res" '%-18s %6s %8s %8s\n' case inserts rows_now us/insert
+fi
+
+if [ -s "$dmn_res" ]; then
+	echo
+	echo "Daemons side by side on one database: N /bin/true jobs; claim ms from the daemons' histograms (p50/p99"
+	echo "interpolated in their buckets); rows/claim; dl/1k = deadlocks retried and lw/1k = InnoDB row lock"
+	echo "waits per 1,000 claims; q/job = statements per job (this script's own subtracted); cpu = machine busy"
+	echo "over the run; db = mariadbd's share of that"
+	table "$dmn_res" '%7s %7s %3s %6s %7s %8s %8s %7s %6s %6s %6s %6s %5s %5s  %s\n' \
+		daemons workers run jobs jobs/s claim_p50 claim_p99 claims rows/c dl/1k lw/1k q/job cpu db note
+fi
+
+if [ -s "$hist_res" ]; then
+	echo
+	echo "History table: finish:plain/history = limit loop (2 processes, batches of 100, no spawn) without and with"
+	echo "moving finished rows to kyu_jobs_history in the finish; drop = claims ($SCALE_BATCH rows, $SCALE_CLAIM_RATE/s) for 2 s"
+	echo "before to 2 s after one DROP PARTITION of the expired rows (base = p50/p99 just before, without it)"
+	table "$hist_res" '%-18s %3s %7s %7s %11s %9s %6s %7s %7s %7s %8s  %s\n' \
+		case run jobs jobs/s claim_ms finish_ms q/job p50 p99 max drop_ms note
 fi
 
 if [ -s "$mem_res" ]; then
