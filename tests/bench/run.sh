@@ -104,6 +104,8 @@
 #   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
 #   HIST_KEEP     kept rows of the history table [9000000]  HIST_DROP  rows in the dropped partition [1000000]
 #   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
+#   DAEMON_MODES  true (N /bin/true jobs) and/or sleep (DAEMON_SLEEP_N per daemon of
+#                 /bin/sleep DAEMON_SLEEP: slot-bound, shows claims scaling) ["true sleep"]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -120,6 +122,9 @@ REPEAT=${REPEAT:-2}
 CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake daemons}
 DAEMONS=${DAEMONS:-1 2 4 8}
 DAEMON_WORKERS=${DAEMON_WORKERS:-2}
+DAEMON_MODES=${DAEMON_MODES:-true sleep}
+DAEMON_SLEEP=${DAEMON_SLEEP:-0.5}
+DAEMON_SLEEP_N=${DAEMON_SLEEP_N:-320}
 HIST_KEEP=${HIST_KEEP:-9000000}
 HIST_DROP=${HIST_DROP:-1000000}
 QUEUE_SETS=${QUEUE_SETS:-1 10 1000}
@@ -231,9 +236,10 @@ read -r q0 _ _ _ < <(status_snapshot)
 read -r q1 _ _ _ < <(status_snapshot)
 self_q=$((q1 - q0))
 
-fill() { # fill N argv|command
+fill() { # fill N argv|command|sleep
 	local n=$1 col=argv val="'[\"/bin/true\"]'"
 	[ "$2" = command ] && { col=command; val="'/bin/true'"; }
+	[ "$2" = sleep ] && val="'[\"/bin/sleep\", \"$DAEMON_SLEEP\"]'"
 	{
 		echo "TRUNCATE TABLE kyu_jobs;"
 		awk -v n="$n" -v col="$col" -v val="$val" 'BEGIN {
@@ -593,8 +599,11 @@ PY
 }
 if has_case daemons && [ "$kyud_ok" = 1 ]; then
 	mariadbd_pid=$(cat "$tmp/db/mysqld.pid")
+	for dmode in $DAEMON_MODES; do
 	for d in $DAEMONS; do
 		for rep in $(seq 1 "$REPEAT"); do
+			dn=$N
+			[ "$dmode" = sleep ] && dn=$((DAEMON_SLEEP_N * d))
 			fill 0 argv
 			pids=() logs=() mports=() why=
 			for i in $(seq 1 "$d"); do
@@ -623,8 +632,8 @@ if has_case daemons && [ "$kyud_ok" = 1 ]; then
 			lwa=$(sql -e "SHOW GLOBAL STATUS LIKE 'Innodb_row_lock_waits'" | awk '{print $2}')
 			read -r ba ta < <(cpu_busy)
 			ma=$(proc_cpu "$mariadbd_pid")
-			[ -z "$why" ] && fill "$N" argv
-			left=$N last=$N stall=0 polls=0
+			[ -z "$why" ] && fill "$dn" "$dmode"
+			left=$dn last=$dn stall=0 polls=0
 			while [ -z "$why" ]; do
 				sleep 0.5
 				left=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('waiting','running')")
@@ -655,7 +664,7 @@ if has_case daemons && [ "$kyud_ok" = 1 ]; then
 				SUM(attempts > 1) FROM kyu_jobs")
 			[ "$done" = NULL ] && done=0
 			hz=$(getconf CLK_TCK)
-			row "$dmn_res" "$d" "$DAEMON_WORKERS" "$rep" "$done" \
+			row "$dmn_res" "$dmode" "$d" "$DAEMON_WORKERS" "$rep" "$done" \
 				"$(awk -v d="$done" -v s="$span" 'BEGIN {if (s + 0 > 0) printf "%.0f", d / s; else print "-"}')" \
 				"$p50" "$p99" "$claims" \
 				"$(awk -v n="$done" -v c="$claims" 'BEGIN {if (c > 0) printf "%.1f", n / c; else print "-"}')" \
@@ -667,6 +676,7 @@ if has_case daemons && [ "$kyud_ok" = 1 ]; then
 				"${why:-ok}$([ "${dbl:-0}" = 0 ] || echo ",attempts>1:$dbl")"
 			[ -n "$why" ] && note "daemons=$d: $why"
 		done
+	done
 	done
 fi
 
@@ -1145,12 +1155,14 @@ fi
 
 if [ -s "$dmn_res" ]; then
 	echo
-	echo "Daemons side by side on one database: N /bin/true jobs; claim ms from the daemons' histograms (p50/p99"
+	echo "Daemons side by side on one database: true = N /bin/true jobs, sleep = $DAEMON_SLEEP_N x daemons jobs of"
+	echo "/bin/sleep $DAEMON_SLEEP (bounded by slots: $DAEMON_WORKERS workers x the default 8 slots per daemon);"
+	echo "claim ms from the daemons' histograms (p50/p99"
 	echo "interpolated in their buckets); rows/claim; dl/1k = deadlocks retried and lw/1k = InnoDB row lock"
 	echo "waits per 1,000 claims; q/job = statements per job (this script's own subtracted); cpu = machine busy"
 	echo "over the run; db = mariadbd's share of that"
-	table "$dmn_res" '%7s %7s %3s %6s %7s %8s %8s %7s %6s %6s %6s %6s %5s %5s  %s\n' \
-		daemons workers run jobs jobs/s claim_p50 claim_p99 claims rows/c dl/1k lw/1k q/job cpu db note
+	table "$dmn_res" '%-5s %7s %7s %3s %6s %7s %8s %8s %7s %6s %6s %6s %6s %5s %5s  %s\n' \
+		jobs daemons workers run jobs jobs/s claim_p50 claim_p99 claims rows/c dl/1k lw/1k q/job cpu db note
 fi
 
 if [ -s "$hist_res" ]; then
