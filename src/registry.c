@@ -11,7 +11,11 @@
 double registry_interval(const struct kyu_config *cfg)
 {
 	double i = cfg->lease / 3.0;
-	return i < 1 ? 1 : i;
+	/* Staleness only costs a datagram sent to nobody: no need to write
+	 * more often than every few seconds, however short the lease. */
+	if (i < REGISTRY_MIN_INTERVAL)
+		return REGISTRY_MIN_INTERVAL;
+	return i > REGISTRY_MAX_INTERVAL ? REGISTRY_MAX_INTERVAL : i;
 }
 
 void registry_make_id(char *buf, size_t len, const char *host, pid_t pid)

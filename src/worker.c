@@ -62,11 +62,18 @@ extern char **environ;
  * index dives: it is read with every claim, so a queue that gains due jobs
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
-/* A claim asked for by a wake-up datagram that finds nothing looks once
- * more this much later: the trigger of sql/notify.sql sends its datagram
- * at the INSERT, before the submitter commits, so the claim it causes can
- * come too early to see the rows. Once per wake-up, never a loop. */
-#define WAKE_RECHECK 0.3
+/* A claim asked for by a wake-up datagram that finds nothing looks again
+ * after these delays, each only when the one before found nothing too:
+ * the trigger of sql/notify.sql sends its datagram at the INSERT, before
+ * the submitter commits, so the claim it causes can come too early to see
+ * the rows (an autocommit INSERT's commit, or a transaction that goes on
+ * for a second). At most two more claims per wake-up, never a loop; a
+ * commit later than that is found by the poll. */
+static const double wake_recheck[] = { 0.3, 2.0 };
+#define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
+/* The same for the scheduler: a schedule INSERTed in SQL wakes it before
+ * its commit; kyu_schedules is read once more this much later. */
+#define SCHED_RECHECK 1.0
 
 enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY };
 
@@ -118,9 +125,11 @@ struct worker {
 	bool reg_said;    /* a failure was logged; its end is logged once too */
 	double reg_next;  /* monotonic: the next refresh (0: at once) */
 
-	/* A wake-up datagram asked for the next claim (WAKE_RECHECK). */
+	/* A wake-up datagram asked for the next claim (wake_recheck). */
 	bool recheck_armed;
-	double recheck_at; /* monotonic: claim once more then (0: no) */
+	int recheck_step;        /* rechecks made for this wake-up */
+	double recheck_at;       /* monotonic: claim again then (0: no) */
+	double sched_recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
 
 	/* Schedules, in worker 1 only (schedules.h). */
 	struct sched sched;
@@ -749,9 +758,10 @@ static void on_claim(void *arg, const struct db_reply *r)
 	}
 	if (w->sent.lay.prepares)
 		w->prepared = true;
-	if (w->recheck_armed && cr.got == 0)
-		w->recheck_at = now + WAKE_RECHECK;
-	w->recheck_armed = false;
+	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
+		w->recheck_at = now + wake_recheck[w->recheck_step++];
+	else
+		w->recheck_armed = false;
 	if (w->busy_logged)
 		log_notice("the database takes writes again");
 	w->busy_logged = false;
@@ -1220,6 +1230,8 @@ static void arm_tick(struct worker *w, double now)
 		next = w->reg_next > 0 ? w->reg_next : now;
 	if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
 		next = w->recheck_at;
+	if (w->sched_recheck_at > 0 && (next == 0 || w->sched_recheck_at < next))
+		next = w->sched_recheck_at;
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
 		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
@@ -1271,6 +1283,11 @@ static bool pump_once(struct worker *w)
 		w->recheck_at = 0;
 		w->wanted = true;
 		w->dir_wanted = true;
+	}
+	if (w->sched_recheck_at > 0 && now >= w->sched_recheck_at) {
+		w->sched_recheck_at = 0;
+		if (w->sched_on)
+			sched_poke(&w->sched, now);
 	}
 	/* A step is rare and short; before claims, so that a busy worker
 	 * still fires on time. */
@@ -1476,8 +1493,10 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		case KYU_WAKE:
 			w->wanted = true;
 			w->dir_wanted = true;
-			if (m.value == KYU_WAKE_HINTED)
+			if (m.value == KYU_WAKE_HINTED) {
 				w->recheck_armed = true;
+				w->recheck_step = 0;
+			}
 			/* Someone has work: try the database now rather than at the
 			 * end of a backoff of up to 10 s (at most twice a second). */
 			if (!db_connected(w->db) && w->inflight != IF_CONNECT &&
@@ -1498,8 +1517,10 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			reload(w, fd);
 			break;
 		case KYU_SCHEDULES:
-			if (w->sched_on)
+			if (w->sched_on) {
 				sched_poke(&w->sched, mono_now());
+				w->sched_recheck_at = mono_now() + SCHED_RECHECK;
+			}
 			break;
 		case KYU_REPORT:
 			report_configure(&w->rep, m.value);

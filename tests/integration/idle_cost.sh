@@ -22,7 +22,9 @@ use_own_db_user
 idle_statements() {
 	local s0 s1
 	# shellcheck disable=SC2086
-	start_kyud $T_USER_KV kyud.workers="$1" kyud.poll_interval=$POLL
+	# lease 90: worker 1 refreshes the daemon's row of kyu_daemons every
+	# lease / 3 = 30 s, at its start and then outside the window.
+	start_kyud $T_USER_KV kyud.workers="$1" kyud.poll_interval=$POLL kyud.lease=90
 	wait_workers_idle "$1"
 	s0=$(db_statements)
 	sleep $WINDOW
