@@ -11,8 +11,9 @@
 double registry_interval(const struct kyu_config *cfg)
 {
 	double i = cfg->lease / 3.0;
-	/* Staleness only costs a datagram sent to nobody: no need to write
-	 * more often than every few seconds, however short the lease. */
+	/* A stale row only costs a datagram sent to nobody, for at most a few
+	 * intervals: an idle daemon need not write more often than this,
+	 * however short its lease. */
 	if (i < REGISTRY_MIN_INTERVAL)
 		return REGISTRY_MIN_INTERVAL;
 	return i > REGISTRY_MAX_INTERVAL ? REGISTRY_MAX_INTERVAL : i;

@@ -39,10 +39,10 @@
 #define REGISTRY_SERVES(d, q) "(" d ".queues = '' OR FIND_IN_SET(" q ", " d ".queues) > 0)"
 #define REGISTRY_LIVE(d) d ".live_until > NOW(6)"
 
-#define REGISTRY_MIN_INTERVAL 5.0
+#define REGISTRY_MIN_INTERVAL 20.0
 #define REGISTRY_MAX_INTERVAL 60.0
 
-/* Seconds between two refreshes: lease / 3, within 5 to 60 (a row lives
+/* Seconds between two refreshes: lease / 3, within 20 to 60 (a row lives
  * REGISTRY_LIVE_INTERVALS of them). */
 double registry_interval(const struct kyu_config *cfg);
 

@@ -1493,9 +1493,12 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		case KYU_WAKE:
 			w->wanted = true;
 			w->dir_wanted = true;
+			/* A new wake-up's claim is later than any recheck of
+			 * the last one: the sequence starts again from it. */
 			if (m.value == KYU_WAKE_HINTED) {
 				w->recheck_armed = true;
 				w->recheck_step = 0;
+				w->recheck_at = 0;
 			}
 			/* Someone has work: try the database now rather than at the
 			 * end of a backoff of up to 10 s (at most twice a second). */

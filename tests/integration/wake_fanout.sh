@@ -51,9 +51,7 @@ private_db_start
 
 declare -A port log
 for n in 2 3 4; do port[$n]=$(udp_port "127.0.0.$n"); done
-# lease 30: the rows are refreshed every 10 s, so that the workers are
-# quiet for wait_workers_idle between refreshes.
-common=(kyud.workers=2 kyud.poll_interval=300 kyud.lease=30)
+common=(kyud.workers=2 kyud.poll_interval=300)
 start_kyud "${common[@]}" kyud.listen="127.0.0.2:${port[2]}" kyud.queues=q2
 log[2]=$KYUD_LOG
 start_extra_kyud d3 "${common[@]}" kyud.listen="127.0.0.3:${port[3]}" kyud.queues=q3
