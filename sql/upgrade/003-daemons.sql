@@ -4,8 +4,8 @@
 -- datagrams must go and which queues it serves. The triggers of
 -- sql/notify.sql read it to wake every live daemon that serves a row's
 -- queue, `kyu submit` and `kyu wake` to do the same, `kyu daemons` to list
--- them. A new table: online, and kyud of version 2 ignores it
--- (schema_compat stays 1).
+-- them. Online: a new table. kyud of version 2 ignores it (schema_compat
+-- stays 1).
 
 CREATE TABLE IF NOT EXISTS kyu_daemons (
   -- The daemon's token, made by its supervisor at start: host:pid:random.
