@@ -26,10 +26,12 @@ void registry_make_id(char *buf, size_t len, const char *host, pid_t pid)
 
 	/* Only what registry_id_valid accepts: a host name is that already,
 	 * anything else becomes '_'. */
-	for (const char *p = host; *p && n < sizeof(h) - 1; p++, n++)
-		h[n] = (*p > ' ' && *p < 0x7f && *p != '\'' && *p != '"' && *p != '\\' && *p != ':')
-			       ? *p
-			       : '_';
+	for (const char *p = host; *p && n < sizeof(h) - 1; p++, n++) {
+		char c = *p;
+		if (c <= ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '\\' || c == ':')
+			c = '_';
+		h[n] = c;
+	}
 	h[n] = '\0';
 	snprintf(buf, len, "%s:%d:%016" PRIx64, n ? h : "unknown", (int)pid, random_token());
 }
