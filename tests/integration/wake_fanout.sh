@@ -144,7 +144,37 @@ wait_for "SELECT COUNT(*) > 0 FROM kyu_jobs WHERE id LIKE 'cron:sc:%'" 1 30
 ms=$(sql "SELECT ROUND(TIMESTAMPDIFF(MICROSECOND, '$t0', MIN(created_at)) / 1000) FROM kyu_jobs WHERE id LIKE 'cron:sc:%'")
 echo "schedule INSERTed in a transaction committed 0.5 s later: first job enqueued $ms ms after the INSERT"
 [ "$ms" -lt "$WAKE_MAX_MS" ] || fail "a schedule committed 0.5 s after its INSERT fired $ms ms after it (at most $WAKE_MAX_MS)"
-sql "UPDATE kyu_schedules SET enabled = 0"
+sql "DELETE FROM kyu_schedules"
+# Whichever daemon fired the schedule last claims its own queues after
+# it: let that settle before a job must wait for a wake-up.
+wait_workers_idle 6
+
+# ---- the triggers' read of kyu_daemons keeps shared locks on its rows
+# until the submitter commits. A transaction held open across a registry
+# refresh (every 20 s) makes the refresh skip, never wait: the leases of a
+# job that runs meanwhile are renewed (it runs once, unfenced), and the
+# row is written again once the transaction is gone.
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('long', 'q3', 'sleep 12')"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'long'" running 30
+root_sql -D "$T_DB" -e "BEGIN; INSERT INTO kyu_jobs (id, queue, command) VALUES ('held', 'q2', 'true');
+	DO SLEEP(25); COMMIT" || fail "the transaction held open failed"
+committed=$(sql "SELECT NOW(6)")
+locked=0
+for n in 2 3 4; do
+	if grep 'kyu_daemons: row locked' "${log[$n]}" >/dev/null; then
+		locked=$((locked + 1))
+		wait_for "SELECT last_seen > '$committed' FROM kyu_daemons WHERE wake_addr LIKE '127.0.0.$n:%'" 1 30
+	fi
+done
+echo "daemons whose registry refresh met the open transaction's lock: $locked of 3"
+[ "$locked" -ge 1 ] || fail "no registry refresh met the lock of a transaction held open for 25 s"
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'long'" succeeded 30
+assert_eq "1" "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'long'")" "attempts of the job that ran meanwhile"
+if grep -E 'lease not renewed|lease lost' "${log[3]}"; then
+	fail "a lease was lost while the registry rows were locked"
+fi
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'held'" succeeded 30
+grep "job held attempt 1 started" "${log[2]}" >/dev/null || fail "job held did not run on the daemon of q2"
 
 # ---- kyu submit and kyu wake reach the daemon of the queue.
 "$KYU" -c "$KYUD_INI" submit -i s3 -q q3 -s true >/dev/null || fail "kyu submit failed"
