@@ -1,6 +1,7 @@
--- kyu push wake-up: triggers on kyu_jobs that tell kyud at once, with one UDP
--- datagram, that a job became due. Optional: without it kyud still finds
--- every job by its timed poll ([kyud] poll_interval), only later.
+-- kyu push wake-up: triggers on kyu_jobs that tell every kyud serving a
+-- row's queue at once, with one UDP datagram each, that a job became due.
+-- Optional: without it kyud still finds every job by its timed poll ([kyud]
+-- poll_interval), only later.
 --
 -- Install, once per server and database, as an administrator (CREATE
 -- FUNCTION ... SONAME needs the INSERT privilege on mysql.func):
@@ -9,29 +10,50 @@
 --      tree, or from LIBDIR/kyu/ after `cmake --install`; the Debian package
 --      mariadb-plugin-kyu installs it there):
 --        cp build/src/udf/kyu_notify.so "$(mariadb -N -e 'SELECT @@plugin_dir')"
---   2. Load sql/schema.sql, then this file, into kyu's database:
+--   2. Load sql/schema.sql (schema version 3 or later: it has kyu_daemons),
+--      then this file, into kyu's database:
 --        mariadb kyu < sql/notify.sql
 --
 -- Running it again is harmless: the function is kept, the triggers replaced.
 --
--- Where the datagrams go: kyud's [kyud] listen address, 127.0.0.1:7711 by
--- default. For another address (numeric only, IPv4 a.b.c.d:port or IPv6
--- [addr]:port), set @kyu_notify_target in the same session first:
+-- Where the datagrams go: to every live daemon of kyu_daemons, the registry
+-- each kyud keeps its row in (kyu_jobs(7)), that serves the row's queue
+-- (its [kyud] queues is empty or names it), at the address it registered
+-- ([kyud] advertise, else listen). A row is live until its live_until, a
+-- few of its daemon's refresh intervals after the last one; a daemon that
+-- listens for no wake-ups (listen empty) registers no address and gets
+-- none. The triggers read the kyu_daemons of their own database.
+--
+-- The fallback: when no live daemon serves the queue (daemons older than
+-- schema version 3, or an account without privileges on kyu_daemons), the
+-- datagram goes to one fixed address instead: 127.0.0.1:7711 (kyud's
+-- default listen address) unless @kyu_notify_target is set in the same
+-- session first (numeric only, IPv4 a.b.c.d:port or IPv6 [addr]:port); an
+-- empty one turns the fallback off:
 --
 --   { echo "SET @kyu_notify_target = '10.0.0.7:7711';"; cat sql/notify.sql; } | mariadb kyu
+--   { echo "SET @kyu_notify_target = '';"; cat sql/notify.sql; } | mariadb kyu
 --
--- The address is written into the triggers as a literal (a numeric parse, no
--- name lookup, no settings table to read per INSERT); run the line above
--- again to change it. A bad address stops this script before any
--- trigger is touched. SHOW TRIGGERS shows the address in use. Several kyud
--- hosts cannot all be woken this way: point it at one (the others poll), or
--- have submitters run `kyu wake` instead.
+-- The fallback address is written into the triggers as a literal; a bad
+-- one stops this script before any trigger is touched. SHOW TRIGGERS shows
+-- it.
 --
--- What is sent: one datagram "kyu:QUEUE" per row that becomes due now -- a
--- multi-row INSERT sends one per row, kyud coalesces them. A job with a
+-- What is sent: one datagram "kyu:QUEUE" per daemon, queue and statement:
+-- an INSERT of 1,000 rows into one queue sends one to each daemon that
+-- serves it (kyu_notify coalesces by a stamp of the statement,
+-- CONNECTION_ID() and NOW(6); see src/udf/kyu_notify.c). A job with a
 -- future run_at sends nothing (kyud sleeps until the earliest due time). A
 -- failed send (nobody listening, buffer full) is ignored: the INSERT never
 -- fails or waits because of the wake-up.
+--
+-- The datagram leaves at the INSERT, before the submitter commits: a
+-- daemon whose claim then finds nothing looks once more 0.3 s later, so a
+-- transaction that commits within that time is not left to the poll.
+--
+-- Locks: the triggers' read of kyu_daemons takes shared row locks (InnoDB
+-- does for any table read by a statement that writes), held until the
+-- submitter commits. kyud never waits for them: a daemon whose row is
+-- locked skips that refresh and tries again a second later (kyud(8)).
 --
 -- The UPDATE trigger also runs for kyud's own updates (claim, heartbeat,
 -- finish), where it only tests a condition: measured about 3-4 us of server
@@ -44,26 +66,56 @@
 -- Remove with sql/unnotify.sql -- never by deleting kyu_notify.so alone: a
 -- trigger whose function is missing makes every INSERT into kyu_jobs fail.
 --
+-- Galera: every node needs kyu_notify.so, since a trigger runs on the node
+-- that took the INSERT; kyu_daemons is replicated, so that node wakes the
+-- daemons connected to the other nodes too.
+--
 -- Replication: a replica runs these triggers only for statement-based events
 -- (row events run none unless slave_run_triggers_for_rbr is set); a replica
--- that does needs kyu_notify.so as well, and wakes its own target.
+-- that does needs kyu_notify.so as well, and wakes the daemons of its own
+-- copy of kyu_daemons.
 
 SET @kyu_notify_target = IFNULL(@kyu_notify_target, '127.0.0.1:7711');
 SET @kyu_notify_update = IFNULL(@kyu_notify_update, 1);
 
+-- The triggers read kyu_daemons: without it (a schema older than version
+-- 3) every INSERT into kyu_jobs would fail. This stops the script here
+-- instead, before anything is changed.
+DO (SELECT COUNT(*) FROM kyu_daemons);
+
 CREATE FUNCTION IF NOT EXISTS kyu_notify RETURNS INTEGER SONAME 'kyu_notify.so';
 
--- Check the address now: kyu_notify() rejects a bad one when it initialises,
--- and the error ends the script here. (This sends one "any queue" wake-up.)
-SET @kyu_notify_ok = kyu_notify(NULL, @kyu_notify_target);
+-- Check the fallback address now: kyu_notify() rejects a bad one when it
+-- initialises, and the error ends the script here. (This sends one "any
+-- queue" wake-up.)
+EXECUTE IMMEDIATE IF(@kyu_notify_target = '', 'DO 0',
+  CONCAT('DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ')'));
+
+-- The wake-up of queue @Q (an expression; NULL: any queue, which every
+-- daemon listens for), as one statement. SUM(... >= 0) makes the server
+-- call kyu_notify for every live daemon that serves the queue (COUNT may
+-- skip a call whose result cannot be NULL); it is NULL when there is none,
+-- which is when the fallback gets the datagram. The queue test is the one
+-- of src/registry.h: an empty list serves every queue; FIND_IN_SET finds
+-- no name with a comma, which no daemon can list.
+SET @kyu_notify_stamp = 'CONCAT(CONNECTION_ID(), ''/'', NOW(6))';
+SET @kyu_notify_daemons = CONCAT(
+  '(SELECT SUM(kyu_notify(@Q, d.wake_addr, ', @kyu_notify_stamp, ') >= 0)',
+  ' FROM kyu_daemons d WHERE d.wake_addr IS NOT NULL AND d.live_until > NOW(6)',
+  ' AND (@Q IS NULL OR d.queues = '''' OR FIND_IN_SET(@Q, d.queues) > 0))');
+SET @kyu_notify_wake = IF(@kyu_notify_target = '',
+  CONCAT('DO ', @kyu_notify_daemons),
+  CONCAT('IF ', @kyu_notify_daemons, ' IS NULL THEN',
+         ' DO kyu_notify(@Q, ', QUOTE(@kyu_notify_target), ', ', @kyu_notify_stamp, ');',
+         ' END IF'));
 
 -- A new row wakes kyud only when it is due now; NOW(6) is the statement's
 -- start, the same instant the run_at default takes.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_insert',
   ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
-  ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6) THEN',
-  ' DO kyu_notify(NEW.queue, ', QUOTE(@kyu_notify_target), ');',
+  ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6) THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
   ' END IF');
 
 -- An update wakes kyud when it turns a row into a due waiting job that was
@@ -74,39 +126,41 @@ EXECUTE IMMEDIATE IF(@kyu_notify_update, CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_update',
   ' AFTER UPDATE ON kyu_jobs FOR EACH ROW',
   ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6)',
-  ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= NOW(6)) THEN',
-  ' DO kyu_notify(NEW.queue, ', QUOTE(@kyu_notify_target), ');',
+  ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= NOW(6)) THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
   ' END IF'),
   'DROP TRIGGER IF EXISTS kyu_jobs_notify_update');
 
 -- A change to a queue's settings may let its waiting jobs start (resumed,
--- a limit raised): wake kyud for that queue. A paused queue sends nothing.
+-- a limit raised): wake the daemons of that queue. A paused queue sends
+-- nothing.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_queues_notify_update',
   ' AFTER UPDATE ON kyu_queues FOR EACH ROW',
-  ' IF NEW.paused = 0 THEN',
-  ' DO kyu_notify(NEW.name, ', QUOTE(@kyu_notify_target), ');',
+  ' IF NEW.paused = 0 THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NEW.name'), ';',
   ' END IF');
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_queues_notify_delete',
-  ' AFTER DELETE ON kyu_queues FOR EACH ROW',
-  ' DO kyu_notify(OLD.name, ', QUOTE(@kyu_notify_target), ')');
+  ' AFTER DELETE ON kyu_queues FOR EACH ROW ',
+  REPLACE(@kyu_notify_wake, '@Q', 'OLD.name'));
 
 -- A schedule added, enabled, changed (the BEFORE UPDATE trigger of
 -- sql/schema.sql then clears next_run) or moved earlier by hand makes kyud
 -- read kyu_schedules again at once; the wake-up names no queue ("any
--- queue"), which is what kyud's scheduler listens for. kyud's own updates
--- (next_run computed or moved on, an error recorded) send nothing.
+-- queue"), which is what kyud's scheduler listens for, and goes to every
+-- live daemon. kyud's own updates (next_run computed or moved on, an error
+-- recorded) send nothing.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_schedules_notify_insert',
   ' AFTER INSERT ON kyu_schedules FOR EACH ROW',
-  ' IF NEW.enabled = 1 THEN',
-  ' DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ');',
+  ' IF NEW.enabled = 1 THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF');
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_schedules_notify_update',
   ' AFTER UPDATE ON kyu_schedules FOR EACH ROW',
   ' IF NEW.enabled = 1 AND NEW.error IS NULL',
-  ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run OR NEW.enabled > OLD.enabled) THEN',
-  ' DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ');',
+  ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run OR NEW.enabled > OLD.enabled) THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF');

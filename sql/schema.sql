@@ -299,8 +299,32 @@ CREATE TABLE IF NOT EXISTS kyu_locks (
   PRIMARY KEY (name, slot)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
+-- The daemon registry (kyu_jobs(7), "kyu_daemons"): one row per running
+-- kyud, read by the wake-up triggers of sql/notify.sql, `kyu submit`, `kyu
+-- wake` and `kyu daemons`.
+CREATE TABLE IF NOT EXISTS kyu_daemons (
+  -- The daemon's token, made by its supervisor at start: host:pid:random.
+  id           VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  host         VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  pid          INT UNSIGNED NOT NULL,
+  -- Where its wake-up datagrams go ([kyud] advertise, else listen), as
+  -- ADDR:PORT or [V6]:PORT; NULL: it listens for none.
+  wake_addr    VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  -- [kyud] queues, comma-separated; empty: every queue.
+  queues       VARCHAR(2100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  version      VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  started      DATETIME(6) NOT NULL,
+  -- Written by the daemon every refresh (database clock).
+  last_seen    DATETIME(6) NOT NULL,
+  -- The row counts as live until then: last_seen plus a few of the
+  -- daemon's own refresh intervals. Past it, the wake-ups skip the row and
+  -- the retention cleanup deletes it.
+  live_until   DATETIME(6) NOT NULL,
+  PRIMARY KEY (id)
+) ENGINE = InnoDB;
+
 -- The version, last: recorded only once everything above is there; only
 -- ever raised, so that this file run over a newer installation changes
 -- nothing.
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 2), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 3), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -63,6 +63,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000, RELOAD },
 	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400, RELOAD },
 	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0, RELOAD },
+	{ "kyud", "advertise", T_HOSTPORT, OFF(advertise), "", 0, 0, RELOAD },
 	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
 	{ "kyud", "metrics", T_HOSTPORT, OFF(metrics), "", 0, 0, RELOAD },
 	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
@@ -345,6 +346,18 @@ static void validate(struct parse_ctx *ctx)
 	if (c->shell[0] != '/') {
 		fail_at(ctx, line_of(ctx, "shell"), "job", "shell", c->shell, "must be an absolute path");
 	}
+	/* Other hosts and the database's triggers send wake-ups to the address
+	 * a daemon registers (kyu_daemons): a wildcard reaches nobody there. */
+	if (*c->advertise && !*c->listen)
+		fail_at(ctx, line_of(ctx, "advertise"), "kyud", "advertise", c->advertise,
+			"needs listen: a daemon that listens for no wake-ups has no address to advertise");
+	else if (*c->advertise && hostport_is_wildcard(c->advertise))
+		fail_at(ctx, line_of(ctx, "advertise"), "kyud", "advertise", c->advertise,
+			"must be an address other hosts can send to, not a wildcard");
+	else if (!*c->advertise && *c->listen && hostport_is_wildcard(c->listen))
+		fail_at(ctx, line_of(ctx, "listen"), "kyud", "listen", c->listen,
+			"is a wildcard address, which other hosts cannot send wake-ups to: set "
+			"[kyud] advertise = ADDRESS:PORT, the address they must use");
 }
 
 int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
@@ -645,6 +658,13 @@ int config_max_kill_grace(const struct kyu_config *cfg)
 		if (cfg->domains[i].kill_grace > g)
 			g = cfg->domains[i].kill_grace;
 	return g;
+}
+
+const char *config_wake_addr(const struct kyu_config *cfg)
+{
+	if (cfg->advertise && *cfg->advertise)
+		return cfg->advertise;
+	return cfg->listen && *cfg->listen ? cfg->listen : NULL;
 }
 
 double config_heartbeat(const struct kyu_config *cfg)

@@ -37,6 +37,7 @@ struct kyu_config {
 	int cleanup_batch;
 	int shutdown_grace;
 	char *listen;
+	char *advertise; /* "": listen's address */
 	int wake_rate;
 	char *metrics; /* "": no metrics process */
 	int metrics_interval;
@@ -105,6 +106,10 @@ int config_keep_restart_keys(struct kyu_config *nc, const struct kyu_config *old
 /* Heartbeat interval actually used (the configured one, or lease/4). */
 double config_heartbeat(const struct kyu_config *cfg);
 /* The longest kill_grace any job may get: [job]'s or a queue section's. */
+/* The address other hosts send this daemon's wake-ups to: advertise, else
+ * listen; NULL when it listens for none. */
+const char *config_wake_addr(const struct kyu_config *cfg);
+
 int config_max_kill_grace(const struct kyu_config *cfg);
 bool config_is_permanent_code(const struct kyu_config *cfg, int code);
 

@@ -16,6 +16,7 @@
 #include "kyu_cli.h"
 #include "lock.h"
 #include "util.h"
+#include "registry.h"
 #include "wake.h"
 
 /* kyu reads the client file: a database account that may submit and
@@ -42,7 +43,10 @@ static void usage(FILE *f)
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20)\n"
 		"  cancel ID                           cancel a waiting or running job\n"
 		"  retry ID                            run a failed or cancelled job again\n"
-		"  wake [QUEUE]                        send a wake-up datagram to kyud\n"
+		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
+		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
+		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
+		"                                      wake-up address, queues, last seen, live\n"
 		"  stats [--json]                      count jobs per queue and status\n"
 		"  queues                              each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
@@ -185,32 +189,90 @@ static int cmd_stats(struct db *db, bool as_json)
 	return 0;
 }
 
-int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet)
+/* Send "kyu:QUEUE" to one address; 0 or -1 (with a message unless quiet). */
+static int wake_one(const char *addr, const char *msg, size_t n, bool quiet)
 {
-	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX], err[256];
-	int fd, n, r;
+	char err[256];
+	int fd, r;
 
-	if (!cfg->listen || !*cfg->listen) {
-		if (!quiet)
-			fprintf(stderr, "kyu: wake: [kyud] listen is not set in %s\n", cfg->path);
-		return -1;
-	}
-	if (strlen(queue) > WAKE_QUEUE_MAX) {
-		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
-		return -1;
-	}
-	fd = wake_socket(cfg->listen, false, err, sizeof(err));
+	fd = wake_socket(addr, false, err, sizeof(err));
 	if (fd < 0) {
 		if (!quiet)
 			fprintf(stderr, "kyu: wake: %s\n", err);
 		return -1;
 	}
-	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
-	r = send(fd, msg, (size_t)n, 0) == n ? 0 : -1;
+	r = send(fd, msg, n, 0) == (ssize_t)n ? 0 : -1;
 	if (r < 0 && !quiet)
-		fprintf(stderr, "kyu: wake: send to %s: %s\n", cfg->listen, strerror(errno));
+		fprintf(stderr, "kyu: wake: send to %s: %s\n", addr, strerror(errno));
 	close(fd);
 	return r;
+}
+
+int send_wake(struct db *db, const struct kyu_config *cfg, const char *queue, bool quiet)
+{
+	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const struct db_result *r = NULL;
+	int n, sent = 0, failed = 0;
+
+	if (strlen(queue) > WAKE_QUEUE_MAX) {
+		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
+		return -1;
+	}
+	/* Copied first: queue may point into a reply the query below replaces. */
+	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+	/* Every live daemon that serves the queue, as the triggers of
+	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
+	if (*queue) {
+		sb_adds(&sb, "SET @kyu_q = ");
+		sql_quotes(&sb, queue);
+		sb_adds(&sb, "; ");
+	}
+	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
+		     "AND " REGISTRY_LIVE("d"));
+	if (*queue)
+		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
+	/* Without the table (an older schema), without the privilege to read
+	 * it, or without a live row: the configured address, as before. */
+	if (db && db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0)
+		r = &reply->r[reply->n - 1];
+	else if (db && !quiet)
+		fprintf(stderr, "kyu: wake: cannot read kyu_daemons (%s); sending to [kyud] listen\n",
+			db_error(db));
+	for (size_t i = 0; r && i < r->n_rows; i++) {
+		const char *addr = db_cell(r, i, 0);
+		if (!addr)
+			continue;
+		if (wake_one(addr, msg, (size_t)n, quiet) == 0)
+			sent++;
+		else
+			failed++;
+	}
+	sb_free(&sb);
+	if (sent + failed > 0)
+		return sent > 0 ? 0 : -1;
+	if (!cfg->listen || !*cfg->listen) {
+		if (!quiet)
+			fprintf(stderr,
+				"kyu: wake: no live daemon in kyu_daemons serves %s%s, and [kyud] listen is "
+				"not set in %s\n",
+				*queue ? "queue " : "any queue", queue, cfg->path);
+		return -1;
+	}
+	return wake_one(cfg->listen, msg, (size_t)n, quiet);
+}
+
+/* The daemons of kyu_daemons, live or not (kyud(8), "Registry"). */
+static int cmd_daemons(struct db *db)
+{
+	static const char q[] =
+		"SELECT host, pid, IFNULL(wake_addr, '-') AS wake_addr, "
+		"IF(queues = '', '*', queues) AS queues, version, started, last_seen, "
+		"IF(" REGISTRY_LIVE("d") ", 'yes', 'no') AS live, id "
+		"FROM kyu_daemons AS d ORDER BY host, pid, id";
+
+	return print_query(db, q, sizeof(q) - 1, false) < 0 ? die_db(db, "daemons") : 0;
 }
 
 static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv)
@@ -324,7 +386,7 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 			printf("%s\n", db_cell(&reply->r[0], 0, 0));
 	}
 	if (delay == 0)
-		send_wake(cfg, queue, true);
+		send_wake(db, cfg, queue, true);
 	rc = 0;
 out:
 	json_decref(env);
@@ -485,7 +547,7 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 		printf("queue %s: %s\n", queue, strcmp(what, "pause") == 0 ? "paused" : "resumed");
 	/* Jobs that may start now should not wait for a poll. */
 	if (strcmp(what, "pause") != 0)
-		send_wake(cfg, queue, true);
+		send_wake(db, cfg, queue, true);
 	rc = 0;
 out:
 	sb_free(&sb);
@@ -533,10 +595,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kyu: %s\n", err);
 		return 78;
 	}
-	if (strcmp(cmd, "wake") == 0) {
-		rc = send_wake(&cfg, argc > 1 ? argv[1] : "", false) < 0;
-		goto out;
-	}
 	if (strcmp(cmd, "schema") == 0) {
 		/* Its own connection: another account, a longer deadline. */
 		rc = cmd_schema(&cfg, argc, argv);
@@ -556,6 +614,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "submit") == 0) {
 		rc = cmd_submit(db, &cfg, argc, argv);
+	} else if (strcmp(cmd, "wake") == 0 && argc <= 2) {
+		rc = send_wake(db, &cfg, argc > 1 ? argv[1] : "", false) < 0;
+	} else if (strcmp(cmd, "daemons") == 0 && argc == 1) {
+		rc = cmd_daemons(db);
 	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {

@@ -17,9 +17,12 @@ int die_db(struct db *db, const char *what);
 /* Run a statement and print its result set as tab-separated rows (or one
  * "column: value" line each, vertical). Returns the row count or -1. */
 int print_query(struct db *db, const char *sql, size_t len, bool vertical);
-/* Send "kyu:QUEUE" to [kyud] listen ("" : any queue, which also makes kyud
- * read kyu_schedules again). 0 or -1 (with a message unless quiet). */
-int send_wake(const struct kyu_config *cfg, const char *queue, bool quiet);
+/* Send "kyu:QUEUE" to every live daemon of kyu_daemons that serves QUEUE
+ * ("" : any queue, all of them; it also makes kyud read kyu_schedules
+ * again), or, when there is none or the table cannot be read, to [kyud]
+ * listen. 0 when one send succeeded, else -1 (with a message unless
+ * quiet). */
+int send_wake(struct db *db, const struct kyu_config *cfg, const char *queue, bool quiet);
 /* Add "-e NAME=VALUE" to env; -1 with a message naming cmd and arg. */
 int cli_env_add(json_t *env, char *arg, const char *cmd);
 /* The argv column for argv[0..argc-1] (malloc'd JSON), or NULL with a

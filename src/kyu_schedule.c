@@ -191,7 +191,7 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 	}
 	printf("schedule %s: added%s; first run %s\n", name, disabled ? " (disabled)" : "", when);
 	/* kyud reads kyu_schedules again at an "any queue" wake-up. */
-	send_wake(cfg, "", true);
+	send_wake(db, cfg, "", true);
 	rc = 0;
 out:
 	free(json);
@@ -257,12 +257,12 @@ static int schedule_change(struct db *db, const struct kyu_config *cfg, const ch
 			goto out;
 		}
 		printf("%s\n", db_cell(&reply->r[0], 0, 0));
-		send_wake(cfg, db_cell(&reply->r[0], 0, 1), true);
+		send_wake(db, cfg, db_cell(&reply->r[0], 0, 1), true);
 	} else {
 		printf("schedule %s: %s\n", name,
 		       strcmp(what, "remove") == 0 ? "removed" :
 		       strcmp(what, "enable") == 0 ? "enabled" : "disabled");
-		send_wake(cfg, "", true);
+		send_wake(db, cfg, "", true);
 	}
 	rc = 0;
 out:

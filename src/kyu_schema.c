@@ -249,6 +249,10 @@ static const struct {
 	{ "kyu_schedules", "SELECT", "EXPLAIN SELECT * FROM kyu_schedules WHERE 0" },
 	{ "kyu_schedules", "UPDATE", "EXPLAIN UPDATE kyu_schedules SET enabled = DEFAULT WHERE 0" },
 	{ "kyu_meta", "SELECT", "EXPLAIN SELECT * FROM kyu_meta WHERE 0" },
+	{ "kyu_daemons", "SELECT", "EXPLAIN SELECT * FROM kyu_daemons WHERE 0" },
+	{ "kyu_daemons", "INSERT", "EXPLAIN INSERT INTO kyu_daemons () VALUES ()" },
+	{ "kyu_daemons", "UPDATE", "EXPLAIN UPDATE kyu_daemons SET queues = DEFAULT WHERE 0" },
+	{ "kyu_daemons", "DELETE", "EXPLAIN DELETE FROM kyu_daemons WHERE 0" },
 };
 
 /* One line per problem, on stderr. */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "sup.h"
 #include "util.h"
+#include "registry.h"
 #include "worker.h"
 
 #define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
@@ -38,7 +39,7 @@ static void usage(FILE *f)
  * descriptor it handed over (the file name is for messages only), so that
  * every worker runs on the very bytes the supervisor checked. Without
  * --config-fd (a worker started by hand), read the file. */
-static int run_worker(int index, int config_fd, const char *path)
+static int run_worker(int index, int config_fd, const char *path, const char *daemon_id)
 {
 	struct kyu_config cfg;
 	char role[32], err[512];
@@ -62,7 +63,7 @@ static int run_worker(int index, int config_fd, const char *path)
 		return EX_CONFIG;
 	}
 	log_set_level((enum log_level)cfg.log_level);
-	return worker_main(index, &cfg);
+	return worker_main(index, &cfg, daemon_id);
 }
 
 int main(int argc, char **argv)
@@ -72,11 +73,12 @@ int main(int argc, char **argv)
 		{ "check-config", no_argument, NULL, 't' },
 		{ "worker", required_argument, NULL, 'W' },
 		{ "config-fd", required_argument, NULL, 'F' },
+		{ "daemon-id", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = DEFAULT_CONFIG;
+	const char *path = DEFAULT_CONFIG, *daemon_id = NULL;
 	struct kyu_config cfg;
 	char err[512];
 	bool check = false;
@@ -106,6 +108,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'D':
+			if (!registry_id_valid(optarg)) {
+				fprintf(stderr, "kyud: --daemon-id: bad token '%s'\n", optarg);
+				return 2;
+			}
+			daemon_id = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -123,7 +132,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (worker)
-		return run_worker((int)worker, (int)config_fd, path);
+		return run_worker((int)worker, (int)config_fd, path, daemon_id);
 
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */

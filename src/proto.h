@@ -16,7 +16,8 @@
 
 enum msg_type {
 	/* supervisor -> worker */
-	KYU_WAKE = 1,  /* acquire now if you have free slots */
+	KYU_WAKE = 1,  /* acquire now if you have free slots; value KYU_WAKE_HINTED: a
+			* wake-up datagram asked for it */
 	KYU_STOP,      /* stop acquiring; let jobs run for shutdown_grace */
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
 	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
@@ -30,6 +31,8 @@ enum msg_type {
 	KYU_STATE,      /* value = proto_state_pack(): sent from a timer of the worker's
 			 * loop, so its arrival also says that the loop turns */
 };
+
+#define KYU_WAKE_HINTED 1
 
 struct msg {
 	uint32_t type;

@@ -24,6 +24,7 @@
 #include "ratelimit.h"
 #include "sdnotify.h"
 #include "util.h"
+#include "registry.h"
 #include "wake.h"
 
 #define MAX_WORKERS 256
@@ -68,6 +69,12 @@ struct sup {
 	struct child metrics;
 	int metrics_fd;
 	struct sdn sdn; /* what systemd is told */
+	/* This daemon's token in kyu_daemons (registry.h), for worker 1. */
+	char id[REGISTRY_ID_MAX];
+	/* The wake to send was asked for by a datagram: a worker whose claim
+	 * then finds nothing looks once more (the datagram may have left
+	 * before its rows were committed). */
+	bool datagram_hint;
 };
 
 static void send_msg(struct child *c, uint32_t type)
@@ -121,8 +128,10 @@ static void sup_wake(struct sup *s)
 	}
 	c = next_idle(s, NULL);
 	if (c) {
+		struct msg m = { .type = KYU_WAKE, .value = s->datagram_hint ? KYU_WAKE_HINTED : 0 };
 		c->wake_inflight = true;
-		send_msg(c, KYU_WAKE);
+		s->datagram_hint = false;
+		(void)proto_send_fd(c->fd, &m, -1);
 	}
 }
 
@@ -261,6 +270,7 @@ static void on_wake_datagram(EV_P_ ev_io *io, int revents)
 		send_msg(&s->children[0], KYU_SCHEDULES);
 	if (!wake)
 		return;
+	s->datagram_hint = true;
 	if (!rate_allow(&s->rl, mono_now())) {
 		/* Over the rate: the poll timer still runs; pick it up shortly. */
 		if (!ev_is_active(&s->poll_w) || ev_timer_remaining(s->loop, &s->poll_w) > 0.1)
@@ -556,7 +566,8 @@ static int spawn_child(struct sup *s, struct child *c, const char *what, const c
 static void spawn_worker(struct sup *s, struct child *c)
 {
 	char idx[16], cfd_arg[16], what[32];
-	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path, NULL };
+	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", s->cfg.path,
+			 "--daemon-id", s->id, NULL };
 	int fds[] = { -1, s->cfg_fd, s->board_fd };
 	struct msg report = { .type = KYU_REPORT, .value = sdn_report_us(&s->sdn) };
 
@@ -795,6 +806,13 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 			snprintf(s->metrics_exe, sizeof(s->metrics_exe), "%s", KYU_METRICS_EXE);
 	}
 
+	{
+		char host[256];
+		if (gethostname(host, sizeof(host)) < 0)
+			snprintf(host, sizeof(host), "unknown");
+		host[sizeof(host) - 1] = '\0';
+		registry_make_id(s->id, sizeof(s->id), host, getpid());
+	}
 	rate_init(&s->rl, s->cfg.wake_rate, mono_now());
 	if (open_wake(s, &s->cfg) < 0) {
 		/* The address is the configuration's: restarting will not make

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,6 +74,19 @@ int parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port)
 	host[hl] = '\0';
 	*port = (uint16_t)p;
 	return 0;
+}
+
+bool hostport_is_wildcard(const char *s)
+{
+	char host[256];
+	uint16_t port;
+	unsigned char addr[16], zero[16] = { 0 };
+
+	if (parse_hostport(s, host, sizeof(host), &port) < 0)
+		return false;
+	if (inet_pton(AF_INET, host, addr) == 1)
+		return memcmp(addr, zero, 4) == 0;
+	return inet_pton(AF_INET6, host, addr) == 1 && memcmp(addr, zero, 16) == 0;
 }
 
 void *xmalloc(size_t n)

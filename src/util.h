@@ -12,6 +12,8 @@ int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret);
 int parse_bool(const char *s, bool *ret);
 /* "ADDR:PORT" or "[V6]:PORT" into host (NUL-terminated) and port. */
 int parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+/* True when s is ADDRESS:PORT with a wildcard address (0.0.0.0, ::). */
+bool hostport_is_wildcard(const char *s);
 
 /* A growable NUL-terminated byte string. Allocation failure aborts: the
  * process cannot do anything useful without memory. */

@@ -38,6 +38,7 @@
 #include "schema.h"
 #include "proc.h"
 #include "queues.h"
+#include "registry.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -61,8 +62,20 @@ extern char **environ;
  * index dives: it is read with every claim, so a queue that gains due jobs
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
+/* A claim asked for by a wake-up datagram that finds nothing looks again
+ * after these delays, each only when the one before found nothing too:
+ * the trigger of sql/notify.sql sends its datagram at the INSERT, before
+ * the submitter commits, so the claim it causes can come too early to see
+ * the rows (an autocommit INSERT's commit, or a transaction that goes on
+ * for a second). At most two more claims per wake-up, never a loop; a
+ * commit later than that is found by the poll. */
+static const double wake_recheck[] = { 0.3, 2.0 };
+#define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
+/* The same for the scheduler: a schedule INSERTed in SQL wakes it before
+ * its commit; kyu_schedules is read once more this much later. */
+#define SCHED_RECHECK 1.0
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY };
 
 struct worker {
 	struct kyu_config cfg;
@@ -103,6 +116,20 @@ struct worker {
 	bool txn_dirty;     /* a failed claim may have left a transaction open */
 	bool freed_pending; /* a job that held a key or a limited slot ended */
 	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
+
+	/* The daemon's row of kyu_daemons, kept by worker 1 (registry.h). */
+	char daemon_id[REGISTRY_ID_MAX];
+	bool reg_on;      /* this worker keeps the row */
+	bool reg_remove;  /* stopping: delete the row (once) */
+	bool reg_sending_remove;
+	bool reg_said;    /* a failure was logged; its end is logged once too */
+	double reg_next;  /* monotonic: the next refresh (0: at once) */
+
+	/* A wake-up datagram asked for the next claim (wake_recheck). */
+	bool recheck_armed;
+	int recheck_step;        /* rechecks made for this wake-up */
+	double recheck_at;       /* monotonic: claim again then (0: no) */
+	double sched_recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
 
 	/* Schedules, in worker 1 only (schedules.h). */
 	struct sched sched;
@@ -251,6 +278,7 @@ static void on_connected(void *arg, const struct db_reply *r)
 	w->dir_wanted = true;
 	w->schema_wanted = true;
 	sched_reset(&w->sched, mono_now());
+	w->reg_next = 0;
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
 	/* Usable (for readiness) once on_schema has checked the version. */
@@ -730,6 +758,10 @@ static void on_claim(void *arg, const struct db_reply *r)
 	}
 	if (w->sent.lay.prepares)
 		w->prepared = true;
+	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
+		w->recheck_at = now + wake_recheck[w->recheck_step++];
+	else
+		w->recheck_armed = false;
 	if (w->busy_logged)
 		log_notice("the database takes writes again");
 	w->busy_logged = false;
@@ -1081,6 +1113,89 @@ static void send_sched(struct worker *w, double now)
 	send_or_log(w, &sb, on_sched, IF_SCHED, "schedules");
 }
 
+static void on_registry(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+	double now = mono_now();
+	char msg[256];
+	enum registry_result res;
+
+	w->inflight = IF_NONE;
+	if (r->fail == DB_LOST) {
+		/* The next connection refreshes at once (on_connected); a
+		 * stopping daemon's row is left to expire. */
+		reply_failed(w, r, "the daemon registry");
+		w->reg_remove = false;
+		return;
+	}
+	res = registry_read(r, msg, sizeof(msg));
+	if (w->reg_sending_remove) {
+		w->reg_remove = false;
+		if (res == REG_DONE)
+			log_debug("removed this daemon's row of kyu_daemons");
+		else if (res != REG_MISSING)
+			log_warn("cannot remove this daemon's row of kyu_daemons (%s): it is skipped "
+				 "once its live_until has passed, and deleted by another daemon",
+				 msg);
+		return;
+	}
+	switch (res) {
+	case REG_DONE:
+		if (w->reg_said)
+			log_notice("the daemon registry is written again");
+		else
+			log_debug("registered in kyu_daemons as %s", w->daemon_id);
+		w->reg_said = false;
+		w->reg_next = now + registry_interval(&w->cfg);
+		break;
+	case REG_LOCKED:
+		/* A submitter's open transaction holds the row: never wait. */
+		log_debug("kyu_daemons: row locked (%s); trying again in %.0f s", msg, REGISTRY_RETRY);
+		w->reg_next = now + REGISTRY_RETRY;
+		break;
+	case REG_MISSING:
+		if (!w->reg_said)
+			log_notice("no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
+				   "reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
+				   msg);
+		w->reg_said = true;
+		w->reg_next = now + registry_interval(&w->cfg);
+		break;
+	case REG_FAILED:
+		if (!w->reg_said)
+			log_warn("writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
+				 "other hosts may miss it until it is written (kyud(8), grants)",
+				 msg);
+		w->reg_said = true;
+		w->reg_next = now + registry_interval(&w->cfg);
+		break;
+	}
+}
+
+static bool registry_due(const struct worker *w, double now)
+{
+	if (!w->reg_on)
+		return false;
+	if (w->draining)
+		return w->reg_remove;
+	return now >= w->reg_next;
+}
+
+static void send_registry(struct worker *w)
+{
+	struct strbuf sb = { 0 };
+
+	w->reg_sending_remove = w->draining;
+	if (w->draining)
+		registry_remove_build(&sb, w->daemon_id);
+	else
+		registry_refresh_build(&sb, &w->cfg, w->daemon_id, w->host, w->sup_pid);
+	if (!send_or_log(w, &sb, on_registry, IF_REGISTRY, "the daemon registry")) {
+		w->reg_remove = false;
+		w->reg_next = mono_now() + registry_interval(&w->cfg);
+	}
+}
+
 /* Results may wait for the rest of their batch while jobs still run. */
 static bool flush_now(const struct worker *w, double now)
 {
@@ -1111,6 +1226,12 @@ static void arm_tick(struct worker *w, double now)
 		if (t > 0 && (next == 0 || t < next))
 			next = t;
 	}
+	if (w->reg_on && !w->draining && db_idle(w->db) && (next == 0 || w->reg_next < next))
+		next = w->reg_next > 0 ? w->reg_next : now;
+	if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
+		next = w->recheck_at;
+	if (w->sched_recheck_at > 0 && (next == 0 || w->sched_recheck_at < next))
+		next = w->sched_recheck_at;
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
 		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
@@ -1153,6 +1274,20 @@ static bool pump_once(struct worker *w)
 	if (lease_due(&w->lease, now)) {
 		send_heartbeat(w);
 		return true;
+	}
+	if (registry_due(w, now)) {
+		send_registry(w);
+		return true;
+	}
+	if (w->recheck_at > 0 && now >= w->recheck_at) {
+		w->recheck_at = 0;
+		w->wanted = true;
+		w->dir_wanted = true;
+	}
+	if (w->sched_recheck_at > 0 && now >= w->sched_recheck_at) {
+		w->sched_recheck_at = 0;
+		if (w->sched_on)
+			sched_poke(&w->sched, now);
 	}
 	/* A step is rare and short; before claims, so that a busy worker
 	 * still fires on time. */
@@ -1241,6 +1376,10 @@ static void begin_drain(struct worker *w, bool now)
 {
 	give_back_all(w, "kyud is stopping");
 	if (!w->draining) {
+		/* Out of the wake-ups' way at once: a stopping daemon takes no
+		 * new jobs. */
+		w->reg_remove = w->reg_on;
+		w->recheck_at = 0;
 		w->draining = true;
 		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + config_max_kill_grace(&w->cfg) + 10;
 		ev_timer_set(&w->grace_w, now ? 0. : w->cfg.shutdown_grace, 0.);
@@ -1306,6 +1445,8 @@ static void reload(struct worker *w, int fd)
 	w->sched_on = w->index == 1 && w->cfg.schedules;
 	if (w->sched_on)
 		sched_poke(&w->sched, mono_now());
+	/* The queues or the wake-up address may have changed. */
+	w->reg_next = 0;
 }
 
 static bool same(const char *a, const char *b)
@@ -1352,6 +1493,13 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		case KYU_WAKE:
 			w->wanted = true;
 			w->dir_wanted = true;
+			/* A new wake-up's claim is later than any recheck of
+			 * the last one: the sequence starts again from it. */
+			if (m.value == KYU_WAKE_HINTED) {
+				w->recheck_armed = true;
+				w->recheck_step = 0;
+				w->recheck_at = 0;
+			}
 			/* Someone has work: try the database now rather than at the
 			 * end of a backoff of up to 10 s (at most twice a second). */
 			if (!db_connected(w->db) && w->inflight != IF_CONNECT &&
@@ -1372,8 +1520,10 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			reload(w, fd);
 			break;
 		case KYU_SCHEDULES:
-			if (w->sched_on)
+			if (w->sched_on) {
 				sched_poke(&w->sched, mono_now());
+				w->sched_recheck_at = mono_now() + SCHED_RECHECK;
+			}
 			break;
 		case KYU_REPORT:
 			report_configure(&w->rep, m.value);
@@ -1416,7 +1566,10 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	if (!w->draining || w->n_running > 0)
 		return;
 	pending = results_count(&w->results);
-	if (pending == 0 && w->inflight != IF_FINISH && w->inflight != IF_CLAIM) {
+	/* The registry's delete goes out before the exit, unless the
+	 * connection is gone (the row then expires by itself). */
+	if (pending == 0 && w->inflight != IF_FINISH && w->inflight != IF_CLAIM &&
+	    w->inflight != IF_REGISTRY && !(w->reg_remove && db_connected(w->db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
 	} else if (!db_connected(w->db) && mono_now() > w->drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
@@ -1474,7 +1627,7 @@ static double statement_deadline(const struct kyu_config *cfg)
 	return d < 5 ? 5 : d > 30 ? 30 : d;
 }
 
-int worker_main(int index, struct kyu_config *cfg)
+int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
 	struct worker w = { .index = index, .reconnect_delay = 0.5 };
 	char role[32], err[512];
@@ -1534,6 +1687,10 @@ int worker_main(int index, struct kyu_config *cfg)
 	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
 	sched_init(&w.sched);
 	w.sched_on = w.index == 1 && w.cfg.schedules;
+	if (w.index == 1 && daemon_id) {
+		snprintf(w.daemon_id, sizeof(w.daemon_id), "%s", daemon_id);
+		w.reg_on = true;
+	}
 
 	w.cleanup_wanted = true;
 	start_connect(&w);

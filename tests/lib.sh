@@ -656,6 +656,13 @@ db_statements() {
 		FROM information_schema.USER_STATISTICS WHERE USER = '$T_USER'"
 }
 
+# What one refresh of a daemon's row of kyu_daemons costs in those counts
+# (worker 1, every lease / 3 within 20 to 60 s: src/registry.h): the
+# statements, and the UPDATEs among them. Tests that bound what an idle
+# daemon sends allow for the refreshes that may fall in their window.
+REGISTRY_STATEMENTS=8
+REGISTRY_UPDATES=2
+
 # db_updates: UPDATE statements T_USER's connections have run so far.
 db_updates() {
 	root_sql -N -B -e "SELECT COALESCE(SUM(UPDATE_COMMANDS), 0)

@@ -3,8 +3,9 @@
  * datagram, so that a trigger on kyu_jobs can tell kyud at once that a job
  * became due.
  *
- *   kyu_notify(queue)                 -> 1 sent, 0 not sent
+ *   kyu_notify(queue)                        -> 1 sent, 0 not sent
  *   kyu_notify(queue, 'host:port')
+ *   kyu_notify(queue, 'host:port', stamp)    -> also 1 when coalesced
  *
  * The datagram is "kyu:" followed by the queue name (0-256 bytes; empty means
  * "any queue"). The target is a numeric address: "a.b.c.d:port" or
@@ -26,6 +27,18 @@
  * closed per call: socket() plus close() measured about 8% of the server's
  * CPU time for a single-row INSERT with the trigger.
  *
+ * Coalescing. With a third argument, a stamp that names the statement
+ * (sql/notify.sql passes CONNECTION_ID() and NOW(6), the start of the
+ * statement that fired the trigger), a call whose target and queue were
+ * already sent to under the same stamp, less than KYU_NOTIFY_COALESCE_NS
+ * ago, sends nothing: an INSERT of 1,000 rows into one queue wakes each
+ * daemon once, not 1,000 times. What was sent is remembered per server
+ * thread (one statement runs on one thread), KYU_NOTIFY_SENT_MAX pairs of
+ * (target, queue) per stamp; further pairs are sent uncoalesced. The time
+ * bound keeps a stamp that repeats (a replica applying statements with the
+ * primary's timestamps) from silencing later statements for good, and a
+ * long INSERT ... SELECT re-sends twice a second at most.
+ *
  * Install: see sql/notify.sql.
  */
 #define _GNU_SOURCE
@@ -35,8 +48,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The UDF types (UDF_INIT, UDF_ARGS, Item_result) are in mariadb_com.h,
@@ -51,6 +66,10 @@
 #define KYU_NOTIFY_DEFAULT_PORT 7711
 /* "[" + the longest IPv6 text with a scope id + "]:65535", rounded up. */
 #define KYU_NOTIFY_TARGET_MAX 128
+
+#define KYU_NOTIFY_SENT_MAX 256
+#define KYU_NOTIFY_STAMP_MAX 64
+#define KYU_NOTIFY_COALESCE_NS 500000000LL
 
 /* The server hands init a message buffer of MYSQL_ERRMSG_SIZE bytes. */
 #define KYU_NOTIFY_MSG_MAX MYSQL_ERRMSG_SIZE
@@ -73,6 +92,22 @@ struct kyu_notify_state {
 	struct kyu_target last_target;
 	char payload[KYU_NOTIFY_PREFIX_LEN + KYU_NOTIFY_QUEUE_MAX];
 };
+
+/* What this server thread sent under its current stamp: the key of each
+ * (target text, queue) pair (checked before the target is parsed, so that
+ * a coalesced call costs a hash) (a 64-bit hash: two pairs of one statement that
+ * collide, odds about n^2 / 2^65, cost one datagram) and when. */
+struct kyu_sent {
+	char stamp[KYU_NOTIFY_STAMP_MAX];
+	size_t stamp_len;
+	int n;
+	struct {
+		uint64_t key;
+		long long at_ns;
+	} e[KYU_NOTIFY_SENT_MAX];
+};
+
+static __thread struct kyu_sent thread_sent;
 
 KYU_EXPORT my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message);
 KYU_EXPORT long long kyu_notify(UDF_INIT *initid, UDF_ARGS *args, char *is_null, char *error);
@@ -213,15 +248,17 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 {
 	struct kyu_notify_state *st;
 
-	if (args->arg_count < 1 || args->arg_count > 2) {
+	if (args->arg_count < 1 || args->arg_count > 3) {
 		snprintf(message, KYU_NOTIFY_MSG_MAX,
-			 "kyu_notify(queue [, 'host:port']) takes 1 or 2 arguments");
+			 "kyu_notify(queue [, 'host:port' [, stamp]]) takes 1 to 3 arguments");
 		return 1;
 	}
 	/* The queue may be any type (the server converts it); the target
 	 * must be text, so that a port number alone is caught here. */
 	args->arg_type[0] = STRING_RESULT;
-	if (args->arg_count == 2 && args->arg_type[1] != STRING_RESULT) {
+	if (args->arg_count == 3)
+		args->arg_type[2] = STRING_RESULT;
+	if (args->arg_count >= 2 && args->arg_type[1] != STRING_RESULT) {
 		snprintf(message, KYU_NOTIFY_MSG_MAX,
 			 "kyu_notify: target must be a string 'host:port'");
 		return 1;
@@ -242,7 +279,7 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 
 	/* At init time, args->args[i] is set only for constant arguments:
 	 * a literal target is checked (and parsed) once, here. */
-	if (args->arg_count == 2) {
+	if (args->arg_count >= 2) {
 		if (args->args[1]) {
 			if (parse_target(args->args[1], args->lengths[1], &st->target) < 0) {
 				snprintf(message, KYU_NOTIFY_MSG_MAX,
@@ -264,7 +301,70 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 	return 0;
 }
 
-/* Sends this row's datagram; returns 1 if the kernel took it, else 0. */
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Whether this row's (target, queue) was sent under its stamp lately;
+ * if not, it is recorded as sent now (the caller sends). Without a usable
+ * stamp, nothing is coalesced. */
+static bool already_sent(UDF_ARGS *args, const char *queue, size_t qlen)
+{
+	struct kyu_sent *s = &thread_sent;
+	const char *stamp;
+	size_t slen;
+	uint64_t key;
+	long long now;
+
+	if (args->arg_count < 3 || !(stamp = args->args[2]))
+		return false;
+	slen = args->lengths[2];
+	if (slen == 0 || slen > sizeof(s->stamp))
+		return false;
+	if (slen != s->stamp_len || memcmp(stamp, s->stamp, slen) != 0) {
+		memcpy(s->stamp, stamp, slen);
+		s->stamp_len = slen;
+		s->n = 0;
+	}
+	/* The length keeps ("ab", "c") and ("a", "bc") apart. */
+	key = fnv1a(0xcbf29ce484222325ULL, &qlen, sizeof(qlen));
+	key = fnv1a(key, queue ? queue : "", qlen);
+	if (args->args[1])
+		key = fnv1a(key, args->args[1], args->lengths[1]);
+	now = now_ns();
+	for (int i = 0; i < s->n; i++) {
+		if (s->e[i].key != key)
+			continue;
+		if (now - s->e[i].at_ns < KYU_NOTIFY_COALESCE_NS)
+			return true;
+		s->e[i].at_ns = now;
+		return false;
+	}
+	if (s->n < KYU_NOTIFY_SENT_MAX) {
+		s->e[s->n].key = key;
+		s->e[s->n].at_ns = now;
+		s->n++;
+	}
+	return false;
+}
+
+/* Sends this row's datagram; returns 1 if the kernel took it (or it was
+ * sent for this statement already), else 0. */
 static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 {
 	const struct kyu_target *t;
@@ -274,19 +374,20 @@ static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 	ssize_t sent;
 	int fd;
 
-	t = row_target(st, args);
-	if (!t)
-		return 0;
-	fd = shared_socket(t->addr.ss_family);
-	if (fd < 0)
-		return 0;
-
 	/* kyud knows queues of up to 256 bytes (64 characters) without NUL.
 	 * A longer name cannot be in the column; a truncated one would name
 	 * another queue: ask for "any queue" instead, which still wakes the
 	 * right daemon. */
 	if (qlen > KYU_NOTIFY_QUEUE_MAX || (qlen && memchr(queue, '\0', qlen)))
 		qlen = 0;
+	if (already_sent(args, queue, qlen))
+		return 1;
+	t = row_target(st, args);
+	if (!t)
+		return 0;
+	fd = shared_socket(t->addr.ss_family);
+	if (fd < 0)
+		return 0;
 	if (qlen)
 		memcpy(st->payload + KYU_NOTIFY_PREFIX_LEN, queue, qlen);
 	n = KYU_NOTIFY_PREFIX_LEN + qlen;

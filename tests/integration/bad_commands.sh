@@ -147,8 +147,9 @@ POLL=1
 WINDOW=5
 # Polls that fit at the shortest jittered interval (0.9 x POLL) plus one
 # for the phase, 2 statements each; 3 for a retention delete (every
-# cleanup_every claims) that may fall in the window; 2 to spare.
-MAX_STATEMENTS=$((2 * (WINDOW * 10 / (POLL * 9) + 1) + 3 + 2))
+# cleanup_every claims) that may fall in the window; 2 to spare; a refresh
+# of the daemon's row of kyu_daemons (every 20 s) that may fall in it.
+MAX_STATEMENTS=$((2 * (WINDOW * 10 / (POLL * 9) + 1) + 3 + 2 + REGISTRY_STATEMENTS))
 s0=$(db_statements)
 sleep $WINDOW
 s1=$(db_statements)

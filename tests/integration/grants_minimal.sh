@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
 # (no more): plain, limited, rate-limited and keyed jobs run, a schedule
-# fires, and retention deletes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# fires, retention deletes, and the daemon keeps its row of kyu_daemons; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
 # into a bounded queue (the trigger reads kyu_queues as its definer).
 . "$KYU_SRC/tests/lib.sh"
 
@@ -15,6 +15,7 @@ GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
+GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
 GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
 SQL
@@ -38,5 +39,8 @@ assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_queue_starts WHERE queue = 'rate'")
 sleep 2
 "$KYU" -c "$KYUD_INI" submit -i p2 -s true >/dev/null 2>&1 || fail "kyu submit as kyud's user"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')" 0 20
+assert_eq "1 $KYUD_PID" "$(sql "SELECT CONCAT(COUNT(*), ' ', MAX(pid)) FROM kyu_daemons WHERE live_until > NOW(6)")" \
+	"the daemon's row of kyu_daemons"
 stop_kyud
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_daemons")" "rows of kyu_daemons after the stop"
 assert_log_lacks 'denied|failed:'

@@ -23,6 +23,7 @@ GRANT $r TO '$u'@'localhost';
 SET DEFAULT ROLE $r FOR '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
+GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 SQL
 EXIT_HOOKS+=("root_sql -e \"DROP USER IF EXISTS '$u'@'localhost'; DROP ROLE IF EXISTS $r\"")
 
@@ -35,7 +36,7 @@ check() {
 port=$(free_udp_port)
 check kyud.listen="127.0.0.1:$port"
 assert_eq 0 "$rc" "kyu check's status on a good setup ($out)"
-assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 2; listen 127.0.0.1:$port free" \
+assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 3; listen 127.0.0.1:$port free" \
 	"$out" "kyu check's line"
 
 root_sql -e "REVOKE DELETE ON $T_DB.kyu_jobs FROM '$u'@'localhost'"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The kyu_notify UDF and the triggers of sql/notify.sql, in a throwaway
 # mariadbd: a due INSERT sends "kyu:QUEUE", a future one sends nothing, an
-# UPDATE that makes a job due sends one, a multi-row INSERT one per row, and
-# INSERTs succeed whether or not anyone listens or the send fails.
+# UPDATE that makes a job due sends one, a multi-row INSERT one per queue
+# (coalesced by the statement's stamp), a live row of kyu_daemons gets the
+# wake-ups of its queues instead of the fallback address, and INSERTs
+# succeed whether or not anyone listens or the send fails.
 #
 # Environment (all optional):
 #   KYU_UDF        path of the built kyu_notify.so (else looked for next to
@@ -174,7 +176,9 @@ say "ok: a bad target is refused and changes nothing"
 
 # --- the function itself
 err=$(sql_err "SELECT kyu_notify()")
-[[ $err == *"1 or 2 arguments"* ]] || fail "arity message: $err"
+[[ $err == *"1 to 3 arguments"* ]] || fail "arity message: $err"
+err=$(sql_err "SELECT kyu_notify('q', '$target', 's', 4)")
+[[ $err == *"1 to 3 arguments"* ]] || fail "arity message (4): $err"
 err=$(sql_err "SELECT kyu_notify('q', 7711)")
 [[ $err == *"must be a string"* ]] || fail "type message: $err"
 err=$(sql_err "SELECT kyu_notify('q', '::1:7711')")
@@ -201,6 +205,16 @@ sql -e "CREATE TABLE t_targets (n INT PRIMARY KEY, t VARCHAR(300));
 	fail "per-row targets"
 expect "per-row targets" "kyu:row1
 kyu:row4"
+
+# With a stamp, a (target, queue) pair is sent once per stamp: twice in
+# one statement under one stamp is one datagram; another stamp or another
+# queue is another.
+[ "$(sql -e "SELECT kyu_notify('st', '$target', 'x1') + kyu_notify('st', '$target', 'x1')
+	+ kyu_notify('st2', '$target', 'x1') + kyu_notify('st', '$target', 'x2')")" = 4 ] ||
+	fail "coalesced calls do not return 1"
+expect "stamps coalesce per (target, queue)" "kyu:st
+kyu:st2
+kyu:st"
 
 # A send that fails (broadcast without SO_BROADCAST: EACCES) returns 0, no error.
 [ "$(sql -e "SELECT kyu_notify('q', '255.255.255.255:9')")" = 0 ] || fail "failed send did not return 0"
@@ -246,10 +260,27 @@ expect "a manual retry wakes its queue" "kyu:q2"
 
 sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('a', 'true'), ('b', 'true'), ('a', 'true');
 	INSERT INTO kyu_jobs (queue, command, run_at) VALUES ('c', 'true', NOW(6)), ('d', 'true', NOW(6) + INTERVAL 1 DAY)"
-expect "a multi-row INSERT sends one datagram per due row" "kyu:a
+expect "a multi-row INSERT sends one datagram per queue of its due rows" "kyu:a
 kyu:b
-kyu:a
 kyu:c"
+
+# A live daemon of kyu_daemons that serves the queue gets the wake-up (here
+# at another port of its own); the fallback address then gets nothing. A
+# stale row, a row without an address and a row of other queues get none.
+start_recv 127.0.0.1 "$work/recvd.out"
+dport=$recv_port
+sql -e "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, started, last_seen, live_until) VALUES
+	('d1', 'h', 1, '127.0.0.1:$dport', 'qa,qb', 'v', NOW(6), NOW(6), NOW(6) + INTERVAL 1 HOUR),
+	('d2', 'h', 2, '127.0.0.1:$dport', 'qc', 'v', NOW(6), NOW(6), NOW(6) + INTERVAL 1 HOUR),
+	('d3', 'h', 3, '127.0.0.1:$dport', '', 'v', NOW(6), NOW(6), NOW(6) - INTERVAL 1 SECOND),
+	('d4', 'h', 4, NULL, '', 'v', NOW(6), NOW(6), NOW(6) + INTERVAL 1 HOUR)"
+sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('qb', 'true'), ('qb', 'true'), ('qd', 'true')"
+expect "the fallback address gets the queue no live daemon serves" "kyu:qd"
+for _ in $(seq 1 200); do grep -q -x 'kyu:qb' "$work/recvd.out" && break; sleep 0.01; done
+assert_lines=$(sed -n '2,$p' "$work/recvd.out")
+[ "$assert_lines" = "kyu:qb" ] || fail "the daemon of qa,qb: expected [kyu:qb], received [$assert_lines]"
+sql -e "DELETE FROM kyu_daemons"
+say "ok: a live daemon of the queue gets its wake-up, once per statement"
 
 sql -e "INSERT INTO kyu_jobs (queue, command, status) VALUES ('e', 'true', 'cancelled')"
 expect "an INSERT of a finished row sends nothing" ""

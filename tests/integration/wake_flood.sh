@@ -20,8 +20,11 @@
 #   second):
 #     claims     <= wake_rate * (F + 1) + 10 * F + F / poll_interval + 1
 #   and after it, one claim for a pending hint and one for the 0.1 s poll
-#   (which re-arms itself at poll_interval): 2 more. Then
+#   (which re-arms itself at poll_interval): 2 more, and the two rechecks
+#   of each worker whose last woken claim found nothing (worker.c,
+#   wake_recheck): 2 * workers more. Then
 #     statements <= 2 * claims + 3 * (claims / 100 + workers)
+#   plus a refresh of the daemon's row of kyu_daemons (every 20 s).
 #   (The simpler wake_rate * F * 2 + 20 does not hold: a flood shorter than
 #   a second gets the full bucket, up to wake_rate claims, at once.)
 #
@@ -106,8 +109,8 @@ window_ms=$((t2 - t0))
 # F: from before the first reading to after the second one, which holds
 # the flood (python's start-up included), rounded up to whole seconds.
 f=$(((t1 - t0 + 999) / 1000))
-max_claims=$((WAKE_RATE * (f + 1) + 10 * f + f / POLL + 1 + 2))
-max_statements=$((2 * max_claims + 3 * (max_claims / 100 + WORKERS)))
+max_claims=$((WAKE_RATE * (f + 1) + 10 * f + f / POLL + 1 + 2 + 2 * WORKERS))
+max_statements=$((2 * max_claims + 3 * (max_claims / 100 + WORKERS) + REGISTRY_STATEMENTS))
 n_flood=$((s1 - s0))
 n_all=$((s2 - s0))
 cpu_flood=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')

@@ -270,6 +270,23 @@ int main(void)
 	CHECK(cfg.lease == 3 && cfg.fence_margin == 0);
 	config_free(&cfg);
 	expect_error("[kyud]\nlisten = localhost\n", "2: [kyud] listen = 'localhost'");
+	/* The registered wake-up address (kyu_daemons): advertise, else listen;
+	 * a wildcard reaches nobody, so it needs advertise. */
+	expect_error("[kyud]\nlisten = 0.0.0.0:7711\n", "2: [kyud] listen = '0.0.0.0:7711': is a wildcard");
+	expect_error("[kyud]\nlisten = [::]:7711\n", "2: [kyud] listen = '[::]:7711': is a wildcard");
+	expect_error("[kyud]\nlisten = 0.0.0.0:7711\nadvertise = 0.0.0.0:7711\n",
+		     "3: [kyud] advertise = '0.0.0.0:7711': must be an address other hosts");
+	expect_error("[kyud]\nlisten =\nadvertise = 10.0.0.1:7711\n", "3: [kyud] advertise = '10.0.0.1:7711': needs listen");
+	expect_error("[kyud]\nadvertise = host:7711\n", "2: [kyud] advertise = 'host:7711'");
+	CHECK(load("[kyud]\nlisten = 0.0.0.0:7711\nadvertise = 10.0.0.1:7712\n", &cfg, err, sizeof(err)) == 0);
+	CHECK_STR(config_wake_addr(&cfg), "10.0.0.1:7712");
+	config_free(&cfg);
+	CHECK(load("[kyud]\nlisten = 127.0.0.2:7711\n", &cfg, err, sizeof(err)) == 0);
+	CHECK_STR(config_wake_addr(&cfg), "127.0.0.2:7711");
+	config_free(&cfg);
+	CHECK(load("[kyud]\nlisten =\n", &cfg, err, sizeof(err)) == 0);
+	CHECK(config_wake_addr(&cfg) == NULL);
+	config_free(&cfg);
 	expect_error("[job]\npermanent_exit_codes = 1,x\n", "2: [job] permanent_exit_codes");
 	expect_error("[job]\nshell = sh\n", "2: [job] shell = 'sh': must be an absolute path");
 	expect_error("[kyud]\nthis is not ini\n", "2: syntax error");

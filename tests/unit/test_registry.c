@@ -1,0 +1,76 @@
+/* The daemon registry: tokens, the refresh and remove statements, and what
+ * their replies say. */
+#include <stdint.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "check.h"
+#include "config.h"
+#include "registry.h"
+
+/* The reply of a refresh or remove: the compound statement's OK, then the
+ * row of @kyu_reg_errno and @kyu_reg_msg. */
+static enum registry_result read_of(const char *errno_text, const char *msg, char *out)
+{
+	char *cells[] = { (char *)(uintptr_t)errno_text, (char *)(uintptr_t)msg };
+	unsigned long lens[2] = { 0 };
+	struct db_result r[2] = { { .affected = 0 },
+				  { .n_cols = 2, .n_rows = 1, .cells = cells, .lens = lens } };
+	struct db_reply reply = { .fail = DB_OK, .n = 2, .r = r };
+
+	return registry_read(&reply, out, 256);
+}
+
+static int parse(const char *text, struct kyu_config *cfg, char *err)
+{
+	return config_parse("t.ini", text, strlen(text), cfg, err, 256);
+}
+
+int main(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	char id[REGISTRY_ID_MAX], msg[256], err[256];
+	struct db_reply lost = { .fail = DB_LOST, .err = "gone" };
+
+	registry_make_id(id, sizeof(id), "web-1.example", 4242);
+	CHECK(strncmp(id, "web-1.example:4242:", 19) == 0 && strlen(id) == 19 + 16);
+	CHECK(registry_id_valid(id));
+	/* Whatever the host name holds, the token is one --daemon-id takes. */
+	registry_make_id(id, sizeof(id), "we'ird \\host:x", 1);
+	CHECK(registry_id_valid(id) && strncmp(id, "we_ird__host_x:1:", 17) == 0);
+	CHECK(!registry_id_valid(""));
+	CHECK(!registry_id_valid("a'b"));
+	CHECK(!registry_id_valid("a b"));
+
+	CHECK(parse("[kyud]\nlease = 60\nqueues = mail, bulk\nlisten = 127.0.0.3:7711\n", &cfg, err) == 0);
+	CHECK(registry_interval(&cfg) == 20.0);
+	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1);
+	CHECK(strstr(sb.buf, "innodb_lock_wait_timeout = 0 FOR INSERT INTO kyu_daemons") != NULL);
+	CHECK(strstr(sb.buf, "'h:1:ab', 'h', 1, '127.0.0.3:7711', 'mail,bulk', ") != NULL);
+	CHECK(strstr(sb.buf, "NOW(6) + INTERVAL 60 SECOND") != NULL);
+	CHECK(strstr(sb.buf, "DELETE FROM kyu_daemons WHERE live_until < NOW(6)") != NULL);
+	sb_free(&sb);
+	config_free(&cfg);
+	/* No listen: no address; a short lease still refreshes every 20 s. */
+	CHECK(parse("[kyud]\nlease = 6\nlisten =\n", &cfg, err) == 0);
+	CHECK(registry_interval(&cfg) == REGISTRY_MIN_INTERVAL);
+	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1);
+	CHECK(strstr(sb.buf, "'h', 1, NULL, '', ") != NULL);
+	sb_free(&sb);
+	config_free(&cfg);
+	registry_remove_build(&sb, "h:1:ab");
+	CHECK(strstr(sb.buf, "DELETE FROM kyu_daemons WHERE id = 'h:1:ab'") != NULL);
+	sb_free(&sb);
+
+	CHECK(read_of("0", NULL, msg) == REG_DONE);
+	CHECK(read_of("1205", "Lock wait timeout exceeded", msg) == REG_LOCKED);
+	CHECK(read_of("1213", "Deadlock found", msg) == REG_LOCKED);
+	CHECK(read_of("1146", "Table 'k.kyu_daemons' doesn't exist", msg) == REG_MISSING);
+	CHECK(strstr(msg, "kyu_daemons") != NULL);
+	CHECK(read_of("1142", "INSERT command denied", msg) == REG_FAILED);
+	CHECK(strcmp(msg, "INSERT command denied") == 0);
+	CHECK(registry_read(&lost, msg, sizeof(msg)) == REG_FAILED);
+	return check_done("registry");
+}
