@@ -249,6 +249,14 @@ int main(int argc, char **argv)
 		log_err("listen address '%s': expected ADDRESS:PORT or [IPV6]:PORT", o.listen);
 		goto out;
 	}
+	{
+		unsigned char a[16];
+		if (inet_pton(AF_INET, host, a) != 1 && inet_pton(AF_INET6, host, a) != 1) {
+			log_err("listen address '%s': the address must be a numeric IPv4 or IPv6 address",
+				o.listen);
+			goto out;
+		}
+	}
 	loopback = guard_addr_is_loopback(host);
 	/* Anyone who reaches the port could cancel and delete jobs, and read
 	 * every job's command, environment and output. */
