@@ -129,6 +129,13 @@ function sparkline(counts) {
   svg.setAttribute("class", "spark");
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", "jobs ended per minute, last hour: " + counts.reduce((a, b) => a + b, 0));
+  const base = document.createElementNS(ns, "rect");
+  base.setAttribute("x", "0");
+  base.setAttribute("y", "23.5");
+  base.setAttribute("width", "120");
+  base.setAttribute("height", "0.5");
+  base.setAttribute("class", "base");
+  svg.append(base);
   counts.forEach((n, i) => {
     if (!n) return;
     const h = Math.max(1, Math.round((n / max) * 24));
@@ -161,7 +168,8 @@ async function pageOverview(main) {
       el("td", { class: "c-succeeded num" }, q.succeeded_1h),
       el("td", { class: "c-age num" }, q.due ? dur(q.oldest_due_age) : "–"),
       el("td", { class: "c-spark" }, sparkline(q.per_minute)),
-      el("td", { class: "c-state" }, q.paused ? el("strong", {}, "paused") : "", limits.join(", ")),
+      el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
+        limits.join(", ")),
       el("td", {}, q.paused ? button("resume", "queue", "resume", q.queue)
                             : button("pause", "queue", "pause", q.queue)));
   });
