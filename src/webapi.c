@@ -79,7 +79,7 @@ json_t *webapi_text(const char *s, size_t len)
 	json_t *j;
 	size_t i = 0;
 
-	j = json_stringn(s, len);
+	j = memchr(s, '\0', len) ? NULL : json_stringn(s, len);
 	if (j)
 		return j;
 	/* Invalid UTF-8 (or a NUL byte, which jansson takes but a page
