@@ -29,7 +29,7 @@
 
 #define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
 /* A PEM certificate chain or key; anything bigger is not one. */
-#define PEM_MAX (1024 * 1024)
+#define PEM_MAX ((size_t)1024 * 1024)
 
 static void usage(FILE *f)
 {

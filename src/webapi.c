@@ -17,6 +17,7 @@
  * seen. */
 #define STMT_LIMIT "SET STATEMENT max_statement_time = 5 FOR "
 #define DB_DEADLINE 8.0
+#define RETRY_WINDOW 5000
 
 struct webapi {
 	const struct kyu_config *cfg;
@@ -253,18 +254,26 @@ static const char *const count_cols[] = { "waiting", "due", "running", "oldest_d
 					  "max_running", "rate_limit", "rate_period", "weight",
 					  "max_waiting", "n", "ago", NULL };
 
-static json_t *queue_entry(json_t *queues, const char *name)
+static json_t *zero_minutes(void)
+{
+	json_t *per_minute = json_array();
+
+	for (int i = 0; i < 60; i++)
+		json_array_append_new(per_minute, json_integer(0));
+	return per_minute;
+}
+
+static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 {
 	json_t *q = json_object_get(queues, name);
 
 	if (!q) {
-		json_t *per_minute = json_array();
-		for (int i = 0; i < 60; i++)
-			json_array_append_new(per_minute, json_integer(0));
-		q = json_pack("{s:s, s:i, s:i, s:i, s:f, s:b, s:n, s:n, s:n, s:i, s:n, s:i, s:i, s:o}",
+		q = json_pack("{s:s, s:i, s:i, s:i, s:f, s:b, s:n, s:n, s:n, s:i, s:n, s:i, s:o, s:o}",
 			      "queue", name, "waiting", 0, "due", 0, "running", 0, "oldest_due_age", 0.0,
 			      "paused", 0, "max_running", "rate_limit", "rate_period", "weight", 1,
-			      "max_waiting", "succeeded_1h", 0, "failed_1h", 0, "per_minute", per_minute);
+			      "max_waiting", "failed_1h", 0, "succeeded_1h",
+			      per_queue ? json_integer(0) : json_null(), "per_minute",
+			      per_queue ? zero_minutes() : json_null());
 		json_object_set_new(queues, name, q);
 	}
 	return q;
@@ -275,9 +284,43 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Add n to the integer at key k of o, and to minute slot (ago minutes
+ * back; the array runs from the oldest minute to the current one) of its
+ * per_minute array. */
+static void count_ended(json_t *o, const char *k, long long ago, long long n)
+{
+	json_t *pm = json_object_get(o, "per_minute");
+	size_t slot = (size_t)(59 - (ago < 0 ? 0 : ago > 59 ? 59 : ago));
+
+	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + n));
+	if (json_is_array(pm))
+		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + n));
+}
+
+/* Whether kyu_jobs has an index starting (status, updated_at, queue): then
+ * the jobs that ended in the last hour are counted per queue from the
+ * index alone. Without it, kyu_jobs_finished (status, updated_at) counts
+ * them for all queues at once, and only the failed ones, few unless
+ * everything fails, are counted per queue (a row read each). */
+static int have_queue_hour_index(struct webapi *w, bool *ret)
+{
+	static const char q[] =
+		"SELECT COUNT(*) FROM (SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) AS cols "
+		"FROM information_schema.statistics WHERE table_schema = DATABASE() "
+		"AND table_name = 'kyu_jobs' GROUP BY index_name) AS i "
+		"WHERE cols LIKE 'status,updated\\_at,queue%'";
+	const struct db_result *r;
+
+	if (run(w, q, sizeof(q) - 1, &r) < 0)
+		return -1;
+	*ret = r->n_rows == 1 && db_cell(r, 0, 0) && strcmp(db_cell(r, 0, 0), "0") != 0;
+	return 0;
+}
+
 /* Per queue: the counts of waiting and running rows, read from the index
- * (status, queue, due) alone; what ended in the last hour, per minute,
- * from (status, updated_at); and the queue's settings. */
+ * (status, queue, due) alone; the jobs that ended in the last hour (see
+ * have_queue_hour_index); and the queue's settings. Also, for all queues,
+ * the jobs that ended in the last hour, per minute. */
 static unsigned get_overview(struct webapi *w, json_t **out)
 {
 	static const char counts[] =
@@ -286,45 +329,58 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		"GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = 'waiting', due, NULL)), "
 		"NOW(6)), 0)) / 1000000 AS oldest_due_age "
 		"FROM kyu_jobs WHERE status IN ('waiting', 'running') GROUP BY queue";
-	static const char hour[] =
-		STMT_LIMIT "SELECT queue, status, LEAST(59, TIMESTAMPDIFF(MINUTE, updated_at, NOW(6))) AS ago, "
-		"COUNT(*) AS n FROM kyu_jobs WHERE status IN ('succeeded', 'failed') "
-		"AND updated_at >= NOW(6) - INTERVAL 1 HOUR GROUP BY queue, status, ago";
+#define ENDED_WHERE "AND updated_at >= NOW(6) - INTERVAL 1 HOUR "
+#define MINUTES_AGO "LEAST(59, TIMESTAMPDIFF(MINUTE, updated_at, NOW(6)))"
+	static const char hour_all[] =
+		STMT_LIMIT "SELECT '', status, " MINUTES_AGO " AS ago, COUNT(*) "
+		"FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status IN ('succeeded', 'failed') "
+		ENDED_WHERE "GROUP BY status, ago";
+	static const char hour_failed[] =
+		STMT_LIMIT "SELECT queue, status, 0, COUNT(*) FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) "
+		"WHERE status = 'failed' " ENDED_WHERE "GROUP BY queue";
+	static const char hour_queues[] =
+		STMT_LIMIT "SELECT queue, status, " MINUTES_AGO " AS ago, COUNT(*) FROM kyu_jobs "
+		"WHERE status IN ('succeeded', 'failed') " ENDED_WHERE "GROUP BY queue, status, ago";
 	static const char settings[] = STMT_LIMIT "SELECT name, paused, max_running, rate_limit, "
 						  "rate_period, weight, max_waiting FROM kyu_queues "
 						  "ORDER BY name LIMIT 10000";
 	const struct db_result *r;
-	json_t *queues = json_object(), *list, *now = NULL;
+	json_t *queues = json_object(), *list, *now = NULL, *all;
 	const char **names = NULL;
 	const char *key;
 	json_t *value;
+	bool per_queue = false;
 	size_t n = 0;
 
-	if (run(w, counts, sizeof(counts) - 1, &r) < 0)
+	all = json_pack("{s:i, s:i, s:o}", "succeeded_1h", 0, "failed_1h", 0, "per_minute", zero_minutes());
+	if (have_queue_hour_index(w, &per_queue) < 0 || run(w, counts, sizeof(counts) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "");
+		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
 		for (unsigned c = 1; c < r->n_cols; c++)
 			json_object_set_new(q, r->names[c], cell_json(r, i, c, count_cols));
 	}
-	if (run(w, hour, sizeof(hour) - 1, &r) < 0)
-		goto failed;
-	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "");
-		bool ok = db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "succeeded") == 0;
-		long long ago = strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10);
-		long long cnt = strtoll(db_cell(r, i, 3) ? db_cell(r, i, 3) : "0", NULL, 10);
-		const char *k = ok ? "succeeded_1h" : "failed_1h";
-		json_t *pm = json_object_get(q, "per_minute");
-		size_t slot = (size_t)(59 - (ago < 0 ? 0 : ago > 59 ? 59 : ago));
-		json_object_set_new(q, k, json_integer(json_integer_value(json_object_get(q, k)) + cnt));
-		/* Oldest minute first, the current one last. */
-		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + cnt));
+	for (int pass = 0; pass < 2; pass++) {
+		/* Pass 0: all queues together; pass 1: per queue. */
+		const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
+		size_t len = pass == 0 ? sizeof(hour_all) - 1
+			     : per_queue ? sizeof(hour_queues) - 1
+					 : sizeof(hour_failed) - 1;
+		if (run(w, sql, len, &r) < 0)
+			goto failed;
+		for (size_t i = 0; i < r->n_rows; i++) {
+			json_t *o = pass == 0 ? all : queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
+								 per_queue);
+			bool ok = db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "succeeded") == 0;
+			long long ago = strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10);
+			long long cnt = strtoll(db_cell(r, i, 3) ? db_cell(r, i, 3) : "0", NULL, 10);
+			count_ended(o, ok ? "succeeded_1h" : "failed_1h", ago, cnt);
+		}
 	}
 	if (run(w, settings, sizeof(settings) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "");
+		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
 		for (unsigned c = 1; c < r->n_cols; c++) {
 			json_t *v = cell_json(r, i, c, count_cols);
 			if (strcmp(r->names[c], "paused") == 0) {
@@ -346,10 +402,12 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		json_array_append(list, json_object_get(queues, names[i]));
 	free(names);
 	json_decref(queues);
-	*out = json_pack("{s:o, s:o}", "queues", list, "now", now ? now : json_null());
+	*out = json_pack("{s:o, s:o, s:o, s:b}", "queues", list, "all", all, "now", now ? now : json_null(),
+			 "per_queue_hour", per_queue);
 	return 200;
 failed:
 	json_decref(queues);
+	json_decref(all);
 	return db_failed(w, out, "overview");
 }
 
@@ -410,11 +468,16 @@ static unsigned get_jobs(struct webapi *w, webapi_arg_fn *arg, void *ctx, bool r
 		return fail(out, 400, "jobs: before: not a cursor of this list: '%s'", before);
 	sb_adds(&sb, STMT_LIMIT "SELECT seq, id, queue, status, attempts, max_attempts, exit_code, "
 			       "`signal`, LEFT(error, 500) AS error, run_at, finished_at, updated_at, host, "
-			       "LEFT(COALESCE(command, argv), 200) AS what, RIGHT(output, 600) AS output_tail "
-			       "FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = ");
-	sql_quotes(&sb, status);
+			       "LEFT(COALESCE(command, argv), 200) AS what, RIGHT(output, 600) AS output_tail FROM ");
+	/* No index tells a retrying job from a new one: look among the
+	 * RETRY_WINDOW waiting rows changed last (a failed attempt changes its
+	 * row), a bounded read whatever the backlog. */
 	if (retrying)
-		sb_adds(&sb, " AND attempts > 0");
+		sb_adds(&sb, "(SELECT seq AS s FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = 'waiting'");
+	else
+		sb_adds(&sb, "kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = ");
+	if (!retrying)
+		sql_quotes(&sb, status);
 	if (before) {
 		sb_adds(&sb, " AND (updated_at < ");
 		sql_quotes(&sb, t);
@@ -422,12 +485,18 @@ static unsigned get_jobs(struct webapi *w, webapi_arg_fn *arg, void *ctx, bool r
 		sql_quotes(&sb, t);
 		sb_printf(&sb, " AND seq < %llu))", seq);
 	}
+	if (retrying)
+		sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d) AS recent "
+			       "JOIN kyu_jobs ON kyu_jobs.seq = recent.s WHERE attempts > 0",
+			  RETRY_WINDOW);
 	sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d", WEBAPI_PAGE + 1);
 	if (run(w, sb.buf, sb.len, &r) < 0) {
 		st = db_failed(w, out, retrying ? "retrying" : "jobs");
 	} else {
 		*out = page_json(r, job_num_cols, 11, 0);
 		json_object_set_new(*out, "status", json_string(status));
+		if (retrying)
+			json_object_set_new(*out, "window", json_integer(RETRY_WINDOW));
 		st = 200;
 	}
 	sb_free(&sb);

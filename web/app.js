@@ -151,7 +151,7 @@ function sparkline(counts) {
 
 async function pageOverview(main) {
   const d = await getJSON("/api/overview");
-  const tot = { waiting: 0, due: 0, running: 0, failed_1h: 0, succeeded_1h: 0 };
+  const tot = { waiting: 0, due: 0, running: 0 };
   const rows = d.queues.map((q) => {
     for (const k of Object.keys(tot)) tot[k] += Number(q[k]) || 0;
     const limits = [];
@@ -165,9 +165,9 @@ async function pageOverview(main) {
       el("td", { class: "c-due num" }, q.due),
       el("td", { class: "c-running num" }, q.running),
       el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") }, q.failed_1h),
-      el("td", { class: "c-succeeded num" }, q.succeeded_1h),
+      el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
       el("td", { class: "c-age num" }, q.due ? dur(q.oldest_due_age) : "–"),
-      el("td", { class: "c-spark" }, sparkline(q.per_minute)),
+      el("td", { class: "c-spark" }, q.per_minute ? sparkline(q.per_minute) : ""),
       el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
         limits.join(", ")),
       el("td", {}, q.paused ? button("resume", "queue", "resume", q.queue)
@@ -178,15 +178,17 @@ async function pageOverview(main) {
     el("td", { class: "c-waiting num" }, tot.waiting),
     el("td", { class: "c-due num" }, tot.due),
     el("td", { class: "c-running num" }, tot.running),
-    el("td", { class: "c-failed num" }, tot.failed_1h),
-    el("td", { class: "c-succeeded num" }, tot.succeeded_1h),
-    el("td", {}), el("td", {}), el("td", {}), el("td", {})));
+    el("td", { class: "c-failed num" }, d.all.failed_1h),
+    el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
+    el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
   main.replaceChildren(
     el("h1", {}, "Queues"),
     table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
-      "oldest due", "last hour", "settings", ""], rows),
+      "oldest due", "ended per minute, 1 h", "settings", ""], rows),
     el("p", { class: "muted" }, "Database time " + text(d.now) +
-      ". Counts of waiting and running jobs are exact; failed and succeeded count the jobs that ended in the last hour."));
+      ". Waiting and running are exact; failed and succeeded count the jobs that ended in the last hour." +
+      (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
+        "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")));
 }
 
 async function pageRunning(main, q) {
@@ -230,7 +232,8 @@ async function pageJobs(main, q, status) {
   const base = status === "retrying" ? "#/retrying" : "#/jobs/" + status;
   main.replaceChildren(
     el("h1", {}, status === "retrying" ? "Retrying jobs" : "Jobs: " + status),
-    status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one.")
+    status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one " +
+      "(among the " + d.window + " waiting jobs changed last).")
                           : el("p", { class: "tabs" }, tabs),
     d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
       status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d))

@@ -41,9 +41,13 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, ou
 
 # ---- overview
 ov() { webq "$u/api/overview" "$1"; }
-assert_eq "200 [6, 3, 1, 2, 4]" "$(ov "[q('alpha')[k] for k in ('waiting', 'due', 'running', 'failed_1h', 'succeeded_1h')]")" "alpha's counts"
-assert_eq "200 6" "$(ov "sum(q('alpha')['per_minute'])")" "alpha's jobs ended in the last hour, per minute"
-assert_eq "200 60" "$(ov "len(q('alpha')['per_minute'])")" "minutes of the sparkline"
+assert_eq "200 [6, 3, 1, 2, null, null]" "$(ov "[q('alpha')[k] for k in ('waiting', 'due', 'running', 'failed_1h', 'succeeded_1h', 'per_minute')]")" "alpha's counts"
+assert_eq "200 [6, 2, 8, 60, false]" "$(ov "[d['all']['succeeded_1h'], d['all']['failed_1h'], sum(d['all']['per_minute']), len(d['all']['per_minute']), d['per_queue_hour']]")" \
+	"all queues' jobs ended in the last hour, per minute"
+# With an index (status, updated_at, queue), per queue as well.
+sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
+assert_eq "200 [true, 4, 2, 6, 60]" "$(ov "[d['per_queue_hour'], q('alpha')['succeeded_1h'], q('alpha')['failed_1h'], sum(q('alpha')['per_minute']), len(q('alpha')['per_minute'])]")" \
+	"alpha's jobs ended in the last hour, per minute"
 assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
 assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
 age=$(ov "q('alpha')['oldest_due_age']")
@@ -57,7 +61,7 @@ python3 -c "import sys; v = float(sys.argv[1].split()[1]); sys.exit(0 if 0 < v <
 	fail "lease left of the running job: $lease"
 assert_eq "200 a-fail2 a-fail1" "$(webq "$u/api/jobs?status=failed" "ids()")" "failed, newest first (then by seq)"
 assert_eq "200 exited with status 4" "$(webq "$u/api/jobs?status=failed" "d['rows'][0]['error']")" "a failed job's error"
-assert_eq "200 a-retry" "$(webq "$u/api/retrying" "ids()")" "retrying"
+assert_eq "200 a-retry 5000" "$(webq "$u/api/retrying" "ids() + ' ' + str(d['window'])")" "retrying"
 assert_eq "400" "$(webq "$u/api/jobs?status=nonsense")" "a status that does not exist"
 assert_eq "400" "$(webq "$u/api/jobs?status=failed&before=1;DROP")" "a cursor that is not one"
 

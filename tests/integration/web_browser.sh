@@ -13,6 +13,8 @@ command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
 	{ echo "SKIP: chromium and chromium-driver are not installed"; exit 77; }
 
 start_kyud kyud.workers=2 job.backoff_base=0
+# The index that gives each queue its per-minute bars (kyu-web(1)).
+sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
 # Known work: 4 running (they sleep), 3 due in a paused queue, 2 failed,
 # 7 succeeded, and an hour of history (300 more, for the sparklines).
 sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('reports', 1, 5)"
