@@ -317,18 +317,58 @@ static int have_queue_hour_index(struct webapi *w, bool *ret)
 	return 0;
 }
 
+/* The waiting and due jobs of each queue that has waiting ones (the keys
+ * of queues so far), counted on the index (status, queue, due) up to
+ * WEBAPI_COUNT_CAP + 1 each: a backlog of millions costs no more than one
+ * of a thousand, and the page says "more than". One statement for all
+ * queues. */
+static int count_waiting(struct webapi *w, json_t *queues, bool per_queue)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	const char *name;
+	json_t *value;
+	int n = 0, rc = 0;
+
+	sb_adds(&sb, STMT_LIMIT "SELECT q, w, n FROM (");
+	json_object_foreach(queues, name, value) {
+		for (int due = 0; due < 2; due++) {
+			sb_adds(&sb, n++ ? " UNION ALL SELECT " : "SELECT ");
+			sql_quotes(&sb, name);
+			sb_printf(&sb, " AS q, %d AS w, COUNT(*) AS n FROM (SELECT 1 FROM kyu_jobs "
+				       "WHERE status = 'waiting' AND queue = ",
+				  due);
+			sql_quotes(&sb, name);
+			sb_printf(&sb, "%s LIMIT %d) AS c", due ? " AND due <= NOW(6)" : "", WEBAPI_COUNT_CAP + 1);
+		}
+	}
+	sb_adds(&sb, ") AS counts");
+	if (n && run(w, sb.buf, sb.len, &r) < 0)
+		rc = -1;
+	for (size_t i = 0; n && rc == 0 && i < r->n_rows; i++) {
+		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
+		bool due = db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "1") == 0;
+		json_object_set_new(q, due ? "due" : "waiting",
+				    json_integer(strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10)));
+	}
+	sb_free(&sb);
+	return rc;
+}
+
 /* Per queue: the counts of waiting and running rows, read from the index
  * (status, queue, due) alone; the jobs that ended in the last hour (see
  * have_queue_hour_index); and the queue's settings. Also, for all queues,
  * the jobs that ended in the last hour, per minute. */
 static unsigned get_overview(struct webapi *w, json_t **out)
 {
-	static const char counts[] =
-		STMT_LIMIT "SELECT queue, SUM(status = 'waiting') AS waiting, "
-		"SUM(status = 'waiting' AND due <= NOW(6)) AS due, SUM(status = 'running') AS running, "
-		"GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(IF(status = 'waiting', due, NULL)), "
-		"NOW(6)), 0)) / 1000000 AS oldest_due_age "
-		"FROM kyu_jobs WHERE status IN ('waiting', 'running') GROUP BY queue";
+	/* A loose scan of (status, queue, due): one index dive per queue. */
+	static const char oldest[] =
+		STMT_LIMIT "SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "
+		"0)) / 1000000 AS oldest_due_age FROM kyu_jobs WHERE status IN ('waiting', 'running') "
+		"GROUP BY status, queue HAVING status = 'waiting'";
+	/* The running rows are few: there are never more than slots. */
+	static const char running[] = STMT_LIMIT "SELECT queue, COUNT(*) AS running FROM kyu_jobs "
+						 "WHERE status = 'running' GROUP BY queue";
 #define ENDED_WHERE "AND updated_at >= NOW(6) - INTERVAL 1 HOUR "
 #define MINUTES_AGO "LEAST(59, TIMESTAMPDIFF(MINUTE, updated_at, NOW(6)))"
 	static const char hour_all[] =
@@ -353,12 +393,17 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 	size_t n = 0;
 
 	all = json_pack("{s:i, s:i, s:o}", "succeeded_1h", 0, "failed_1h", 0, "per_minute", zero_minutes());
-	if (have_queue_hour_index(w, &per_queue) < 0 || run(w, counts, sizeof(counts) - 1, &r) < 0)
+	if (have_queue_hour_index(w, &per_queue) < 0 || run(w, oldest, sizeof(oldest) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-		for (unsigned c = 1; c < r->n_cols; c++)
-			json_object_set_new(q, r->names[c], cell_json(r, i, c, count_cols));
+		json_object_set_new(q, "oldest_due_age", cell_json(r, i, 1, count_cols));
+	}
+	if (count_waiting(w, queues, per_queue) < 0 || run(w, running, sizeof(running) - 1, &r) < 0)
+		goto failed;
+	for (size_t i = 0; i < r->n_rows; i++) {
+		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
+		json_object_set_new(q, "running", cell_json(r, i, 1, count_cols));
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		/* Pass 0: all queues together; pass 1: per queue. */
@@ -402,8 +447,8 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		json_array_append(list, json_object_get(queues, names[i]));
 	free(names);
 	json_decref(queues);
-	*out = json_pack("{s:o, s:o, s:o, s:b}", "queues", list, "all", all, "now", now ? now : json_null(),
-			 "per_queue_hour", per_queue);
+	*out = json_pack("{s:o, s:o, s:o, s:b, s:i}", "queues", list, "all", all, "now", now ? now : json_null(),
+			 "per_queue_hour", per_queue, "count_cap", WEBAPI_COUNT_CAP);
 	return 200;
 failed:
 	json_decref(queues);

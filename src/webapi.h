@@ -18,6 +18,9 @@
 #include "config.h"
 
 #define WEBAPI_PAGE 50
+/* The overview counts waiting and due jobs up to one more than this: the
+ * exact number of a larger backlog is not worth a read of all of it. */
+#define WEBAPI_COUNT_CAP 1000
 
 struct webapi;
 

@@ -152,8 +152,10 @@ function sparkline(counts) {
 async function pageOverview(main) {
   const d = await getJSON("/api/overview");
   const tot = { waiting: 0, due: 0, running: 0 };
+  const capped = (n) => (n > d.count_cap ? "> " + d.count_cap : n);
   const rows = d.queues.map((q) => {
-    for (const k of Object.keys(tot)) tot[k] += Number(q[k]) || 0;
+    for (const k of ["waiting", "due", "running"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
+    if (q.waiting > d.count_cap) tot.capped = true;
     const limits = [];
     if (q.max_running !== null) limits.push("max " + q.max_running + " running");
     if (q.rate_limit !== null) limits.push(q.rate_limit + "/" + q.rate_period + " s");
@@ -161,8 +163,8 @@ async function pageOverview(main) {
     if (q.weight !== 1) limits.push("weight " + q.weight);
     return el("tr", { "data-queue": q.queue, class: q.paused ? "paused" : null },
       el("td", { class: "c-queue mono" }, q.queue),
-      el("td", { class: "c-waiting num" }, q.waiting),
-      el("td", { class: "c-due num" }, q.due),
+      el("td", { class: "c-waiting num" }, capped(q.waiting)),
+      el("td", { class: "c-due num" }, capped(q.due)),
       el("td", { class: "c-running num" }, q.running),
       el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") }, q.failed_1h),
       el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
@@ -175,8 +177,8 @@ async function pageOverview(main) {
   });
   rows.push(el("tr", { id: "totals", class: "totals" },
     el("td", {}, "all queues"),
-    el("td", { class: "c-waiting num" }, tot.waiting),
-    el("td", { class: "c-due num" }, tot.due),
+    el("td", { class: "c-waiting num" }, tot.capped ? "> " + tot.waiting : tot.waiting),
+    el("td", { class: "c-due num" }, tot.capped ? "> " + tot.due : tot.due),
     el("td", { class: "c-running num" }, tot.running),
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
@@ -186,7 +188,8 @@ async function pageOverview(main) {
     table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
       "oldest due", "ended per minute, 1 h", "settings", ""], rows),
     el("p", { class: "muted" }, "Database time " + text(d.now) +
-      ". Waiting and running are exact; failed and succeeded count the jobs that ended in the last hour." +
+      ". Waiting and due are counted up to " + d.count_cap + " per queue; failed and succeeded are the jobs " +
+      "that ended in the last hour." +
       (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
         "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")));
 }

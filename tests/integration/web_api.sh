@@ -50,6 +50,11 @@ assert_eq "200 [true, 4, 2, 6, 60]" "$(ov "[d['per_queue_hour'], q('alpha')['suc
 	"alpha's jobs ended in the last hour, per minute"
 assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
 assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
+# A backlog is counted up to the cap and one more: the page says "more than".
+sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) - INTERVAL 1 MINUTE FROM seq_1_to_1005"
+sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) + INTERVAL 1 DAY FROM seq_1_to_3"
+assert_eq "200 [1000, 1001, 1001]" "$(ov "[d['count_cap'], q('big')['waiting'], q('big')['due']]")" "a backlog over the cap"
+sql "DELETE FROM kyu_jobs WHERE queue = 'big'"
 age=$(ov "q('alpha')['oldest_due_age']")
 python3 -c "import sys; v = float(sys.argv[1].split()[1]); sys.exit(0 if 0 <= v < 600 else 1)" "$age" ||
 	fail "alpha's oldest due age: $age"
