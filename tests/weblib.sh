@@ -51,4 +51,8 @@ stop_web() {
 	kill -TERM "$WEB_PID" 2>/dev/null || true
 	wait "$WEB_PID" 2>/dev/null || true
 	WEB_PID=
+	# Under KYU_SANITIZE, what ASan and UBSan found in kyu-web.
+	if grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$WEB_LOG" >/dev/null; then
+		fail "sanitizer report in kyu web's log: $(grep -E -A5 'Sanitizer|runtime error' "$WEB_LOG" | sed -n 1,30p)"
+	fi
 }
