@@ -9,6 +9,7 @@
 
 #include "db.h"
 #include "lock.h"
+#include "log.h"
 #include "util.h"
 
 /* A page's statement must not hold the server (or the page) for long,
@@ -22,6 +23,7 @@
 struct webapi {
 	const struct kyu_config *cfg;
 	struct db *db;
+	bool failing; /* the last statement failed, and that was logged */
 };
 
 struct webapi *webapi_new(const struct kyu_config *cfg)
@@ -169,12 +171,24 @@ static int run_once(struct webapi *w, const char *sql, size_t len, const struct 
 	enum db_fail f = DB_LOST;
 
 	for (int attempt = 0; attempt < (resend ? 2 : 1) && f == DB_LOST; attempt++) {
-		if (!db_connected(w->db) && db_connect(w->db, w->cfg) < 0)
+		if (!db_connected(w->db) && db_connect(w->db, w->cfg) < 0) {
+			if (!w->failing)
+				log_warn("database: %s", db_error(w->db));
+			w->failing = true;
 			return -1;
+		}
 		f = db_query(w->db, sql, len, &reply);
 	}
-	if (f != DB_OK || !reply || reply->n < 1)
+	if (f != DB_OK || !reply || reply->n < 1) {
+		/* Once per spell: every page refresh would repeat it. */
+		if (!w->failing && (f == DB_LOST || !db_connected(w->db)))
+			log_warn("database: %s", db_error(w->db));
+		w->failing = f == DB_LOST || !db_connected(w->db);
 		return -1;
+	}
+	if (w->failing)
+		log_notice("database reachable again");
+	w->failing = false;
 	*res = &reply->r[reply->n - 1];
 	return 0;
 }
