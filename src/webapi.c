@@ -19,11 +19,17 @@
 #define STMT_LIMIT "SET STATEMENT max_statement_time = 5 FOR "
 #define DB_DEADLINE 8.0
 #define RETRY_WINDOW 5000
+#define HOUR_CACHE 30.0 /* seconds */
 
 struct webapi {
 	const struct kyu_config *cfg;
 	struct db *db;
 	bool failing; /* the last statement failed, and that was logged */
+	/* The overview's last-hour rows, [queue, succeeded?, minutes ago,
+	 * count], for all queues (0) and per queue (1), read at hour_at. */
+	json_t *hour[2];
+	double hour_at;
+	bool hour_per_queue;
 };
 
 struct webapi *webapi_new(const struct kyu_config *cfg)
@@ -40,6 +46,8 @@ void webapi_free(struct webapi *w)
 	if (!w)
 		return;
 	db_free(w->db);
+	json_decref(w->hour[0]);
+	json_decref(w->hour[1]);
 	free(w);
 }
 
@@ -419,21 +427,41 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
 		json_object_set_new(q, "running", cell_json(r, i, 1, count_cols));
 	}
+	/* The hour's figures cost an index entry per job that ended in it:
+	 * read at most every HOUR_CACHE seconds, however many pages refresh. */
+	if (!w->hour[0] || mono_now() - w->hour_at >= HOUR_CACHE || w->hour_per_queue != per_queue) {
+		for (int pass = 0; pass < 2; pass++) {
+			/* Pass 0: all queues together; pass 1: per queue. */
+			const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
+			size_t len = pass == 0 ? sizeof(hour_all) - 1
+				     : per_queue ? sizeof(hour_queues) - 1
+						 : sizeof(hour_failed) - 1;
+			json_t *rows = json_array();
+			if (run(w, sql, len, &r) < 0) {
+				json_decref(rows);
+				goto failed;
+			}
+			for (size_t i = 0; i < r->n_rows; i++)
+				json_array_append_new(
+					rows, json_pack("[o, b, I, I]", webapi_text(db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
+										     r->lens[i * r->n_cols]),
+							db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "succeeded") == 0,
+							(json_int_t)strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10),
+							(json_int_t)strtoll(db_cell(r, i, 3) ? db_cell(r, i, 3) : "0", NULL, 10)));
+			json_decref(w->hour[pass]);
+			w->hour[pass] = rows;
+		}
+		w->hour_at = mono_now();
+		w->hour_per_queue = per_queue;
+	}
 	for (int pass = 0; pass < 2; pass++) {
-		/* Pass 0: all queues together; pass 1: per queue. */
-		const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
-		size_t len = pass == 0 ? sizeof(hour_all) - 1
-			     : per_queue ? sizeof(hour_queues) - 1
-					 : sizeof(hour_failed) - 1;
-		if (run(w, sql, len, &r) < 0)
-			goto failed;
-		for (size_t i = 0; i < r->n_rows; i++) {
-			json_t *o = pass == 0 ? all : queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
-								 per_queue);
-			bool ok = db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "succeeded") == 0;
-			long long ago = strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10);
-			long long cnt = strtoll(db_cell(r, i, 3) ? db_cell(r, i, 3) : "0", NULL, 10);
-			count_ended(o, ok ? "succeeded_1h" : "failed_1h", ago, cnt);
+		size_t i;
+		json_t *row;
+		json_array_foreach(w->hour[pass], i, row) {
+			json_t *o = pass == 0 ? all
+					      : queue_entry(queues, json_string_value(json_array_get(row, 0)), per_queue);
+			count_ended(o, json_is_true(json_array_get(row, 1)) ? "succeeded_1h" : "failed_1h",
+				    json_integer_value(json_array_get(row, 2)), json_integer_value(json_array_get(row, 3)));
 		}
 	}
 	if (run(w, settings, sizeof(settings) - 1, &r) < 0)
@@ -461,8 +489,9 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		json_array_append(list, json_object_get(queues, names[i]));
 	free(names);
 	json_decref(queues);
-	*out = json_pack("{s:o, s:o, s:o, s:b, s:i}", "queues", list, "all", all, "now", now ? now : json_null(),
-			 "per_queue_hour", per_queue, "count_cap", WEBAPI_COUNT_CAP);
+	*out = json_pack("{s:o, s:o, s:o, s:b, s:i, s:f}", "queues", list, "all", all, "now",
+			 now ? now : json_null(), "per_queue_hour", per_queue, "count_cap", WEBAPI_COUNT_CAP,
+			 "hour_age", mono_now() - w->hour_at);
 	return 200;
 failed:
 	json_decref(queues);
