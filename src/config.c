@@ -81,6 +81,15 @@ static const struct key_def keys[] = {
 	{ "job", "output_limit", T_INT, OFF(output_limit), "65536", 0, INT64_C(4) * 1024 * 1024, RELOAD },
 	{ "job", "shell", T_STR, OFF(shell), "/bin/sh", 0, 0, RELOAD },
 	{ "job", "direct_exec", T_BOOL, OFF(direct_exec), "yes", 0, 0, RELOAD },
+
+	/* Read by kyu web (kyu-web) only; kyud ignores the section. */
+	{ "web", "listen", T_HOSTPORT, OFF(web_listen), "127.0.0.1:7780", 0, 0, RELOAD },
+	{ "web", "read_only", T_BOOL, OFF(web_read_only), "no", 0, 0, RELOAD },
+	{ "web", "user", T_STR, OFF(web_user), "", 0, 0, RELOAD },
+	{ "web", "password_hash", T_STR, OFF(web_password_hash), "", 0, 0, RELOAD },
+	{ "web", "tls_cert", T_STR, OFF(web_tls_cert), "", 0, 0, RELOAD },
+	{ "web", "tls_key", T_STR, OFF(web_tls_key), "", 0, 0, RELOAD },
+	{ "web", "behind_proxy", T_BOOL, OFF(web_behind_proxy), "no", 0, 0, RELOAD },
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -59,6 +59,15 @@ struct kyu_config {
 	char *shell;
 	bool direct_exec;
 
+	/* [web]: the dashboard, kyu web (src/kyu_web.c) */
+	char *web_listen;
+	bool web_read_only;
+	char *web_user;
+	char *web_password_hash;
+	char *web_tls_cert;
+	char *web_tls_key;
+	bool web_behind_proxy;
+
 	/* [queue.NAME] and [queue.*] (domain.h) */
 	struct domain *domains;
 	int n_domains;

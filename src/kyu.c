@@ -2,6 +2,7 @@
  * does is one plain statement that a user could type instead. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "actions.h"
 #include "config.h"
 #include "db.h"
 #include "kyu_cli.h"
@@ -43,6 +45,8 @@ static void usage(FILE *f)
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20)\n"
 		"  cancel ID                           cancel a waiting or running job\n"
 		"  retry ID                            run a failed or cancelled job again\n"
+		"  run-now ID                          make a waiting job due later due now\n"
+		"  delete ID                           delete a finished job's row\n"
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
@@ -64,6 +68,7 @@ static void usage(FILE *f)
 		"  schema status                       the database's schema version and this kyu's\n"
 		"  schema upgrade [-u USER] [-w S]     apply the missing upgrade steps (as USER;\n"
 		"                                      -w: seconds to wait for a table lock, 5)\n"
+		"  web [--listen ADDR] [--read-only]   serve the dashboard (kyu-web; [web] section)\n"
 		"  check                               check kyud's configuration, connection,\n"
 		"                                      privileges, schema version, listen address\n"
 		"                                      (default file %s); one line per problem\n"
@@ -458,27 +463,22 @@ static int cmd_list(struct db *db, int argc, char **argv)
 	return rc;
 }
 
-static int cmd_update(struct db *db, const char *what, const char *id)
+/* cancel, retry, run-now, delete: one statement on the job's row
+ * (actions.h), which changes nothing unless the job has a status the
+ * action applies to. */
+static int cmd_job_action(struct db *db, enum action a, const char *id)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	int rc = 1;
 
-	if (strcmp(what, "cancel") == 0)
-		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'cancelled' "
-			     "WHERE status IN ('waiting', 'running') AND id = ");
-	else
-		sb_adds(&sb, "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, tempfails = 0, "
-			     "error = NULL WHERE status IN ('failed', 'cancelled') AND id = ");
-	sql_quotes(&sb, id);
+	action_sql(&sb, a, id);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
-		die_db(db, what);
+		die_db(db, action_name(a));
 	} else if (reply->n < 1 || reply->r[0].affected == 0) {
-		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", what,
-			strcmp(what, "cancel") == 0 ? "waiting or running" : "failed or cancelled", id);
+		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a), id);
 	} else {
-		printf("%s %s\n", strcmp(what, "cancel") == 0 ? "cancelled" : "retrying",
-		       id);
+		printf("%s %s\n", action_done(a), id);
 		rc = 0;
 	}
 	sb_free(&sb);
@@ -510,7 +510,7 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
-	const char *col = "paused", *v = "1";
+	const char *col = "max_running", *v = "";
 	char num[24];
 	int rc = 1;
 
@@ -518,11 +518,8 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 		fprintf(stderr, "kyu: %s: the queue name must not be empty\n", what);
 		return 2;
 	}
-	if (strcmp(what, "resume") == 0) {
-		v = "0";
-	} else if (strcmp(what, "limit") == 0) {
+	if (strcmp(what, "limit") == 0) {
 		int64_t n;
-		col = "max_running";
 		if (value && strcmp(value, "none") == 0) {
 			v = "NULL";
 		} else if (!value || parse_i64(value, 0, INT32_MAX, &n) < 0) {
@@ -533,10 +530,12 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 			snprintf(num, sizeof(num), "%lld", (long long)n);
 			v = num;
 		}
+		sb_printf(&sb, "INSERT INTO kyu_queues (name, %s) VALUES (", col);
+		sql_quotes(&sb, queue);
+		sb_printf(&sb, ", %s) ON DUPLICATE KEY UPDATE %s = VALUES(%s)", v, col, col);
+	} else {
+		action_sql(&sb, strcmp(what, "pause") == 0 ? ACT_PAUSE : ACT_RESUME, queue);
 	}
-	sb_printf(&sb, "INSERT INTO kyu_queues (name, %s) VALUES (", col);
-	sql_quotes(&sb, queue);
-	sb_printf(&sb, ", %s) ON DUPLICATE KEY UPDATE %s = VALUES(%s)", v, col, col);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		die_db(db, what);
 		goto out;
@@ -554,6 +553,47 @@ out:
 	return rc;
 }
 
+/* Replace this process with kyu-web: the one beside this executable (a
+ * build tree), else the installed one; $KYU_WEB_EXE overrides both. Its
+ * arguments: -c FILE when kyu was given one, then the command's own. */
+static int exec_web(const char *path, int argc, char **argv)
+{
+	char exe[PATH_MAX + 16], self[PATH_MAX];
+	const char *env = getenv("KYU_WEB_EXE");
+	char **args = xcalloc((size_t)argc + 4, sizeof(*args));
+	ssize_t n;
+	int i = 0, r;
+
+	if (env && *env) {
+		snprintf(exe, sizeof(exe), "%s", env);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		if (n > 0 && strrchr(self, '/'))
+			*strrchr(self, '/') = '\0';
+		snprintf(exe, sizeof(exe), "%s/kyu-web", self);
+		if (n <= 0 || access(exe, X_OK) < 0)
+			snprintf(exe, sizeof(exe), "%s", KYU_WEB_EXE);
+	}
+	args[i++] = exe;
+	if (path && *path) {
+		args[i++] = xstrdup("-c");
+		args[i++] = xstrdup(path);
+	}
+	for (int j = 1; j < argc; j++)
+		args[i++] = argv[j];
+	args[i] = NULL;
+	execv(exe, args);
+	r = errno;
+	fprintf(stderr, "kyu: web: cannot run %s: %s\n", exe, strerror(r));
+	if (path && *path) {
+		free(args[1]);
+		free(args[2]);
+	}
+	free(args);
+	return r == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = getenv("KYU_CONFIG");
@@ -561,6 +601,7 @@ int main(int argc, char **argv)
 	struct db *db = NULL;
 	char err[512];
 	const char *cmd;
+	enum action act;
 	int c, rc = 1;
 
 	static const struct option longopts[] = {
@@ -585,6 +626,10 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	/* The dashboard is a program of its own (kyu_web.c): only it loads
+	 * the HTTP library. It reads kyud's file unless told otherwise. */
+	if (strcmp(cmd, "web") == 0)
+		return exec_web(path, argc, argv);
 	/* kyu check is about kyud: its file and its account, not the
 	 * client's. */
 	if (strcmp(cmd, "check") == 0)
@@ -622,8 +667,8 @@ int main(int argc, char **argv)
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = cmd_list(db, argc, argv);
-	} else if ((strcmp(cmd, "cancel") == 0 || strcmp(cmd, "retry") == 0) && argc == 2) {
-		rc = cmd_update(db, cmd, argv[1]);
+	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
+		rc = cmd_job_action(db, act, argv[1]);
 	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
 		rc = cmd_queues(db);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2) {

@@ -59,6 +59,11 @@
 #   daemons  DAEMONS kyud side by side (each on its own loopback address),
 #            N jobs: jobs/s, claim p50/p99 from their histograms, deadlocks
 #            and lock waits per 1,000 claims, statements per job, CPU busy.
+#   web      every page of kyu web (build/kyu-web) on a kyu_jobs of WEB_ROWS rows:
+#            finished over the last 24 h (1% failed) in four queues, 100000
+#            waiting for tomorrow, 10000 due, 100 running, 50 retrying; each
+#            page's first request, then WEB_REPEAT more (median and max, ms,
+#            HTTP included) from one client process, and kyu-web's VmRSS after.
 #   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
 #            INSERTs (one session) without the trigger, with it and no
 #            kyu_queues row, and into a queue holding its bound of waiting
@@ -67,8 +72,9 @@
 # Environment (defaults in brackets):
 #   N             jobs per throughput case [20000]
 #   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
-#   CASES         any of: claims limit naive kyud idle latency scale memory
-#                 ["claims limit naive kyud idle latency scale memory"]
+#   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web
+#                 daemons history ["claims limit naive kyud idle latency scale memory queues
+#                 intake web daemons"]
 #   MODES         argv and/or command: how the job is stored [argv command]
 #   LIMIT_SETS    limit loop variants, procs:batch:inflight ["1:100:2 1:100:4 2:100:2"]
 #   NAIVE_PROCS   naive pollers [1]        NAIVE_TIME  seconds per naive run [15]
@@ -106,6 +112,7 @@
 #   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
 #   DAEMON_MODES  true (N /bin/true jobs) and/or sleep (DAEMON_SLEEP_N per daemon of
 #                 /bin/sleep DAEMON_SLEEP: slot-bound, shows claims scaling) ["true sleep"]
+#   WEB_ROWS      rows of the web case's table [10000000]   WEB_REPEAT  requests per page [5]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -119,7 +126,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake daemons}
+CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake web daemons}
 DAEMONS=${DAEMONS:-1 2 4 8}
 DAEMON_WORKERS=${DAEMON_WORKERS:-2}
 DAEMON_MODES=${DAEMON_MODES:-true sleep}
@@ -133,6 +140,8 @@ QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
 QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
 INTAKE_N=${INTAKE_N:-3000}
 INTAKE_BOUNDS=${INTAKE_BOUNDS:-100 1000 10000}
+WEB_ROWS=${WEB_ROWS:-10000000}
+WEB_REPEAT=${WEB_REPEAT:-5}
 MODES=${MODES:-argv command}
 LIMIT_SETS=${LIMIT_SETS:-1:100:2 1:100:4 2:100:2}
 NAIVE_PROCS=${NAIVE_PROCS:-1}
@@ -273,6 +282,8 @@ dmn_res=$tmp/daemons
 hist_res=$tmp/history
 : >"$hist_res"
 : >"$dmn_res"
+web_res=$tmp/web
+: >"$web_res"
 : >"$queue_res"
 : >"$intake_res"
 : >"$results"
@@ -1013,6 +1024,83 @@ if has_case scale && [ "$kyud_ok" = 1 ]; then
 	done
 fi
 
+# --- web: the dashboard's pages on a big table ---------------------------------------
+web_insert() { # web_insert FROM TO N: finished rows FROM..TO of N, spread over the last 24 h
+	sql -e "INSERT INTO kyu_jobs (id, queue, argv, status, attempts, owner, host, pid, exit_code, error,
+		started_at, finished_at, duration, created_at, updated_at)
+		SELECT CONCAT('web-f-', seq), ELT(1 + seq % 4, 'mail', 'reports', 'thumbs', 'billing'),
+		'[\"/bin/true\"]', IF(seq % 100 = 0, 'failed', 'succeeded'), 1, seq, 'bench', 4242,
+		IF(seq % 100 = 0, 3, 0), IF(seq % 100 = 0, 'exited with status 3', NULL), t, t, 0.001, t, t
+		FROM (SELECT seq, NOW(6) - INTERVAL 24 HOUR + INTERVAL seq * (86400000000 DIV $3) MICROSECOND AS t
+		      FROM seq_${1}_to_${2}) s"
+}
+if has_case web; then
+	if [ ! -x "$BUILD_DIR/kyu-web" ]; then
+		note "web: no kyu-web in $BUILD_DIR; skipped"
+	else
+		note "web: filling $WEB_ROWS rows"
+		t0=$(date +%s.%N)
+		sql -e "TRUNCATE TABLE kyu_jobs"
+		fin=$((WEB_ROWS - 110150))
+		for ((a = 1; a <= fin; a += 1000000)); do
+			web_insert "$a" $((a + 999999 < fin ? a + 999999 : fin)) "$fin"
+		done
+		sql -e "INSERT INTO kyu_jobs (id, queue, argv, run_at) SELECT CONCAT('web-w-', seq), 'reports',
+			'[\"/bin/true\"]', NOW(6) + INTERVAL 1 DAY FROM seq_1_to_100000"
+		sql -e "INSERT INTO kyu_queues (name, paused) VALUES ('mail', 1) ON DUPLICATE KEY UPDATE paused = 1"
+		sql -e "INSERT INTO kyu_jobs (id, queue, argv, run_at) SELECT CONCAT('web-d-', seq), 'mail',
+			'[\"/bin/true\"]', NOW(6) - INTERVAL 10 MINUTE FROM seq_1_to_10000"
+		sql -e "INSERT INTO kyu_jobs (id, queue, argv, status, attempts, owner, lease_until, host, pid, started_at)
+			SELECT CONCAT('web-r-', seq), 'thumbs', '[\"/bin/true\"]', 'running', 1, seq,
+			NOW(6) + INTERVAL 1 HOUR, 'bench', seq, NOW(6) FROM seq_1_to_100"
+		sql -e "INSERT INTO kyu_jobs (id, queue, argv, attempts, error, run_at) SELECT CONCAT('web-t-', seq),
+			'billing', '[\"/bin/true\"]', 1, 'exited with status 1', NOW(6) + INTERVAL 1 HOUR FROM seq_1_to_50"
+		sql -e "ANALYZE TABLE kyu_jobs" >/dev/null
+		fill_s=$(elapsed "$t0")
+		# A cursor from the middle of the succeeded rows: a page deep in the list.
+		mid=$(sql -e "SELECT CONCAT(updated_at, ',', seq) FROM kyu_jobs WHERE status = 'succeeded'
+			ORDER BY updated_at DESC, seq DESC LIMIT 1 OFFSET $((fin / 2))")
+		wport=$((port + 1))
+		while port_busy "$wport"; do wport=$((wport + 1)); done
+		printf '[database]\nsocket = %s\nuser = kyu\npassword = kyu\ndatabase = kyu\n[web]\nlisten = 127.0.0.1:%s\n' \
+			"$sock" "$wport" >"$tmp/web.ini"
+		"$BUILD_DIR/kyu-web" -c "$tmp/web.ini" 2>"$tmp/web.log" &
+		web_pid=$!
+		for _ in $(seq 1 50); do port_busy "$wport" && break; sleep 0.2; done
+		python3 - "http://127.0.0.1:$wport" "$WEB_REPEAT" "$mid" "web-f-$((fin / 3))" >>"$web_res" <<'PY' ||
+import json, statistics, sys, time, urllib.parse, urllib.request
+base, n, mid, job = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+pages = [("overview", "/api/overview"), ("running", "/api/running"),
+         ("failed", "/api/jobs?status=failed"), ("succeeded", "/api/jobs?status=succeeded"),
+         ("succeeded_deep", "/api/jobs?status=succeeded&before=" + urllib.parse.quote(mid)),
+         ("waiting", "/api/jobs?status=waiting"), ("retrying", "/api/retrying"),
+         ("job", "/api/job?id=" + job), ("schedules", "/api/schedules"), ("locks", "/api/locks"),
+         ("daemons", "/api/daemons")]
+for name, path in pages:
+    times, status, size = [], 0, 0
+    for i in range(n + 1):
+        t = time.monotonic()
+        try:
+            with urllib.request.urlopen(base + path, timeout=60) as r:
+                body, status = r.read(), r.status
+        except urllib.error.HTTPError as e:
+            body, status = e.read(), e.code
+        if i:  # the first request warms the connection and the caches
+            times.append((time.monotonic() - t) * 1000)
+        else:  # kyu-web's own cache (the overview's last hour) is cold
+            first = (time.monotonic() - t) * 1000
+        size = len(body)
+    print("%s\t%d\t%.1f\t%.1f\t%.1f\t%d" % (name, status, first, statistics.median(times), max(times), size))
+PY
+			note "web: the timing client failed"
+		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$web_pid/status" 2>/dev/null || echo -)
+		kill -TERM "$web_pid" 2>/dev/null || true
+		wait "$web_pid" 2>/dev/null || true
+		row "$web_res" "kyu-web_VmRSS_KiB" "-" "$rss" "-" "-" "-"
+		row "$web_res" "fill_s" "-" "$fill_s" "-" "-" "-"
+	fi
+fi
+
 # --- report ------------------------------------------------------------------------
 if [ -s "$claims" ]; then
 	echo
@@ -1172,6 +1260,14 @@ if [ -s "$hist_res" ]; then
 	echo "before to 2 s after one DROP PARTITION of the expired rows (base = p50/p99 just before, without it)"
 	table "$hist_res" '%-18s %3s %7s %7s %11s %9s %6s %7s %7s %7s %8s  %s\n' \
 		case run jobs jobs/s claim_ms finish_ms q/job p50 p99 max drop_ms note
+fi
+
+if [ -s "$web_res" ]; then
+	echo
+	echo "kyu web on kyu_jobs of $WEB_ROWS rows: each page's first request (the overview's last-hour figures"
+	echo "not yet cached), then $WEB_REPEAT more: median and max (ms, HTTP and JSON included; the goal is"
+	echo "<= 50 ms); then kyu-web's VmRSS and the fill time"
+	table "$web_res" '%-20s %6s %9s %9s %9s %9s\n' page status first_ms median_ms max_ms bytes
 fi
 
 if [ -s "$mem_res" ]; then

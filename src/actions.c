@@ -1,0 +1,83 @@
+#include "actions.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "db.h"
+
+struct action_def {
+	const char *name;
+	const char *done;
+	const char *needs;
+	/* The statement up to the quoted target. */
+	const char *head;
+	/* After the target (queue actions: the rest of the upsert). */
+	const char *tail;
+};
+
+static const struct action_def defs[ACT_N] = {
+	[ACT_CANCEL] = { "cancel", "cancelled", "waiting or running",
+			 "UPDATE kyu_jobs SET status = 'cancelled' "
+			 "WHERE status IN ('waiting', 'running') AND id = ",
+			 "" },
+	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
+			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
+			"tempfails = 0, error = NULL WHERE status IN ('failed', 'cancelled') AND id = ",
+			"" },
+	/* Only a job that is not due yet: moving run_at of a due job would
+	 * only put it behind others of the same priority. */
+	[ACT_RUN_NOW] = { "run-now", "due now", "waiting and due later",
+			  "UPDATE kyu_jobs SET run_at = NOW(6) "
+			  "WHERE status = 'waiting' AND run_at > NOW(6) AND id = ",
+			  "" },
+	/* Never a waiting or running row: that is what cancel is for, and a
+	 * running job's worker still has to record its end. */
+	[ACT_DELETE] = { "delete", "deleted", "succeeded, failed or cancelled",
+			 "DELETE FROM kyu_jobs "
+			 "WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = ",
+			 "" },
+	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) VALUES (",
+			", 1) ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) VALUES (",
+			 ", 0) ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+};
+
+const char *action_name(enum action a)
+{
+	return a < ACT_N ? defs[a].name : "?";
+}
+
+int action_parse(const char *name, enum action *ret)
+{
+	for (int i = 0; i < ACT_N; i++) {
+		if (strcmp(name, defs[i].name) == 0) {
+			*ret = (enum action)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+bool action_on_queue(enum action a)
+{
+	return a == ACT_PAUSE || a == ACT_RESUME;
+}
+
+const char *action_needs(enum action a)
+{
+	return a < ACT_N ? defs[a].needs : NULL;
+}
+
+const char *action_done(enum action a)
+{
+	return a < ACT_N ? defs[a].done : "?";
+}
+
+void action_sql(struct strbuf *sb, enum action a, const char *target)
+{
+	if (a >= ACT_N)
+		return;
+	sb_adds(sb, defs[a].head);
+	sql_quotes(sb, target);
+	sb_adds(sb, defs[a].tail);
+}

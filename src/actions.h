@@ -1,0 +1,37 @@
+/* What an operator does to a job or a queue: cancel, retry, run now,
+ * delete, pause, resume. Each is one statement, the one kyu(1) documents;
+ * the kyu tool and the dashboard (kyu web) both build it here, so that
+ * the two cannot drift apart. */
+#ifndef KYU_ACTIONS_H
+#define KYU_ACTIONS_H
+
+#include <stdbool.h>
+
+#include "util.h"
+
+enum action {
+	ACT_CANCEL,  /* a waiting or running job */
+	ACT_RETRY,   /* a failed or cancelled job: due again now, attempts reset */
+	ACT_RUN_NOW, /* a waiting job due later: due now */
+	ACT_DELETE,  /* a finished job's row */
+	ACT_PAUSE,   /* a queue: no new starts */
+	ACT_RESUME,  /* a queue: starts again */
+	ACT_N,
+};
+
+/* "cancel", "retry", "run-now", "delete", "pause", "resume". */
+const char *action_name(enum action a);
+/* -EINVAL for a name that is none of those. */
+int action_parse(const char *name, enum action *ret);
+/* true: the target is a queue's name; false: a job's id. */
+bool action_on_queue(enum action a);
+/* For messages when the statement changed no row: the statuses the job
+ * must have ("waiting or running"); NULL for the queue actions, which
+ * always change or create their row. */
+const char *action_needs(enum action a);
+/* What happened, for the tool's output: "cancelled", "retrying", ... */
+const char *action_done(enum action a);
+/* Append the statement, with target quoted, to sb. */
+void action_sql(struct strbuf *sb, enum action a, const char *target);
+
+#endif

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# kyu web's JSON endpoints against known rows (no kyud: the rows are
+# written as a daemon would leave them): the overview's per-queue counts,
+# the running and failed lists, keyset pages that cover a list exactly
+# once, a job's every column with hostile and non-UTF-8 output returned as
+# inert text, the security headers, schedules, locks and daemons (from
+# running rows, then from a kyu_daemons table once one exists); each action
+# changes the rows as kyu(1) documents and refuses a job in the wrong
+# status; a POST without or with a wrong CSRF token, or from another
+# origin, is refused; a Host that is not localhost or an address is
+# refused.
+. "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/weblib.sh"
+
+port=$(free_tcp_port)
+start_web "$port"
+u=$WEB_URL
+
+# ---- known rows
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('a-due1', 'alpha', 'true'), ('a-due2', 'alpha', 'true'),
+     ('a-due3', 'alpha', 'true')"
+sql "INSERT INTO kyu_jobs (id, queue, command, run_at) VALUES ('a-later1', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY),
+     ('a-later2', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY)"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at)
+     VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 7, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
+             NOW(6) - INTERVAL 5 SECOND)"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, finished_at)
+     VALUES ('a-fail1', 'alpha', 'exit 3', 'failed', 3, 3, 3, 'exited with status 3', NOW(6)),
+            ('a-fail2', 'alpha', 'exit 4', 'failed', 1, 1, 4, 'exited with status 4', NOW(6))"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at)
+     SELECT CONCAT('a-ok', seq), 'alpha', 'true', 'succeeded', 1, NOW(6) FROM seq_1_to_4"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, error, run_at)
+     VALUES ('a-retry', 'alpha', 'exit 75', 'waiting', 1, 'exited with status 1', NOW(6) + INTERVAL 1 HOUR)"
+sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('beta', 1, 2)"
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('b-1', 'beta', 'true')"
+# Output a browser must show as text, and bytes that are not UTF-8.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output, error)
+     VALUES ('hostile', 'gamma', 'echo', 'succeeded', 1, NOW(6),
+             '<script>alert(1)</script><img src=x onerror=alert(2)>', '</pre><b>x</b>'),
+            ('binary', 'gamma', 'head -c', 'succeeded', 1, NOW(6), X'61ff62c3', NULL)"
+
+# ---- overview
+ov() { webq "$u/api/overview" "$1"; }
+assert_eq "200 [6, 3, 1, 2, null, null]" "$(ov "[q('alpha')[k] for k in ('waiting', 'due', 'running', 'failed_1h', 'succeeded_1h', 'per_minute')]")" "alpha's counts"
+assert_eq "200 [6, 2, 8, 60, false]" "$(ov "[d['all']['succeeded_1h'], d['all']['failed_1h'], sum(d['all']['per_minute']), len(d['all']['per_minute']), d['per_queue_hour']]")" \
+	"all queues' jobs ended in the last hour, per minute"
+# With an index (status, updated_at, queue), per queue as well.
+sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
+assert_eq "200 [true, 4, 2, 6, 60]" "$(ov "[d['per_queue_hour'], q('alpha')['succeeded_1h'], q('alpha')['failed_1h'], sum(q('alpha')['per_minute']), len(q('alpha')['per_minute'])]")" \
+	"alpha's jobs ended in the last hour, per minute"
+assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
+assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
+# A backlog is counted up to the cap and one more: the page says "more than".
+sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) - INTERVAL 1 MINUTE FROM seq_1_to_1005"
+sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) + INTERVAL 1 DAY FROM seq_1_to_3"
+assert_eq "200 [1000, 1001, 1001]" "$(ov "[d['count_cap'], q('big')['waiting'], q('big')['due']]")" "a backlog over the cap"
+sql "DELETE FROM kyu_jobs WHERE queue = 'big'"
+age=$(ov "q('alpha')['oldest_due_age']")
+python3 -c "import sys; v = float(sys.argv[1].split()[1]); sys.exit(0 if 0 <= v < 600 else 1)" "$age" ||
+	fail "alpha's oldest due age: $age"
+
+# ---- lists
+assert_eq "200 a-run host-a 4242" "$(webq "$u/api/running" "' '.join(str(d['rows'][0][k]) for k in ('id', 'host', 'pid'))")" "running"
+lease=$(webq "$u/api/running" "d['rows'][0]['lease_left']")
+python3 -c "import sys; v = float(sys.argv[1].split()[1]); sys.exit(0 if 0 < v <= 50 else 1)" "$lease" ||
+	fail "lease left of the running job: $lease"
+assert_eq "200 a-fail2 a-fail1" "$(webq "$u/api/jobs?status=failed" "ids()")" "failed, newest first (then by seq)"
+assert_eq "200 exited with status 4" "$(webq "$u/api/jobs?status=failed" "d['rows'][0]['error']")" "a failed job's error"
+assert_eq "200 a-retry 5000" "$(webq "$u/api/retrying" "ids() + ' ' + str(d['window'])")" "retrying"
+assert_eq "400" "$(webq "$u/api/jobs?status=nonsense")" "a status that does not exist"
+assert_eq "400" "$(webq "$u/api/jobs?status=failed&before=1;DROP")" "a cursor that is not one"
+
+# Keyset pages: 130 rows in one second (equal updated_at) and 30 more a
+# minute apart: three pages hold every row exactly once, in order.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, updated_at)
+     SELECT CONCAT('p-', LPAD(seq, 3, '0')), 'pages', 'true', 'cancelled', 1, NOW(6), '2026-01-01 00:00:00' FROM seq_1_to_130"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, updated_at)
+     SELECT CONCAT('p-', LPAD(seq, 3, '0')), 'pages', 'true', 'cancelled', 1, NOW(6),
+            '2026-01-02 00:00:00' - INTERVAL seq MINUTE FROM seq_131_to_160"
+next=
+: >"$T_DIR/pages"
+for page in 1 2 3 4; do
+	arg=${next:+&before=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$next")}
+	got=$(webq "$u/api/jobs?status=cancelled$arg" "json.dumps([ids(), d['next']])")
+	assert_eq 200 "${got%% *}" "page $page"
+	python3 -c 'import json, sys; ids, nxt = json.loads(sys.argv[1].split(" ", 1)[1]); print(ids.replace(" ", "\n")); print(nxt or "", file=sys.stderr)' \
+		"$got" >>"$T_DIR/pages" 2>"$T_DIR/next"
+	next=$(cat "$T_DIR/next")
+	[ -n "$next" ] || break
+done
+assert_eq 4 "$page" "pages of 160 rows by 50"
+assert_eq 160 "$(grep -c . "$T_DIR/pages")" "rows over all pages"
+assert_eq 160 "$(sort -u "$T_DIR/pages" | grep -c .)" "distinct rows over all pages"
+# Newest first: the minute-apart rows (p-131 newest), then the 130 of one
+# second by seq descending.
+assert_eq "p-131 p-132" "$(sed -n 1,2p "$T_DIR/pages" | tr '\n' ' ' | sed 's/ $//')" "first rows"
+assert_eq "p-160 p-130 p-129" "$(sed -n 30,32p "$T_DIR/pages" | tr '\n' ' ' | sed 's/ $//')" "rows 30 to 32"
+assert_eq "p-001" "$(sed -n 160p "$T_DIR/pages")" "last row"
+
+# ---- a job, and escaping
+hdrs=(--header Content-Type --header Content-Security-Policy --header X-Frame-Options
+	--header X-Content-Type-Options --header Cache-Control --header Referrer-Policy)
+got=$(webq "${hdrs[@]}" "$u/api/job?id=hostile" "d['job']['output']")
+assert_eq "200 application/json default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none' DENY nosniff no-store no-referrer <script>alert(1)</script><img src=x onerror=alert(2)>" \
+	"$got" "the hostile job's output as JSON text, and the headers"
+body=$(webq "$u/api/job?id=hostile" "body")
+case $body in *'</script>'* | *'</pre>'*) fail "the JSON holds '</' unescaped: $body" ;; esac
+assert_eq '200 "a\ufffdb\ufffd"' "$(webq "$u/api/job?id=binary" "json.dumps(d['job']['output'])")" "bytes that are not UTF-8"
+assert_eq "200 [\"a-run\", \"running\", 4242, 1, \"sleep 100\"]" \
+	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('id', 'status', 'pid', 'attempts', 'command')]")" "a job's columns"
+assert_eq 32 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" "columns of a job"
+assert_eq "404" "$(webq "$u/api/job?id=nope")" "a job that does not exist"
+assert_eq "200 text/html; charset=utf-8 DENY" "$(webq --header Content-Type --header X-Frame-Options "$u/")" "the page"
+assert_eq "200 text/javascript; charset=utf-8" "$(webq --header Content-Type "$u/app.js")" "the script"
+assert_eq "404" "$(webq "$u/nothing-here")" "an unknown path"
+
+# ---- schedules, locks, daemons
+sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('nightly', '0 3 * * *', 'true')"
+assert_eq "200 [true, \"nightly\", \"0 3 * * *\"]" "$(webq "$u/api/schedules" "[d['exists'], d['rows'][0]['name'], d['rows'][0]['cron']]")" "schedules"
+sql "INSERT INTO kyu_locks (name, slot) VALUES ('deploy', 0)"
+assert_eq "200 [true, \"deploy\", \"free\"]" "$(webq "$u/api/locks" "[d['exists'], d['rows'][0]['name'], d['rows'][0]['lease_left']]")" "locks"
+assert_eq "200 [\"running jobs\", \"host-a\", 1]" "$(webq "$u/api/daemons" "[d['source'], d['rows'][0]['host'], d['rows'][0]['running']]")" "daemons from running rows"
+# The heartbeat table of schema version 3, as its columns are planned.
+sql "CREATE TABLE kyu_daemons (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, host VARCHAR(255),
+     pid INT UNSIGNED, wake_addr VARCHAR(255), queues TEXT, version VARCHAR(64), started DATETIME(6),
+     last_seen DATETIME(6))"
+sql "INSERT INTO kyu_daemons (host, pid, version, started, last_seen) VALUES ('host-b', 99, '0.1.0', NOW(6), NOW(6))"
+assert_eq "200 [\"kyu_daemons\", \"host-b\", 99]" "$(webq "$u/api/daemons" "[d['source'], d['rows'][0]['host'], d['rows'][0]['pid']]")" "daemons from kyu_daemons"
+
+# ---- CSRF and origin: refused, nothing changed
+post() { webq -X POST "$@"; }
+assert_eq 403 "$(post "$u/api/job/cancel?id=a-due1")" "POST without a token"
+assert_eq 403 "$(post -H 'X-Kyu-CSRF: 0000' "$u/api/job/cancel?id=a-due1")" "POST with a wrong token"
+assert_eq 403 "$(post --csrf -H 'Origin: http://evil.example' "$u/api/job/cancel?id=a-due1")" "POST from another origin"
+assert_eq 403 "$(post --csrf -H 'Sec-Fetch-Site: cross-site' "$u/api/job/cancel?id=a-due1")" "POST a browser marks cross-site"
+assert_eq 403 "$(webq -H 'Host: evil.example' "$u/api/overview")" "a Host that is a name (DNS rebinding)"
+assert_eq 200 "$(webq -H "Host: localhost:$port" "$u/api/overview")" "Host localhost"
+assert_eq waiting "$(sql "SELECT status FROM kyu_jobs WHERE id = 'a-due1'")" "a-due1 after the refused POSTs"
+assert_eq 405 "$(webq -X PUT "$u/api/overview")" "PUT"
+assert_eq 413 "$(webq -X POST -H 'Content-Length: 100000' "$u/api/job/cancel?id=a-due1")" "a POST with a large body"
+
+# ---- actions, each with the documented statement's effect
+assert_eq "200 cancelled" "$(post --csrf "$u/api/job/cancel?id=a-due1" "d['done']")" "cancel"
+assert_eq cancelled "$(sql "SELECT status FROM kyu_jobs WHERE id = 'a-due1'")" "a-due1 after cancel"
+assert_eq 409 "$(post --csrf "$u/api/job/cancel?id=a-due1")" "cancel of a cancelled job"
+assert_eq "200 retrying" "$(post --csrf "$u/api/job/retry?id=a-fail1" "d['done']")" "retry"
+assert_eq "waiting 0 1" "$(sql "SELECT status, attempts, error IS NULL AND run_at <= NOW(6) FROM kyu_jobs WHERE id = 'a-fail1'" | tr '\t' ' ')" "a-fail1 after retry"
+assert_eq 409 "$(post --csrf "$u/api/job/retry?id=a-due2")" "retry of a waiting job"
+assert_eq "200 due now" "$(post --csrf "$u/api/job/run-now?id=a-later1" "d['done']")" "run now"
+assert_eq "waiting 1" "$(sql "SELECT status, run_at <= NOW(6) FROM kyu_jobs WHERE id = 'a-later1'" | tr '\t' ' ')" "a-later1 after run now"
+assert_eq 409 "$(post --csrf "$u/api/job/run-now?id=a-ok1")" "run now of a finished job"
+assert_eq "200 deleted" "$(post --csrf "$u/api/job/delete?id=a-ok1" "d['done']")" "delete"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'a-ok1'")" "a-ok1 after delete"
+assert_eq 409 "$(post --csrf "$u/api/job/delete?id=a-run")" "delete of a running job"
+assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'a-run'")" "a-run after the refused delete"
+assert_eq "200 paused" "$(post --csrf "$u/api/queue/pause?queue=alpha" "d['done']")" "pause"
+assert_eq 1 "$(sql "SELECT paused FROM kyu_queues WHERE name = 'alpha'")" "alpha after pause"
+assert_eq "200 resumed" "$(post --csrf "$u/api/queue/resume?queue=beta" "d['done']")" "resume"
+assert_eq "0 2" "$(sql "SELECT paused, max_running FROM kyu_queues WHERE name = 'beta'" | tr '\t' ' ')" "beta after resume (limit kept)"
+assert_eq 404 "$(post --csrf "$u/api/job/pause?id=a-due2")" "a queue action on a job"
+assert_eq 400 "$(post --csrf "$u/api/job/cancel")" "an action without an id"
+# The same statements as kyu's own commands: kyu run-now and kyu delete.
+"$KYU" -c "$T_DIR/web.ini" run-now a-later2 >/dev/null || fail "kyu run-now"
+assert_eq 1 "$(sql "SELECT run_at <= NOW(6) FROM kyu_jobs WHERE id = 'a-later2'")" "a-later2 after kyu run-now"
+"$KYU" -c "$T_DIR/web.ini" delete a-ok2 >/dev/null || fail "kyu delete"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'a-ok2'")" "a-ok2 after kyu delete"
+grep -E "kyud\[web\]: cancel job 'a-due1' \(from 127\.0\.0\.1\)" "$WEB_LOG" >/dev/null || fail "the cancel is not logged: $(cat "$WEB_LOG")"
+
+
+stop_web
+echo "ok"

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# kyu web in a real browser: headless Chromium (Debian's chromium and
+# chromium-driver, driven over WebDriver by tests/webdriver.py) loads the
+# overview while kyud runs jobs; the rendered table shows the counts the
+# table holds; a cancel clicked on the running page cancels that job (the
+# row in kyu_jobs, and kyud ends its process); a job's hostile output is
+# shown as text (no element made of it, no script run). The screenshot of
+# the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
+# docs/web-overview.png is made).
+. "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/weblib.sh"
+command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
+	{ echo "SKIP: chromium and chromium-driver are not installed"; exit 77; }
+
+start_kyud kyud.workers=2 job.backoff_base=0
+# The index that gives each queue its per-minute bars (kyu-web(1)).
+sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
+# Known work: 4 running (they sleep), 3 due in a paused queue, 2 failed,
+# 7 succeeded, and an hour of history (300 more, for the sparklines).
+sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('reports', 1, 5)"
+sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('mail-', seq), 'mail', 'sleep 300' FROM seq_1_to_4"
+sql "INSERT INTO kyu_jobs (id, queue, command, run_at) SELECT CONCAT('report-', seq), 'reports', 'true',
+     NOW(6) - INTERVAL 90 SECOND FROM seq_1_to_3"
+sql "INSERT INTO kyu_jobs (id, queue, command, max_attempts) SELECT CONCAT('bad-', seq), 'billing',
+     'echo cannot reach the payment service; exit 3', 1 FROM seq_1_to_2"
+sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('thumb-', seq), 'thumbnails', 'true' FROM seq_1_to_6"
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'mail' AND status = 'running'" 4 60
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'failed'" 2 60
+wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 60
+# What a job may print: written as kyud would have recorded it.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output) VALUES ('hostile',
+     'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
+     '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">')"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, updated_at)
+     SELECT CONCAT('old-', seq), 'thumbnails', 'true', 'succeeded', 1, NOW(6),
+            NOW(6) - INTERVAL FLOOR(58 * POW(seq * 7919 % 1000 / 1000, 1.6)) MINUTE - INTERVAL 30 SECOND
+     FROM seq_1_to_300"
+
+port=$(free_tcp_port)
+start_web "$port"
+shot=${KYU_WEB_SCREENSHOT:-$T_DIR/overview.png}
+
+python3 - "$WEB_URL" "$T_DIR" "$shot" "$KYU_SRC/tests" >"$T_DIR/browser.out" 2>&1 <<'PY' || fail "browser: $(cat "$T_DIR/browser.out")"
+import json, sys
+url, tdir, shot, lib = sys.argv[1:5]
+sys.path.insert(0, lib)
+from webdriver import Browser
+
+b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1200, 620)
+try:
+    b.get(url + "/")
+    b.wait("return document.body.dataset.loaded === 'overview'", "the overview")
+    cells = b.js("""
+        const out = {};
+        for (const tr of document.querySelectorAll('tr[data-queue]')) {
+          const c = {};
+          for (const k of ['waiting', 'due', 'running', 'failed', 'succeeded'])
+            c[k] = tr.querySelector('.c-' + k).textContent;
+          c.paused = tr.classList.contains('paused');
+          out[tr.dataset.queue] = c;
+        }
+        const t = document.getElementById('totals');
+        out.all = {running: t.querySelector('.c-running').textContent,
+                   waiting: t.querySelector('.c-waiting').textContent};
+        return out;""")
+    want = {
+        "billing": {"waiting": "0", "due": "0", "running": "0", "failed": "2", "succeeded": "0", "paused": False},
+        "mail": {"waiting": "0", "due": "0", "running": "4", "failed": "0", "succeeded": "0", "paused": False},
+        "reports": {"waiting": "3", "due": "3", "running": "0", "failed": "0", "succeeded": "0", "paused": True},
+        "thumbnails": {"waiting": "0", "due": "0", "running": "0", "failed": "0", "succeeded": "307", "paused": False},
+        "all": {"running": "4", "waiting": "3"},
+    }
+    if cells != want:
+        raise SystemExit("overview shows %s, expected %s" % (json.dumps(cells), json.dumps(want)))
+    b.screenshot(shot)
+
+    # The running page: a real click on one job's cancel button.
+    b.get(url + "/#/running")
+    b.wait("return document.querySelectorAll('table.running tbody tr').length === 4", "4 running rows")
+    victim = b.js("return document.querySelector('table.running tbody tr').dataset.id")
+    b.click("tr[data-id='%s'] button.act-cancel" % victim)
+    b.wait("return document.querySelectorAll('table.running tbody tr').length === 3 && "
+           "!document.querySelector(\"tr[data-id='%s']\")" % victim, "the cancelled row to leave the page")
+    flash = b.js("return document.getElementById('flash').textContent")
+    if flash != "job %s: cancelled" % victim:
+        raise SystemExit("flash message after cancel: %r" % flash)
+
+    # Hostile output, shown as text.
+    b.get(url + "/#/job/hostile")
+    b.wait("return document.body.dataset.loaded === 'job'", "the job page")
+    got = b.js("""const o = document.getElementById('output');
+        return {text: o.textContent, children: o.children.length,
+                pwned: window.pwned === undefined ? null : window.pwned,
+                scripts: document.scripts.length};""")
+    want = {"text": '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">',
+            "children": 0, "pwned": None, "scripts": 1}
+    if got != want:
+        raise SystemExit("hostile output: %s, expected %s" % (json.dumps(got), json.dumps(want)))
+    print(victim)
+finally:
+    b.close()
+PY
+victim=$(tail -n 1 "$T_DIR/browser.out")
+case $victim in mail-[1-4]) ;; *) fail "browser: no cancelled job named: $(cat "$T_DIR/browser.out")" ;; esac
+assert_eq cancelled "$(sql "SELECT status FROM kyu_jobs WHERE id = '$victim'")" "the job cancelled in the page"
+assert_eq 3 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'mail' AND status = 'running'")" "the other mail jobs"
+[ -s "$shot" ] || fail "no screenshot at $shot"
+assert_eq "89504e47" "$(od -An -tx1 -N4 "$shot" | tr -d ' \n')" "the screenshot is a PNG"
+# kyud ends the cancelled job's process at its next heartbeat.
+wait_for_log "job $victim cancelled" 30
+stop_web
+stop_kyud
+echo ok

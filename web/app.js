@@ -1,0 +1,376 @@
+// kyu web: the dashboard's page. It reads the JSON endpoints under /api/
+// and builds every element with createElement and textContent: job output,
+// errors, commands and queue names are untrusted text and never reach an
+// HTML parser (no innerHTML anywhere), and the page's Content-Security-Policy
+// allows no inline script besides.
+"use strict";
+
+const REFRESH_MS = 5000;
+const session = { csrf: "", readOnly: true };
+let timer = null;
+let busy = false;
+let again = false; // a render was asked for while one ran
+
+// ---- DOM helpers -----------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function text(v) {
+  return v === null || v === undefined ? "–" : String(v);
+}
+
+function dur(s) {
+  if (s === null || s === undefined || s === "") return "–";
+  s = Number(s);
+  const neg = s < 0;
+  s = Math.abs(s);
+  let out;
+  if (s < 60) out = s.toFixed(s < 10 ? 1 : 0) + " s";
+  else if (s < 3600) out = Math.floor(s / 60) + " min " + Math.floor(s % 60) + " s";
+  else if (s < 86400) out = Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  else out = Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
+  return neg ? "−" + out : out;
+}
+
+function jobLink(id) {
+  return el("a", { href: "#/job/" + encodeURIComponent(id), class: "mono" }, id);
+}
+
+function table(cls, head, rows) {
+  return el("div", { class: "scroll" },
+    el("table", { class: cls },
+      el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
+      el("tbody", {}, rows)));
+}
+
+function flash(msg, bad) {
+  const f = document.getElementById("flash");
+  f.textContent = msg;
+  f.className = bad ? "bad" : "good";
+  f.hidden = false;
+  clearTimeout(flash.t);
+  flash.t = setTimeout(() => { f.hidden = true; }, 6000);
+}
+
+// ---- the endpoints ------------------------------------------------------------
+
+async function getJSON(path) {
+  const r = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+  let body;
+  try { body = await r.json(); } catch (e) { body = { error: "HTTP " + r.status }; }
+  if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+  return body;
+}
+
+async function act(kind, action, target) {
+  const key = kind === "queue" ? "queue" : "id";
+  const url = "/api/" + kind + "/" + action + "?" + key + "=" + encodeURIComponent(target);
+  try {
+    const r = await fetch(url, {
+      method: "POST", credentials: "same-origin", cache: "no-store",
+      headers: { "X-Kyu-CSRF": session.csrf },
+    });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+    flash(kind + " " + target + ": " + body.done, false);
+  } catch (e) {
+    flash(e.message, true);
+  }
+  render();
+}
+
+function button(label, kind, action, target, confirmText) {
+  if (session.readOnly) return null;
+  return el("button", {
+    type: "button", class: "act act-" + action, "data-action": action, "data-target": target,
+    onclick: (ev) => {
+      ev.preventDefault();
+      if (confirmText && !window.confirm(confirmText)) return;
+      act(kind, action, target);
+    },
+  }, label);
+}
+
+// Buttons for what a job's status allows (the statements check it again).
+function jobButtons(j) {
+  const b = [];
+  if (j.status === "waiting" || j.status === "running") b.push(button("cancel", "job", "cancel", j.id));
+  if (j.status === "waiting") b.push(button("run now", "job", "run-now", j.id));
+  if (j.status === "failed" || j.status === "cancelled") b.push(button("retry", "job", "retry", j.id));
+  if (["succeeded", "failed", "cancelled"].includes(j.status))
+    b.push(button("delete", "job", "delete", j.id, "Delete job " + j.id + "?"));
+  return el("span", { class: "buttons" }, b);
+}
+
+function more(next, base) {
+  if (!next) return null;
+  return el("p", {}, el("a", { href: base + "?before=" + encodeURIComponent(next), class: "more" }, "older →"));
+}
+
+// ---- pages -------------------------------------------------------------------
+
+function sparkline(counts) {
+  const ns = "http://www.w3.org/2000/svg";
+  const max = Math.max(1, ...counts);
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 120 24");
+  svg.setAttribute("class", "spark");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "jobs ended per minute, last hour: " + counts.reduce((a, b) => a + b, 0));
+  const base = document.createElementNS(ns, "rect");
+  base.setAttribute("x", "0");
+  base.setAttribute("y", "23.5");
+  base.setAttribute("width", "120");
+  base.setAttribute("height", "0.5");
+  base.setAttribute("class", "base");
+  svg.append(base);
+  counts.forEach((n, i) => {
+    if (!n) return;
+    const h = Math.max(1, Math.round((n / max) * 24));
+    const r = document.createElementNS(ns, "rect");
+    r.setAttribute("x", String(i * 2));
+    r.setAttribute("y", String(24 - h));
+    r.setAttribute("width", "1.6");
+    r.setAttribute("height", String(h));
+    svg.append(r);
+  });
+  return svg;
+}
+
+async function pageOverview(main) {
+  const d = await getJSON("/api/overview");
+  const tot = { waiting: 0, due: 0, running: 0 };
+  const capped = (n) => (n > d.count_cap ? "> " + d.count_cap : n);
+  const rows = d.queues.map((q) => {
+    for (const k of ["waiting", "due", "running"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
+    if (q.waiting > d.count_cap) tot.capped = true;
+    const limits = [];
+    if (q.max_running !== null) limits.push("max " + q.max_running + " running");
+    if (q.rate_limit !== null) limits.push(q.rate_limit + "/" + q.rate_period + " s");
+    if (q.max_waiting !== null) limits.push("≤ " + q.max_waiting + " waiting");
+    if (q.weight !== 1) limits.push("weight " + q.weight);
+    return el("tr", { "data-queue": q.queue, class: q.paused ? "paused" : null },
+      el("td", { class: "c-queue mono" }, q.queue),
+      el("td", { class: "c-waiting num" }, capped(q.waiting)),
+      el("td", { class: "c-due num" }, capped(q.due)),
+      el("td", { class: "c-running num" }, q.running),
+      el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") }, q.failed_1h),
+      el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
+      el("td", { class: "c-age num" }, q.due ? dur(q.oldest_due_age) : "–"),
+      el("td", { class: "c-spark" }, q.per_minute ? sparkline(q.per_minute) : ""),
+      el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
+        limits.join(", ")),
+      el("td", {}, q.paused ? button("resume", "queue", "resume", q.queue)
+                            : button("pause", "queue", "pause", q.queue)));
+  });
+  rows.push(el("tr", { id: "totals", class: "totals" },
+    el("td", {}, "all queues"),
+    el("td", { class: "c-waiting num" }, tot.capped ? "> " + tot.waiting : tot.waiting),
+    el("td", { class: "c-due num" }, tot.capped ? "> " + tot.due : tot.due),
+    el("td", { class: "c-running num" }, tot.running),
+    el("td", { class: "c-failed num" }, d.all.failed_1h),
+    el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
+    el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
+  main.replaceChildren(
+    el("h1", {}, "Queues"),
+    table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
+      "oldest due", "ended per minute, 1 h", "settings", ""], rows),
+    el("p", { class: "muted" }, "Database time " + text(d.now) +
+      ". Waiting and due are counted up to " + d.count_cap + " per queue; failed and succeeded are the jobs " +
+      "that ended in the last hour (read " + Math.round(d.hour_age) + " s ago; at most every 30 s)." +
+      (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
+        "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")));
+}
+
+async function pageRunning(main, q) {
+  const d = await getJSON("/api/running" + (q.before ? "?before=" + encodeURIComponent(q.before) : ""));
+  const rows = d.rows.map((j) => el("tr", { "data-id": j.id },
+    el("td", {}, jobLink(j.id)),
+    el("td", { class: "mono" }, j.queue),
+    el("td", {}, text(j.host)),
+    el("td", { class: "num" }, text(j.pid)),
+    el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
+    el("td", { class: "num" }, dur(j.running_for)),
+    el("td", { class: "num" + (j.lease_left < 0 ? " warn" : "") }, dur(j.lease_left)),
+    el("td", { class: "mono cmd" }, text(j.what)),
+    el("td", {}, button("cancel", "job", "cancel", j.id))));
+  main.replaceChildren(
+    el("h1", {}, "Running jobs"),
+    d.rows.length ? table("running", ["id", "queue", "host", "pid", "attempt", "running for",
+      "lease left", "command", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
+    more(d.next, "#/running"),
+    el("p", { class: "muted" }, "kyu stores a job's output when the attempt ends: it shows on the job's page then."));
+}
+
+function jobRows(d) {
+  return d.rows.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
+    el("td", {}, jobLink(j.id)),
+    el("td", { class: "mono" }, j.queue),
+    el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
+    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "err" }, text(j.error)),
+    el("td", {}, text(j.status === "waiting" ? j.run_at : j.finished_at)),
+    el("td", {}, j.output_tail ? el("pre", { class: "tail" }, j.output_tail) : "–"),
+    el("td", {}, jobButtons(j))));
+}
+
+async function pageJobs(main, q, status) {
+  const path = status === "retrying" ? "/api/retrying" : "/api/jobs?status=" + encodeURIComponent(status);
+  const sep = path.includes("?") ? "&" : "?";
+  const d = await getJSON(path + (q.before ? sep + "before=" + encodeURIComponent(q.before) : ""));
+  const tabs = ["failed", "waiting", "succeeded", "cancelled"].map((s) =>
+    el("a", { href: "#/jobs/" + s, class: s === status ? "tab on" : "tab" }, s));
+  const base = status === "retrying" ? "#/retrying" : "#/jobs/" + status;
+  main.replaceChildren(
+    el("h1", {}, status === "retrying" ? "Retrying jobs" : "Jobs: " + status),
+    status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one " +
+      "(among the " + d.window + " waiting jobs changed last).")
+                          : el("p", { class: "tabs" }, tabs),
+    d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
+      status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d))
+      : el("p", { class: "muted" }, "None."),
+    more(d.next, base));
+}
+
+const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env", "cwd", "run_at", "due",
+  "attempts", "max_attempts", "tempfails", "time_limit", "exit_code", "signal", "error", "started_at",
+  "finished_at", "duration", "cpu_user", "cpu_sys", "max_rss", "host", "pid", "owner", "lease_until",
+  "concurrency_key", "created_at", "updated_at", "seq"];
+
+async function pageJob(main, id) {
+  const d = await getJSON("/api/job?id=" + encodeURIComponent(id));
+  const j = d.job;
+  const dl = el("dl", { class: "job" });
+  for (const k of JOB_ORDER) {
+    dl.append(el("dt", {}, k), el("dd", { class: "mono", "data-col": k }, text(j[k])));
+  }
+  main.replaceChildren(
+    el("h1", {}, "Job ", el("span", { class: "mono" }, j.id), " ",
+      el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
+    jobButtons(j),
+    dl,
+    el("h2", {}, "Output"),
+    j.output === null
+      ? el("p", { class: "muted" }, j.status === "running" || j.status === "waiting"
+        ? "Recorded when the attempt ends." : "None.")
+      : el("pre", { class: "output", id: "output" }, j.output));
+}
+
+async function pageSchedules(main, q) {
+  const d = await getJSON("/api/schedules" + (q.after ? "?after=" + encodeURIComponent(q.after) : ""));
+  if (!d.exists) return main.replaceChildren(el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
+  const rows = d.rows.map((s) => el("tr", {},
+    el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
+    el("td", { class: "mono" }, s.queue), el("td", {}, s.enabled ? "yes" : "no"),
+    el("td", {}, text(s.next_run)), el("td", {}, text(s.last_run)),
+    el("td", {}, s.last_job ? jobLink(s.last_job) : "–"), el("td", { class: "err" }, text(s.error)),
+    el("td", { class: "mono cmd" }, text(s.what))));
+  main.replaceChildren(el("h1", {}, "Schedules"),
+    d.rows.length ? table("schedules", ["name", "cron", "zone", "queue", "enabled", "next run (UTC)",
+      "last run (UTC)", "last job", "error", "command"], rows) : el("p", { class: "muted" }, "None."),
+    d.next ? el("p", {}, el("a", { href: "#/schedules?after=" + encodeURIComponent(d.next) }, "more →")) : null);
+}
+
+async function pageLocks(main) {
+  const d = await getJSON("/api/locks");
+  if (!d.exists) return main.replaceChildren(el("h1", {}, "Locks"), el("p", { class: "muted" }, "No kyu_locks table."));
+  const rows = d.rows.map((l) => el("tr", {},
+    el("td", { class: "mono" }, l.name), el("td", { class: "num" }, l.slot), el("td", {}, text(l.host)),
+    el("td", { class: "num" }, text(l.pid)), el("td", {}, text(l.acquired_at)), el("td", {}, text(l.lease_left))));
+  main.replaceChildren(el("h1", {}, "Locks"),
+    d.rows.length ? table("locks", ["name", "slot", "host", "pid", "acquired", "lease left (s)"], rows)
+      : el("p", { class: "muted" }, "None."));
+}
+
+async function pageDaemons(main) {
+  const d = await getJSON("/api/daemons");
+  let t;
+  if (d.source === "kyu_daemons") {
+    t = table("daemons", ["host", "pid", "version", "queues", "wake address", "started", "last seen"],
+      d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, text(r.pid)),
+        el("td", {}, text(r.version)), el("td", { class: "mono" }, text(r.queues)), el("td", {}, text(r.wake_addr)),
+        el("td", {}, text(r.started)), el("td", {}, dur(r.seen_ago) + " ago"))));
+  } else {
+    t = table("daemons", ["host", "running jobs", "oldest start", "latest lease"],
+      d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, r.running),
+        el("td", {}, text(r.oldest_start)), el("td", {}, text(r.last_lease)))));
+  }
+  main.replaceChildren(el("h1", {}, "Daemons"),
+    el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their heartbeats (kyu_daemons)."
+      : "Hosts of the running jobs (this schema has no kyu_daemons table: an idle daemon is not seen)."),
+    d.rows.length ? t : el("p", { class: "muted" }, "None seen."));
+}
+
+// ---- routing -------------------------------------------------------------------
+
+function parseHash() {
+  const h = location.hash.replace(/^#\/?/, "");
+  const [path, qs] = h.split("?");
+  const parts = path.split("/").map(decodeURIComponent);
+  const q = Object.fromEntries(new URLSearchParams(qs || ""));
+  return { page: parts[0] || "overview", arg: parts.slice(1).join("/"), q };
+}
+
+async function render() {
+  if (busy) { again = true; return; }
+  busy = true;
+  const { page, arg, q } = parseHash();
+  const main = document.getElementById("main");
+  for (const a of document.querySelectorAll("#nav a"))
+    a.classList.toggle("on", a.dataset.page === page || (page === "job" && a.dataset.page === "jobs"));
+  try {
+    if (page === "overview") await pageOverview(main);
+    else if (page === "running") await pageRunning(main, q);
+    else if (page === "jobs") await pageJobs(main, q, arg || "failed");
+    else if (page === "retrying") await pageJobs(main, q, "retrying");
+    else if (page === "job") await pageJob(main, arg);
+    else if (page === "schedules") await pageSchedules(main, q);
+    else if (page === "locks") await pageLocks(main);
+    else if (page === "daemons") await pageDaemons(main);
+    else main.replaceChildren(el("p", {}, "No such page."));
+    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.body.dataset.loaded = page;
+  } catch (e) {
+    main.replaceChildren(el("p", { class: "bad" }, "Cannot load this page: " + e.message));
+  } finally {
+    busy = false;
+    if (again) { again = false; render(); }
+  }
+}
+
+function schedule() {
+  clearInterval(timer);
+  // Not while the tab is hidden: a dashboard left open must not poll the
+  // database all night for nobody.
+  timer = setInterval(() => { if (!document.hidden) render(); }, REFRESH_MS);
+}
+
+async function start() {
+  try {
+    const s = await getJSON("/api/session");
+    session.csrf = s.csrf;
+    session.readOnly = s.read_only;
+    document.getElementById("who").textContent =
+      s.database + (s.read_only ? " · read-only" : "") + (s.user ? " · " + s.user : "");
+  } catch (e) {
+    flash("Cannot start: " + e.message, true);
+  }
+  window.addEventListener("hashchange", render);
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) render(); });
+  await render();
+  schedule();
+}
+
+start();
