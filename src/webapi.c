@@ -680,20 +680,20 @@ static unsigned get_locks(struct webapi *w, json_t **out)
 	return st;
 }
 
-/* The daemons: their heartbeat rows when the schema has kyu_daemons,
- * else the hosts of the running jobs (a daemon with nothing running is
- * then not seen). */
+/* The daemons: their registry rows when the schema has kyu_daemons
+ * (version 3), else the hosts of the running jobs (a daemon with nothing
+ * running is then not seen). */
 static unsigned get_daemons(struct webapi *w, json_t **out)
 {
 	static const char beats[] =
 		STMT_LIMIT "SELECT id, host, pid, wake_addr, queues, version, started, last_seen, "
-		"ROUND(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1000000, 1) AS seen_ago "
-		"FROM kyu_daemons ORDER BY last_seen DESC LIMIT 1000";
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1000000, 1) AS seen_ago, "
+		"live_until > NOW(6) AS live FROM kyu_daemons ORDER BY last_seen DESC LIMIT 1000";
 	static const char hosts[] =
 		STMT_LIMIT "SELECT host, COUNT(*) AS running, MIN(started_at) AS oldest_start, "
 		"MAX(lease_until) AS last_lease FROM kyu_jobs WHERE status = 'running' "
 		"GROUP BY host ORDER BY host LIMIT 1000";
-	static const char *const num[] = { "id", "pid", "running", "seen_ago", NULL };
+	static const char *const num[] = { "pid", "running", "seen_ago", "live", NULL };
 	const struct db_result *r;
 	bool exists = false;
 

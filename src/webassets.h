@@ -1,4 +1,4 @@
-/* The dashboard's page, script and style sheet (web/), compiled into
+/* The dashboard's page, script and style sheet (src/web/), compiled into
  * kyu-web by cmake/embed_assets.cmake: nothing to install beside it and
  * nothing to fetch at run time. */
 #ifndef KYU_WEBASSETS_H

@@ -119,13 +119,15 @@ sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('nightly', '0 3 * *
 assert_eq "200 [true, \"nightly\", \"0 3 * * *\"]" "$(webq "$u/api/schedules" "[d['exists'], d['rows'][0]['name'], d['rows'][0]['cron']]")" "schedules"
 sql "INSERT INTO kyu_locks (name, slot) VALUES ('deploy', 0)"
 assert_eq "200 [true, \"deploy\", \"free\"]" "$(webq "$u/api/locks" "[d['exists'], d['rows'][0]['name'], d['rows'][0]['lease_left']]")" "locks"
+# Daemons: without kyu_daemons (a schema older than version 3), the hosts
+# of the running rows; with it, the registry rows.
+sql "RENAME TABLE kyu_daemons TO kyu_daemons_away"
 assert_eq "200 [\"running jobs\", \"host-a\", 1]" "$(webq "$u/api/daemons" "[d['source'], d['rows'][0]['host'], d['rows'][0]['running']]")" "daemons from running rows"
-# The heartbeat table of schema version 3, as its columns are planned.
-sql "CREATE TABLE kyu_daemons (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, host VARCHAR(255),
-     pid INT UNSIGNED, wake_addr VARCHAR(255), queues TEXT, version VARCHAR(64), started DATETIME(6),
-     last_seen DATETIME(6))"
-sql "INSERT INTO kyu_daemons (host, pid, version, started, last_seen) VALUES ('host-b', 99, '0.1.0', NOW(6), NOW(6))"
-assert_eq "200 [\"kyu_daemons\", \"host-b\", 99]" "$(webq "$u/api/daemons" "[d['source'], d['rows'][0]['host'], d['rows'][0]['pid']]")" "daemons from kyu_daemons"
+sql "RENAME TABLE kyu_daemons_away TO kyu_daemons"
+sql "INSERT INTO kyu_daemons (id, host, pid, version, started, last_seen, live_until)
+     VALUES ('host-b:99:0011223344556677', 'host-b', 99, '0.1.0', NOW(6), NOW(6), NOW(6) + INTERVAL 60 SECOND)"
+assert_eq "200 [\"kyu_daemons\", \"host-b\", 99, 1, \"host-b:99:0011223344556677\"]" \
+	"$(webq "$u/api/daemons" "[d['source'], d['rows'][0]['host'], d['rows'][0]['pid'], d['rows'][0]['live'], d['rows'][0]['id']]")" "daemons from kyu_daemons"
 
 # ---- CSRF and origin: refused, nothing changed
 post() { webq -X POST "$@"; }

@@ -298,17 +298,18 @@ async function pageDaemons(main) {
   const d = await getJSON("/api/daemons");
   let t;
   if (d.source === "kyu_daemons") {
-    t = table("daemons", ["host", "pid", "version", "queues", "wake address", "started", "last seen"],
+    t = table("daemons", ["host", "pid", "version", "queues", "wake address", "started", "last seen", "live"],
       d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, text(r.pid)),
-        el("td", {}, text(r.version)), el("td", { class: "mono" }, text(r.queues)), el("td", {}, text(r.wake_addr)),
-        el("td", {}, text(r.started)), el("td", {}, dur(r.seen_ago) + " ago"))));
+        el("td", {}, text(r.version)), el("td", { class: "mono" }, text(r.queues === "" ? "(every queue)" : r.queues)),
+        el("td", {}, text(r.wake_addr)), el("td", {}, text(r.started)), el("td", {}, dur(r.seen_ago) + " ago"),
+        el("td", {}, r.live ? "yes" : "no"))));
   } else {
     t = table("daemons", ["host", "running jobs", "oldest start", "latest lease"],
       d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, r.running),
         el("td", {}, text(r.oldest_start)), el("td", {}, text(r.last_lease)))));
   }
   main.replaceChildren(el("h1", {}, "Daemons"),
-    el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their heartbeats (kyu_daemons)."
+    el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their registry rows (kyu_daemons); a stopped daemon removes its own."
       : "Hosts of the running jobs (this schema has no kyu_daemons table: an idle daemon is not seen)."),
     d.rows.length ? t : el("p", { class: "muted" }, "None seen."));
 }
