@@ -59,6 +59,7 @@ struct db {
 	bool setup; /* the round trip in flight is the session set-up */
 	bool connecting; /* the round trip in flight is a connect (and its set-up) */
 	char peer[300]; /* the server connected to (or being tried): HOST:PORT or the socket */
+	char avoid[300]; /* a Galera node that refused to serve: the next connect tries it last */
 
 	size_t max_statement;
 	uint64_t deadlocks, round_trips;
@@ -466,6 +467,11 @@ static bool statement_done(struct db *db, bool failed)
 		add_error_result(db);
 		f = classify(db->r[db->n - 1].err_no);
 		set_err_from_mysql(db, NULL);
+		/* A node that takes connections but refuses statements would
+		 * be first in the list again: the next connect tries the
+		 * others before it. */
+		if (db->err_no == ER_UNKNOWN_COM_ERROR || db->err_no == ER_ERROR_DURING_COMMIT)
+			snprintf(db->avoid, sizeof(db->avoid), "%s", db->peer);
 		if (f == DB_RETRY) {
 			db->deadlocks++;
 			/* Nothing of a round trip whose first statement failed ran:
@@ -610,6 +616,28 @@ static char *dup_or_null(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
+static void format_peer(const struct host_port *h, char *buf, size_t len)
+{
+	snprintf(buf, len, strchr(h->name, ':') ? "[%s]:%u" : "%s:%u", h->name, h->port);
+}
+
+/* The node to avoid, if it is in the list, goes to its end (once). */
+static void avoid_last(struct db *db)
+{
+	char p[300];
+
+	for (int i = 0; db->avoid[0] && i < db->n_hosts - 1; i++) {
+		format_peer(&db->hosts[i], p, sizeof(p));
+		if (strcmp(p, db->avoid) == 0) {
+			struct host_port h = db->hosts[i];
+			memmove(&db->hosts[i], &db->hosts[i + 1], (size_t)(db->n_hosts - 1 - i) * sizeof(h));
+			db->hosts[db->n_hosts - 1] = h;
+			break;
+		}
+	}
+	db->avoid[0] = '\0';
+}
+
 /* A new handle for the server at host_at, set up as every kyu session
  * is. */
 static int open_host(struct db *db)
@@ -626,8 +654,7 @@ static int open_host(struct db *db)
 	if (db->socket)
 		snprintf(db->peer, sizeof(db->peer), "%s", db->socket);
 	else
-		snprintf(db->peer, sizeof(db->peer), strchr(db->hosts[db->host_at].name, ':') ? "[%s]:%u" : "%s:%u",
-			 db->hosts[db->host_at].name, db->hosts[db->host_at].port);
+		format_peer(&db->hosts[db->host_at], db->peer, sizeof(db->peer));
 	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
@@ -669,6 +696,7 @@ static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn
 			db->hosts[0].port = (unsigned)cfg->db_port;
 			db->n_hosts = 1;
 		}
+		avoid_last(db);
 	}
 	db->host_at = 0;
 	db->user = dup_or_null(cfg->db_user);
