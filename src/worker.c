@@ -61,6 +61,8 @@ extern char **environ;
 #define CONFLICT_BASE 0.005
 #define CONFLICT_CAP 0.5
 #define CONFLICT_LOG 20
+/* A connection that lasted this long resets the reconnect backoff. */
+#define STABLE_CONNECTION 5.0
 /* Under load, the queue directory is read again at least this often, so a
  * queue that gains due jobs gets its share within a fraction of a second
  * even while others keep every claim full. */
@@ -89,6 +91,7 @@ struct worker {
 	int exit_status;
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
+	double connected_at;  /* monotonic: when the connection in use was set up */
 	ev_timer reconnect_w;
 
 	/* What the statement in flight was. */
@@ -223,6 +226,11 @@ static void schedule_reconnect(struct worker *w)
  * fence timer kills them if it stays gone too long. */
 static void db_lost(struct worker *w, const char *why)
 {
+	/* A connection that failed soon after it was made (a Galera node
+	 * that takes connections but refuses statements) keeps the backoff
+	 * growing, rather than reconnecting twice a second. */
+	if (mono_now() - w->connected_at >= STABLE_CONNECTION)
+		w->reconnect_delay = 0.5;
 	if (!w->outage) {
 		log_warn("database connection lost: %s", why);
 		w->outage = true;
@@ -257,7 +265,7 @@ static void on_connected(void *arg, const struct db_reply *r)
 		board_add(w->bw, BC_RECONNECTS, 1);
 	w->ever_connected = true;
 	w->outage = false;
-	w->reconnect_delay = 0.5;
+	w->connected_at = mono_now();
 	w->wanted = true;
 	w->prepared = false;
 	w->txn_dirty = false;
