@@ -31,7 +31,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-mode=test
+mode="test"
 if [ "${1:-}" = --bench ]; then
 	mode=bench
 	shift
@@ -50,7 +50,7 @@ skip() { say "SKIP: $*"; exit 77; }
 id mysql >/dev/null 2>&1 || skip "no mysql user (install mariadb-server)"
 [ -f "$PROVIDER" ] || skip "no Galera provider at $PROVIDER (install galera-4)"
 command -v rsync >/dev/null || skip "no rsync (the state transfer uses it)"
-[ -x "$KYUD" ] && [ -x "$KYU" ] || { say "no kyud/kyu in $build"; exit 1; }
+if [ ! -x "$KYUD" ] || [ ! -x "$KYU" ]; then say "no kyud/kyu in $build"; exit 1; fi
 mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd)
 [ -x "$mariadbd" ] || skip "no mariadbd"
 
@@ -143,7 +143,7 @@ start_node() {
 	local n=$1
 	shift
 	"$mariadbd" --defaults-file="$(node_dir "$n")/my.cnf" "$@" >>"$(node_dir "$n")/stdout" 2>&1 &
-	NODE_PIDS[$n]=$!
+	NODE_PIDS[n]=$!
 }
 
 stop_node() {
@@ -153,7 +153,7 @@ stop_node() {
 	for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
 	kill -KILL "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	NODE_PIDS[$n]=0
+	NODE_PIDS[n]=0
 }
 
 cleanup() {
