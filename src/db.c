@@ -342,30 +342,32 @@ static int call_phase(struct db *db, bool first, int ready)
 	return 0;
 }
 
-/* The session set-up's statement: the server's packet limit, and whether
+/* The session set-up's statements: the server's packet limit, and whether
  * it is a Galera node that cannot serve yet. Such a node accepts
  * connections and statements without tables, but refuses the first claim
  * (1047), and it would be first in the list again at the next try: it is
- * passed over here instead. information_schema answers on a node cut off
- * from the cluster, and gives NULL on a server without wsrep. */
+ * passed over here instead. SHOW answers on a node cut off from the
+ * cluster, needs no privilege, and gives no row on a server without wsrep
+ * (MySQL included). */
 #define SETUP_SQL                                                                                  \
-	"SELECT @@max_allowed_packet, "                                                            \
-	"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "                         \
-	"WHERE VARIABLE_NAME = 'WSREP_ON'), "                                                      \
-	"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "                            \
-	"WHERE VARIABLE_NAME = 'WSREP_READY')"
+	"SELECT @@max_allowed_packet; SHOW GLOBAL VARIABLES LIKE 'wsrep\\_on'; "                 \
+	"SHOW GLOBAL STATUS LIKE 'wsrep\\_ready'"
+
+/* The value of a SHOW ... LIKE reply's one row, or NULL. */
+static const char *show_value(const struct db_result *r)
+{
+	return r->n_rows == 1 && r->n_cols == 2 ? r->cells[1] : NULL;
+}
 
 /* The session set-up is done: read the server's packet limit. Statements
  * larger than it would cost the connection, so db_send refuses them
  * before sending. Returns false for a Galera node not ready to serve. */
 static bool setup_done(struct db *db)
 {
-	const struct db_result *r = db->n == 1 ? &db->r[0] : NULL;
-
-	if (r && r->n_rows == 1 && r->n_cols == 3) {
-		const char *on = r->cells[1], *ready = r->cells[2];
-		if (r->cells[0]) {
-			unsigned long long v = strtoull(r->cells[0], NULL, 10);
+	if (db->n == 3 && db->r[0].n_rows == 1 && db->r[0].n_cols == 1) {
+		const char *on = show_value(&db->r[1]), *ready = show_value(&db->r[2]);
+		if (db->r[0].cells[0]) {
+			unsigned long long v = strtoull(db->r[0].cells[0], NULL, 10);
 			/* Leave room for the packet header and a margin. */
 			if (v > 4096)
 				db->max_statement = (size_t)v - 1024;
