@@ -14,10 +14,11 @@
 #include <ini.h>
 
 #include "domain.h"
+#include "hosts.h"
 #include "log.h"
 #include "util.h"
 
-enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT };
+enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
 
 /* When a changed value takes effect. The supervisor applies all of its own
  * keys on reload (workers by growing or shrinking the pool, listen by
@@ -43,13 +44,14 @@ struct key_def {
 /* Every key kyud knows. conf/kyu.ini and kyu.ini(5) document each one; a
  * test checks that they list the same keys. */
 static const struct key_def keys[] = {
-	{ "database", "host", T_STR, OFF(db_host), "localhost", 0, 0, RELOAD },
+	{ "database", "host", T_HOSTS, OFF(db_host), "localhost", 0, 0, RELOAD },
 	{ "database", "port", T_INT, OFF(db_port), "3306", 1, 65535, RELOAD },
 	{ "database", "socket", T_STR, OFF(db_socket), "", 0, 0, RELOAD },
 	{ "database", "user", T_STR, OFF(db_user), "kyu", 0, 0, RELOAD },
 	{ "database", "password", T_STR, OFF(db_password), "", 0, 0, RELOAD },
 	{ "database", "database", T_STR, OFF(db_name), "kyu", 0, 0, RELOAD },
 	{ "database", "connect_timeout", T_INT, OFF(db_connect_timeout), "5", 1, 3600, RELOAD },
+	{ "database", "replica", T_HOSTS, OFF(db_replica), "", 0, 0, RELOAD },
 
 	{ "kyud", "workers", T_INT, OFF(workers), "2", 1, 256, RELOAD },
 	{ "kyud", "slots", T_INT, OFF(slots), "8", 1, 1024, RESTART },
@@ -132,6 +134,16 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 	int r;
 
 	switch (k->type) {
+	case T_HOSTS: {
+		struct host_port hp[HOSTS_MAX];
+		int n;
+		int rc = hosts_parse(value, 3306, hp, HOSTS_MAX, &n);
+		if (rc == -E2BIG)
+			return "too many hosts (at most 16)";
+		if (rc < 0)
+			return "expected HOST, HOST:PORT or [IPV6]:PORT, several separated by commas";
+	}
+		/* fall through */
 	case T_STR:
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
@@ -573,6 +585,7 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 	sb_reset(sb);
 	switch (k->type) {
 	case T_STR:
+	case T_HOSTS:
 	case T_HOSTPORT:
 	case T_CODES:
 		sb_adds(sb, *(char *const *)field ? *(char *const *)field : "");
@@ -636,7 +649,8 @@ void config_free(struct kyu_config *cfg)
 {
 	for (size_t i = 0; i < N_KEYS; i++) {
 		void *field = (char *)cfg + keys[i].offset;
-		if (keys[i].type == T_STR || keys[i].type == T_HOSTPORT || keys[i].type == T_QUEUES ||
+		if (keys[i].type == T_STR || keys[i].type == T_HOSTS || keys[i].type == T_HOSTPORT ||
+		    keys[i].type == T_QUEUES ||
 		    keys[i].type == T_CODES) {
 			free(*(char **)field);
 			*(char **)field = NULL;

@@ -21,6 +21,7 @@ struct kyu_config {
 	char *db_password;
 	char *db_name;
 	int db_connect_timeout;
+	char *db_replica; /* read-only commands of kyu read here ("": from db_host) */
 
 	/* [kyud] */
 	int workers;

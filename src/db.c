@@ -11,6 +11,8 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include "hosts.h"
+
 /* Deadlocks of a statement's first step are sent again at once this many
  * times before the caller sees DB_RETRY. */
 #define DEADLOCK_RETRIES 5
@@ -50,9 +52,14 @@ struct db {
 
 	/* Copies of what the connect in flight uses: a reload may free the
 	 * configuration it came from before Connector/C is done with it. */
-	char *host, *user, *password, *name, *socket;
-	unsigned port, connect_timeout;
+	char *user, *password, *name, *socket;
+	struct host_port hosts[HOSTS_MAX];
+	int n_hosts, host_at; /* the servers to try, in order, and the one being tried */
+	unsigned connect_timeout;
 	bool setup; /* the round trip in flight is the session set-up */
+	bool connecting; /* the round trip in flight is a connect (and its set-up) */
+	char peer[300]; /* the server connected to (or being tried): HOST:PORT or the socket */
+	char avoid[300]; /* a Galera node that refused to serve: the next connect tries it last */
 
 	size_t max_statement;
 	uint64_t deadlocks, round_trips;
@@ -77,6 +84,13 @@ static enum db_fail classify(unsigned e)
 		return DB_BUSY;
 	case ER_SERVER_SHUTDOWN:
 	case ER_CONNECTION_KILLED:
+	/* Galera: the node is cut off from the cluster's primary component,
+	 * or not yet synced ("WSREP has not yet prepared node for application
+	 * use"). Nothing was written; another node (or this one, once it is
+	 * back) takes the same statement, so this is a lost link, not a bad
+	 * statement. */
+	case ER_UNKNOWN_COM_ERROR:
+	case ER_ERROR_DURING_COMMIT:
 	case ER_QUERY_INTERRUPTED:
 	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT */
 		return DB_LOST;
@@ -163,12 +177,12 @@ static void close_conn(struct db *db)
 
 static void free_params(struct db *db)
 {
-	free(db->host);
 	free(db->user);
 	free(db->password);
 	free(db->name);
 	free(db->socket);
-	db->host = db->user = db->password = db->name = db->socket = NULL;
+	db->user = db->password = db->name = db->socket = NULL;
+	db->n_hosts = db->host_at = 0;
 }
 
 void db_close(struct db *db)
@@ -210,6 +224,11 @@ const char *db_error(const struct db *db)
 unsigned db_error_code(const struct db *db)
 {
 	return db->err_no;
+}
+
+const char *db_peer(const struct db *db)
+{
+	return db->peer;
 }
 
 uint64_t db_deadlocks(const struct db *db)
@@ -296,8 +315,10 @@ static int call_phase(struct db *db, bool first, int ready)
 	case PH_CONNECT:
 		if (!first)
 			return mysql_real_connect_cont(&db->conn_ret, db->my, ready);
-		return mysql_real_connect_start(&db->conn_ret, db->my, db->host, db->user, db->password,
-						db->name, db->port, db->socket,
+		return mysql_real_connect_start(&db->conn_ret, db->my,
+						db->socket ? NULL : db->hosts[db->host_at].name,
+						db->user, db->password, db->name,
+						db->socket ? 0 : db->hosts[db->host_at].port, db->socket,
 						/* Multi-statements: a claim's UPDATE and SELECT
 						 * share one round trip (store.c). Every value
 						 * kyud puts in a statement is a number or goes
@@ -321,22 +342,51 @@ static int call_phase(struct db *db, bool first, int ready)
 	return 0;
 }
 
+/* The session set-up's statements: the server's packet limit, and whether
+ * it is a Galera node that cannot serve yet. Such a node accepts
+ * connections and statements without tables, but refuses the first claim
+ * (1047), and it would be first in the list again at the next try: it is
+ * passed over here instead. SHOW answers on a node cut off from the
+ * cluster, needs no privilege, and gives no row on a server without wsrep
+ * (MySQL included). */
+#define SETUP_SQL                                                                                  \
+	"SELECT @@max_allowed_packet; SHOW GLOBAL VARIABLES LIKE 'wsrep\\_on'; "                 \
+	"SHOW GLOBAL STATUS LIKE 'wsrep\\_ready'"
+
+/* The value of a SHOW ... LIKE reply's one row, or NULL. */
+static const char *show_value(const struct db_result *r)
+{
+	return r->n_rows == 1 && r->n_cols == 2 ? r->cells[1] : NULL;
+}
+
 /* The session set-up is done: read the server's packet limit. Statements
  * larger than it would cost the connection, so db_send refuses them
- * before sending. */
-static void setup_done(struct db *db)
+ * before sending. Returns false for a Galera node not ready to serve. */
+static bool setup_done(struct db *db)
 {
-	if (db->n == 1 && db->r[0].n_rows == 1 && db->r[0].n_cols == 1 && db->r[0].cells[0]) {
-		unsigned long long v = strtoull(db->r[0].cells[0], NULL, 10);
-		/* Leave room for the packet header and a margin. */
-		if (v > 4096)
-			db->max_statement = (size_t)v - 1024;
+	if (db->n == 3 && db->r[0].n_rows == 1 && db->r[0].n_cols == 1) {
+		const char *on = show_value(&db->r[1]), *ready = show_value(&db->r[2]);
+		if (db->r[0].cells[0]) {
+			unsigned long long v = strtoull(db->r[0].cells[0], NULL, 10);
+			/* Leave room for the packet header and a margin. */
+			if (v > 4096)
+				db->max_statement = (size_t)v - 1024;
+		}
+		if (on && strcmp(on, "ON") == 0 && (!ready || strcmp(ready, "ON") != 0)) {
+			db->err_no = ER_UNKNOWN_COM_ERROR;
+			snprintf(db->err, sizeof(db->err),
+				 "cannot use %s: a Galera node that is not ready (wsrep_ready %s)",
+				 db->peer, ready ? ready : "unknown");
+			return false;
+		}
 	}
 	reset_reply(db);
 	db->setup = false;
 	db->connected = true;
 	free_params(db);
+	return true;
 }
+
 
 /* The round trip is over: stop waiting and call back. Nothing of db may
  * be touched after the callback, which may start the next statement or
@@ -347,8 +397,7 @@ static void finish(struct db *db, enum db_fail fail)
 	void *arg = db->arg;
 
 	stop_watchers(db);
-	if (fail == DB_OK && db->setup)
-		setup_done(db);
+	db->connecting = false;
 	if (fail == DB_LOST) {
 		drop_row_results(db);
 		close_conn(db);
@@ -366,6 +415,35 @@ static void finish(struct db *db, enum db_fail fail)
 }
 
 static bool next_step(struct db *db);
+static bool start_step(struct db *db, enum phase ph);
+static void start_deadline(struct db *db, double seconds);
+static int open_host(struct db *db);
+
+/* The round trip ends with fail. A connect that failed moves on to the
+ * next server of the list, if there is one, within the same round trip:
+ * the caller sees one connect that succeeded on some server, or failed on
+ * all (with the last one's error). Returns true when another server is
+ * being tried (then like next_step), false when finish() has run. */
+static bool end_round(struct db *db, enum db_fail fail)
+{
+	if (fail == DB_OK && db->setup && !setup_done(db))
+		fail = DB_LOST;
+	if (fail != DB_OK && db->connecting && db->host_at + 1 < db->n_hosts) {
+		drop_row_results(db);
+		reset_reply(db);
+		close_conn(db);
+		db->host_at++;
+		if (open_host(db) < 0) {
+			finish(db, DB_LOST);
+			return false;
+		}
+		if (db->loop)
+			start_deadline(db, db->connect_timeout + db->deadline);
+		return start_step(db, PH_CONNECT);
+	}
+	finish(db, fail);
+	return false;
+}
 
 /* Start the step of the phase just set; returns like next_step. */
 static bool start_step(struct db *db, enum phase ph)
@@ -391,6 +469,11 @@ static bool statement_done(struct db *db, bool failed)
 		add_error_result(db);
 		f = classify(db->r[db->n - 1].err_no);
 		set_err_from_mysql(db, NULL);
+		/* A node that takes connections but refuses statements would
+		 * be first in the list again: the next connect tries the
+		 * others before it. */
+		if (db->err_no == ER_UNKNOWN_COM_ERROR || db->err_no == ER_ERROR_DURING_COMMIT)
+			snprintf(db->avoid, sizeof(db->avoid), "%s", db->peer);
 		if (f == DB_RETRY) {
 			db->deadlocks++;
 			/* Nothing of a round trip whose first statement failed ran:
@@ -403,16 +486,14 @@ static bool statement_done(struct db *db, bool failed)
 				return start_step(db, PH_QUERY);
 			}
 		}
-		finish(db, db->setup ? DB_LOST : f);
-		return false;
+		return end_round(db, db->setup ? DB_LOST : f);
 	}
 	if (mysql_field_count(db->my) > 0)
 		return start_step(db, PH_STORE);
 	add_result(db)->affected = (uint64_t)mysql_affected_rows(db->my);
 	if (mysql_more_results(db->my))
 		return start_step(db, PH_NEXT);
-	finish(db, DB_OK);
-	return false;
+	return end_round(db, DB_OK);
 }
 
 /* Decide what follows a completed step. Returns true when another step
@@ -422,37 +503,34 @@ static bool next_step(struct db *db)
 	switch (db->phase) {
 	case PH_CONNECT:
 		if (!db->conn_ret) {
-			set_err_from_mysql(db, "cannot connect");
-			finish(db, DB_LOST);
-			return false;
+			char what[320];
+			snprintf(what, sizeof(what), "cannot connect to %s", db->peer);
+			set_err_from_mysql(db, what);
+			return end_round(db, DB_LOST);
 		}
 		db->setup = true;
 		sb_reset(&db->sql);
-		sb_adds(&db->sql, "SELECT @@max_allowed_packet");
+		sb_adds(&db->sql, SETUP_SQL);
 		return start_step(db, PH_QUERY);
 	case PH_QUERY:
 		return statement_done(db, db->iret != 0);
 	case PH_NEXT:
 		if (db->iret > 0)
 			return statement_done(db, true);
-		if (db->iret < 0) {
-			finish(db, DB_OK);
-			return false;
-		}
+		if (db->iret < 0)
+			return end_round(db, DB_OK);
 		return statement_done(db, false);
 	case PH_STORE:
 		if (!db->res_ret) {
 			/* Announced but unreadable: the link failed mid-way. */
 			set_err_from_mysql(db, "reading a result");
-			finish(db, DB_LOST);
-			return false;
+			return end_round(db, DB_LOST);
 		}
 		add_rows(db, db->res_ret);
 		db->res_ret = NULL;
 		if (mysql_more_results(db->my))
 			return start_step(db, PH_NEXT);
-		finish(db, DB_OK);
-		return false;
+		return end_round(db, DB_OK);
 	case PH_NONE:
 		break;
 	}
@@ -523,7 +601,8 @@ static void on_deadline(EV_P_ ev_timer *t, int revents)
 	/* Whatever the server does with the statement now, this session
 	 * will never see it: the caller treats it as a lost connection. */
 	set_deadline_err(db, db->dead_s);
-	finish(db, DB_LOST);
+	if (end_round(db, DB_LOST))
+		arm(db);
 }
 
 static void start_deadline(struct db *db, double seconds)
@@ -539,20 +618,45 @@ static char *dup_or_null(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg)
+static void format_peer(const struct host_port *h, char *buf, size_t len)
 {
-	unsigned int timeout = (unsigned int)cfg->db_connect_timeout;
-	const bool sock = cfg->db_socket && *cfg->db_socket;
+	snprintf(buf, len, strchr(h->name, ':') ? "[%s]:%u" : "%s:%u", h->name, h->port);
+}
+
+/* The node to avoid, if it is in the list, goes to its end (once). */
+static void avoid_last(struct db *db)
+{
+	char p[300];
+
+	for (int i = 0; db->avoid[0] && i < db->n_hosts - 1; i++) {
+		format_peer(&db->hosts[i], p, sizeof(p));
+		if (strcmp(p, db->avoid) == 0) {
+			struct host_port h = db->hosts[i];
+			memmove(&db->hosts[i], &db->hosts[i + 1], (size_t)(db->n_hosts - 1 - i) * sizeof(h));
+			db->hosts[db->n_hosts - 1] = h;
+			break;
+		}
+	}
+	db->avoid[0] = '\0';
+}
+
+/* A new handle for the server at host_at, set up as every kyu session
+ * is. */
+static int open_host(struct db *db)
+{
+	unsigned int timeout = db->connect_timeout;
 	my_bool off = 0;
 
-	db_close(db);
-	free_params(db);
 	db->my = mysql_init(NULL);
 	if (!db->my) {
 		snprintf(db->err, sizeof(db->err), "cannot connect: out of memory");
 		db->err_no = CR_OUT_OF_MEMORY;
 		return -1;
 	}
+	if (db->socket)
+		snprintf(db->peer, sizeof(db->peer), "%s", db->socket);
+	else
+		format_peer(&db->hosts[db->host_at], db->peer, sizeof(db->peer));
 	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
@@ -569,18 +673,44 @@ static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn
 	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
 	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-	db->host = sock ? NULL : dup_or_null(cfg->db_host);
-	db->port = sock ? 0 : (unsigned)cfg->db_port;
-	db->socket = sock ? xstrdup(cfg->db_socket) : NULL;
+	db->phase = PH_CONNECT;
+	db->connecting = true;
+	db->sent_at = mono_now();
+	return 0;
+}
+
+static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg)
+{
+	const bool sock = cfg->db_socket && *cfg->db_socket;
+	int rc;
+
+	db_close(db);
+	free_params(db);
+	db->connect_timeout = (unsigned)cfg->db_connect_timeout;
+	if (sock) {
+		db->socket = xstrdup(cfg->db_socket);
+	} else {
+		/* The configuration was checked when it was read; an empty
+		 * list means Connector/C's default, localhost. */
+		rc = hosts_parse(cfg->db_host, (unsigned)cfg->db_port, db->hosts, HOSTS_MAX, &db->n_hosts);
+		if (rc < 0 || db->n_hosts == 0) {
+			snprintf(db->hosts[0].name, sizeof(db->hosts[0].name), "localhost");
+			db->hosts[0].port = (unsigned)cfg->db_port;
+			db->n_hosts = 1;
+		}
+		avoid_last(db);
+	}
+	db->host_at = 0;
 	db->user = dup_or_null(cfg->db_user);
 	db->password = dup_or_null(cfg->db_password);
 	db->name = dup_or_null(cfg->db_name);
-	db->connect_timeout = (unsigned)cfg->db_connect_timeout;
-	db->phase = PH_CONNECT;
+	if (open_host(db) < 0) {
+		free_params(db);
+		return -1;
+	}
 	db->retries = 0;
 	db->done = done;
 	db->arg = arg;
-	db->sent_at = mono_now();
 	db->round_trips++;
 	return 0;
 }
@@ -644,17 +774,17 @@ static void sync_done(void *arg, const struct db_reply *reply)
 /* Wait in poll() for what Connector/C asks, within the deadline. */
 static void run_blocking(struct db *db, double limit, bool waiting, struct sync_wait *sw)
 {
-	double end = mono_now() + limit;
-
 	while (waiting && !sw->done) {
 		struct pollfd p = { .fd = (int)mysql_get_socket(db->my) };
-		double left = end - mono_now();
+		/* From the start of the attempt: each server of a connect's list
+		 * gets the whole limit. */
+		double left = db->sent_at + limit - mono_now();
 		int ms = left > 0 ? (int)(left * 1000) + 1 : 0, ready = 0, r;
 
 		if (left <= 0) {
 			set_deadline_err(db, limit);
-			finish(db, DB_LOST);
-			return;
+			waiting = end_round(db, DB_LOST);
+			continue;
 		}
 		if (db->wait & (MYSQL_WAIT_READ | MYSQL_WAIT_EXCEPT))
 			p.events |= POLLIN | POLLPRI;

@@ -75,8 +75,12 @@ typedef void db_done_fn(void *arg, const struct db_reply *reply);
 struct db *db_new(struct ev_loop *loop, double deadline);
 void db_free(struct db *db);
 
-/* Start connecting (closing any previous connection). done runs with
- * fail DB_OK once the session is set up, else DB_LOST. Returns 0, or -1
+/* Start connecting (closing any previous connection) to the server of
+ * cfg's socket, or to the first of its host list that answers and passes
+ * the session set-up (a Galera node must be ready to serve): each is
+ * tried in the order given, with the whole connect deadline. done runs
+ * with fail DB_OK once the session is set up, else DB_LOST (db_error
+ * names the last server's failure). Returns 0, or -1
  * when it could not even start (db_error says why; done is not called). */
 int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg);
 /* Send sql (taken over: sb is left empty) on an idle connection. done may
@@ -96,6 +100,8 @@ enum db_fail db_query(struct db *db, const char *sql, size_t len, const struct d
 void db_close(struct db *db);
 bool db_connected(const struct db *db);
 bool db_idle(const struct db *db); /* connected and nothing in flight */
+/* The server connected to (or last tried): HOST:PORT, or the socket. */
+const char *db_peer(const struct db *db);
 const char *db_error(const struct db *db);
 /* The number of the error db_error describes: MariaDB's (server or
  * client), DB_ERR_NO_ANSWER for a deadline that passed; 0 before any. */

@@ -594,6 +594,30 @@ static int exec_web(const char *path, int argc, char **argv)
 	return r == ENOENT ? 127 : 126;
 }
 
+/* list, show and stats only read: with [database] replica set they read
+ * there, and from host when it does not answer (said on stderr, since the
+ * answer then comes from elsewhere than asked). Returns true when db is
+ * connected to the replica. */
+static bool reads_replica(const struct kyu_config *cfg, struct db *db, const char *cmd, int argc)
+{
+	struct kyu_config rc = *cfg;
+
+	if (!cfg->db_replica || !*cfg->db_replica)
+		return false;
+	if (strcmp(cmd, "list") != 0 && strcmp(cmd, "stats") != 0 &&
+	    !(strcmp(cmd, "show") == 0 && argc == 2))
+		return false;
+	/* The same account and database, over TCP: socket names the
+	 * primary's local server. */
+	rc.db_host = cfg->db_replica;
+	rc.db_socket = NULL;
+	if (db_connect(db, &rc) == 0)
+		return true;
+	fprintf(stderr, "kyu: note: the replica does not answer (%s); reading from the primary\n",
+		db_error(db));
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = getenv("KYU_CONFIG");
@@ -653,7 +677,7 @@ int main(int argc, char **argv)
 	/* A short-lived client may block; a server that stops answering
 	 * still ends the command after connect_timeout + 30 s. */
 	db = db_new(NULL, 30);
-	if (db_connect(db, &cfg) < 0) {
+	if (!reads_replica(&cfg, db, cmd, argc) && db_connect(db, &cfg) < 0) {
 		fprintf(stderr, "kyu: %s\n", db_error(db));
 		goto out;
 	}

@@ -753,13 +753,21 @@ void store_finish_read(const struct db_reply *r, const struct finish *f, int cou
 	}
 }
 
-void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg)
+void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock)
 {
 	/* GET_LOCK with no wait: if another session is cleaning, skip. The
 	 * variable is a constant for the DELETE, so without the lock it
-	 * reads no rows. */
+	 * reads no rows. The lock only saves work: both DELETEs are
+	 * idempotent (a row another session deleted first is simply not
+	 * found), so two cleaners at once (GET_LOCK is node-local on Galera)
+	 * or one without the lock (a server that refuses GET_LOCK) do no
+	 * harm. Without it the statements keep their places, so the reply
+	 * reads the same. */
+	if (lock)
+		sb_adds(sb, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); ");
+	else
+		sb_adds(sb, "SET @kyu_cleanup = 1; ");
 	sb_printf(sb,
-		  "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); "
 		  "DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
 		  "AND status IN ('succeeded', 'failed', 'cancelled') "
 		  "AND updated_at < NOW(6) - INTERVAL %d SECOND LIMIT %d; "
@@ -767,9 +775,20 @@ void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg)
 		   * a queue no longer rated) count for nothing any more. */
 		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "
 		  "WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR "
-		  "s.at < NOW(6) - INTERVAL q.rate_period SECOND); "
-		  "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)",
+		  "s.at < NOW(6) - INTERVAL q.rate_period SECOND); ",
 		  cfg->retention, cfg->cleanup_batch);
+	sb_adds(sb, lock ? "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)"
+			 : "DO 0");
+}
+
+void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	store_cleanup_build_lock(sb, cfg, true);
+}
+
+bool store_cleanup_lock_refused(const struct db_reply *r)
+{
+	return r->fail == DB_ERROR && r->n == 1 && r->r[0].err_no != 0;
 }
 
 int64_t store_cleanup_read(const struct db_reply *r)

@@ -143,8 +143,13 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 /* ---- retention --------------------------------------------------------- */
 
 /* Delete one batch of finished rows older than the retention, only if no
- * other session holds the cleanup lock; released in the same round trip. */
-void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg);
+ * other session holds the cleanup lock; released in the same round trip.
+ * lock false: without the lock (for a server that refuses GET_LOCK). */
+void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock);
+void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg); /* lock true */
+/* The reply failed at GET_LOCK itself (Galera releases refuse it with
+ * 1235): then the next cleanup goes without it. */
+bool store_cleanup_lock_refused(const struct db_reply *r);
 /* Rows deleted (0 when another session held the lock), or -1. */
 int64_t store_cleanup_read(const struct db_reply *r);
 

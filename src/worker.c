@@ -54,6 +54,16 @@ extern char **environ;
 /* A server that refuses writes for now (read-only, disk full) is asked
  * again this often. */
 #define BUSY_RETRY 1.0
+/* A claim or a flush that deadlocked (on Galera: failed certification,
+ * another node's commit took the same rows) after db.c's immediate
+ * retries waits CONFLICT_BASE * 2^(n-1), at most CONFLICT_CAP, jittered by
+ * half either way, so that workers that collided do not collide again in
+ * step; a spell of CONFLICT_LOG of them in a row is logged once. */
+#define CONFLICT_BASE 0.005
+#define CONFLICT_CAP 0.5
+#define CONFLICT_LOG 20
+/* A connection that lasted this long resets the reconnect backoff. */
+#define STABLE_CONNECTION 5.0
 /* Under load, the queue directory is read again at least this often, so a
  * queue that gains due jobs gets its share within a fraction of a second
  * even while others keep every claim full. */
@@ -94,6 +104,7 @@ struct worker {
 	int exit_status;
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
+	double connected_at;  /* monotonic: when the connection in use was set up */
 	ev_timer reconnect_w;
 
 	/* What the statement in flight was. */
@@ -145,6 +156,9 @@ struct worker {
 	struct results results;
 	struct lease lease;
 	double flush_after; /* a deadlocked flush waits until then */
+	double claim_after; /* a claim that deadlocked waits until then */
+	int conflicts;      /* claims or flushes deadlocked in a row */
+	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
 
 	/* Claim pacing. */
 	bool wanted, more, more_sent, cleanup_wanted, reconnect_wanted;
@@ -239,6 +253,11 @@ static void schedule_reconnect(struct worker *w)
  * fence timer kills them if it stays gone too long. */
 static void db_lost(struct worker *w, const char *why)
 {
+	/* A connection that failed soon after it was made (a Galera node
+	 * that takes connections but refuses statements) keeps the backoff
+	 * growing, rather than reconnecting twice a second. */
+	if (mono_now() - w->connected_at >= STABLE_CONNECTION)
+		w->reconnect_delay = 0.5;
 	if (!w->outage) {
 		log_warn("database connection lost: %s", why);
 		w->outage = true;
@@ -265,13 +284,15 @@ static void on_connected(void *arg, const struct db_reply *r)
 		schedule_reconnect(w);
 		return;
 	}
+	/* With several hosts, which one matters (kyud(8), "Galera"). */
+	log_info("connected to %s", db_peer(w->db));
 	if (w->outage)
 		log_notice("database connection restored");
 	if (w->ever_connected)
 		board_add(w->bw, BC_RECONNECTS, 1);
 	w->ever_connected = true;
 	w->outage = false;
-	w->reconnect_delay = 0.5;
+	w->connected_at = mono_now();
 	w->wanted = true;
 	w->prepared = false;
 	w->txn_dirty = false;
@@ -708,6 +729,23 @@ static void forget_parts(struct worker *w)
 	w->sent.n_parts = 0;
 }
 
+/* One more conflict in a row: when to try again (monotonic). */
+static double conflict_backoff(struct worker *w, double now)
+{
+	double d = CONFLICT_BASE;
+
+	for (int i = 1; i < w->conflicts && d < CONFLICT_CAP; i++)
+		d *= 2;
+	if (d > CONFLICT_CAP)
+		d = CONFLICT_CAP;
+	w->conflicts++;
+	if (w->conflicts == CONFLICT_LOG)
+		log_warn("%d deadlocks or certification conflicts in a row; results are kept and "
+			 "retried with up to %.1f s between tries",
+			 CONFLICT_LOG, CONFLICT_CAP);
+	return now + d * (0.5 + (double)(random_token() % 1024) / 1024.0);
+}
+
 static void on_claim(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
@@ -745,9 +783,13 @@ static void on_claim(void *arg, const struct db_reply *r)
 		reply_failed(w, r, "acquiring jobs");
 		w->dir_wanted = true;
 		/* A deadlock of the claim UPDATE behind finishes that rode along
-		 * (they are done; it is not re-sent within the round trip): the
-		 * rows are still there to claim, so claim again at once. */
+		 * (they are done; it is not re-sent within the round trip), or
+		 * one that outlasted db.c's retries (on Galera a certification
+		 * conflict with another node's claim): the rows are still there
+		 * to claim, so claim again after a short jittered wait. Results
+		 * that did not get through stay and ride along again. */
 		if (r->fail == DB_RETRY) {
+			w->claim_after = conflict_backoff(w, now);
 			w->wanted = true;
 			return;
 		}
@@ -762,6 +804,7 @@ static void on_claim(void *arg, const struct db_reply *r)
 		w->recheck_at = now + wake_recheck[w->recheck_step++];
 	else
 		w->recheck_armed = false;
+	w->conflicts = 0;
 	if (w->busy_logged)
 		log_notice("the database takes writes again");
 	w->busy_logged = false;
@@ -844,7 +887,7 @@ static int claim_size(const struct worker *w)
 	int room = w->cfg.slots + prefetch_target(&w->held);
 	int want = room - w->n_running - w->held.n;
 
-	if (w->draining || want <= 0)
+	if (w->draining || want <= 0 || mono_now() < w->claim_after)
 		return 0;
 	if (w->wanted)
 		return want;
@@ -985,6 +1028,7 @@ static void on_finish(void *arg, const struct db_reply *r)
 	results_recorded(w, done, rejected);
 	switch (r->fail) {
 	case DB_OK:
+		w->conflicts = 0;
 		if (w->busy_logged)
 			log_notice("the database takes writes again");
 		w->busy_logged = false;
@@ -1001,7 +1045,7 @@ static void on_finish(void *arg, const struct db_reply *r)
 		 * and try again shortly; they are only lost if the lease runs
 		 * out first, and then the job simply runs again. */
 		log_debug("recording results: %s; retrying", r->err);
-		w->flush_after = mono_now() + 0.05;
+		w->flush_after = conflict_backoff(w, mono_now());
 		break;
 	case DB_ERROR:
 		/* The statement of one result failed and would fail again as it
@@ -1072,7 +1116,16 @@ static void on_cleanup(void *arg, const struct db_reply *r)
 	if (n > 0)
 		log_info("retention: deleted %" PRId64 " finished jobs older than %d s", n,
 			 w->cfg.retention);
-	else if (n < 0)
+	else if (!w->cleanup_lockless && store_cleanup_lock_refused(r)) {
+		/* The lock only keeps two cleaners from doing the same work
+		 * (store.c): retention must not stop for want of it. Said once
+		 * per worker; the server's answer will not change. */
+		log_notice("retention: the server refuses GET_LOCK (%s); deleting without the lock "
+			   "from now on",
+			   r->err);
+		w->cleanup_lockless = true;
+		w->cleanup_wanted = true;
+	} else if (n < 0)
 		reply_failed(w, r, "retention delete");
 }
 
@@ -1081,7 +1134,7 @@ static void send_cleanup(struct worker *w)
 	struct strbuf sb = { 0 };
 
 	w->cleanup_wanted = false;
-	store_cleanup_build(&sb, &w->cfg);
+	store_cleanup_build_lock(&sb, &w->cfg, !w->cleanup_lockless);
 	send_or_log(w, &sb, on_cleanup, IF_CLEANUP, "retention delete");
 }
 
@@ -1219,6 +1272,8 @@ static void arm_tick(struct worker *w, double now)
 	}
 	if (w->held.n > 0 && (next == 0 || prefetch_expiry(&w->held) < next))
 		next = prefetch_expiry(&w->held);
+	if (w->wanted && w->claim_after > now && (next == 0 || w->claim_after < next))
+		next = w->claim_after;
 	/* Only while the connection is idle: a reply, or the reconnect
 	 * timer, wakes the loop otherwise. */
 	if (w->sched_on && !w->draining && db_idle(w->db)) {

@@ -944,6 +944,28 @@ static void test_cleanup(void)
 	rep.fail = DB_OK;
 	rep.n = 3;
 	CHECK(store_cleanup_read(&rep) == -1);
+	CHECK(!store_cleanup_lock_refused(&rep));
+
+	/* A server that refuses GET_LOCK (1235 on some Galera releases): the
+	 * reply fails at the first statement, and the next cleanup goes
+	 * without the lock, with the same statements in the same places. */
+	memset(res, 0, sizeof(res));
+	rep.fail = DB_ERROR;
+	rep.n = 1;
+	res[0].err_no = 1235;
+	CHECK(store_cleanup_lock_refused(&rep));
+	rep.n = 2; /* the DELETE failed, not the lock */
+	res[0].err_no = 0;
+	res[1].err_no = 1205;
+	CHECK(!store_cleanup_lock_refused(&rep));
+	store_cleanup_build_lock(&sb, &cfg, false);
+	CHECK_STR(sb.buf, "SET @kyu_cleanup = 1; DELETE "
+			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; "
+			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
+			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
+			  "INTERVAL q.rate_period SECOND); DO 0");
+	sb_free(&sb);
 }
 
 int main(void)
