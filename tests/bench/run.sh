@@ -697,7 +697,8 @@ fi
 # Two measurements: what the move costs per job (limit loop, 2 processes,
 # batches of 100, no spawn, with and without the move), and claims at
 # SCALE_CLAIM_RATE/s around one DROP PARTITION of HIST_DROP rows in a table of
-# HIST_DROP + HIST_KEEP (compare with the retention delete of the scale case).
+# HIST_DROP + HIST_KEEP; then, in the same run, the current way: the same rows
+# in kyu_jobs itself and kyud's retention delete (LIMIT 1000) while claiming.
 hist_table() {
 	sql_root <<'SQL'
 DROP TABLE IF EXISTS kyu_jobs_history;
@@ -756,6 +757,23 @@ if has_case history; then
 		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
 		"$(kv delete_max_ms "$dline")" "fill ${hfill}s"
 	sql_root <<<"DROP TABLE IF EXISTS kyu_jobs_history"
+
+	# The current way in the same run: the same rows in kyu_jobs itself,
+	# removed by kyud's retention delete (LIMIT 1000) while claiming.
+	note "history: kyu_jobs with $HIST_KEEP finished and $HIST_DROP expired rows, retention delete"
+	fill 0 argv
+	t0=$(date +%s.%N)
+	scale_add finished "$HIST_KEEP"
+	scale_add expired "$HIST_DROP"
+	hfill=$(elapsed "$t0")
+	scale_add runnable $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 300)))
+	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
+	dline=$("${hlim[@]}" --delete-batch 1000 --timeout 900 2>&1) || { note "history: delete failed: $dline"; dline=; }
+	row "$hist_res" "delete:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
+		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
+		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
+		"$(kv delete_max_ms "$dline")" "fill ${hfill}s, $(kv delete_stmts "$dline") statements in $(kv delete_secs "$dline") s"
+	fill 0 argv
 fi
 
 # --- wake-up latency: INSERT -> start of the command -------------------------------
@@ -1257,7 +1275,8 @@ if [ -s "$hist_res" ]; then
 	echo
 	echo "History table: finish:plain/history = limit loop (2 processes, batches of 100, no spawn) without and with"
 	echo "moving finished rows to kyu_jobs_history in the finish; drop = claims ($SCALE_BATCH rows, $SCALE_CLAIM_RATE/s) for 2 s"
-	echo "before to 2 s after one DROP PARTITION of the expired rows (base = p50/p99 just before, without it)"
+	echo "before to 2 s after one DROP PARTITION of the expired rows (base = p50/p99 just before, without it);"
+	echo "delete = the same rows in kyu_jobs, kyud's retention delete (LIMIT 1000) while claiming, for comparison"
 	table "$hist_res" '%-18s %3s %7s %7s %11s %9s %6s %7s %7s %7s %8s  %s\n' \
 		case run jobs jobs/s claim_ms finish_ms q/job p50 p99 max drop_ms note
 fi
