@@ -691,91 +691,6 @@ if has_case daemons && [ "$kyud_ok" = 1 ]; then
 	done
 fi
 
-# --- history table: the partition-based alternative to the retention delete -----
-# Finished rows leave kyu_jobs for kyu_jobs_history (partitioned by finished_at)
-# in each finish's round trip; retention is then ALTER TABLE ... DROP PARTITION.
-# Two measurements: what the move costs per job (limit loop, 2 processes,
-# batches of 100, no spawn, with and without the move), and claims at
-# SCALE_CLAIM_RATE/s around one DROP PARTITION of HIST_DROP rows in a table of
-# HIST_DROP + HIST_KEEP; then, in the same run, the current way: the same rows
-# in kyu_jobs itself and kyud's retention delete (LIMIT 1000) while claiming.
-hist_table() {
-	sql_root <<'SQL'
-DROP TABLE IF EXISTS kyu_jobs_history;
-CREATE TABLE kyu_jobs_history (
-  seq BIGINT UNSIGNED NOT NULL,
-  id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  status ENUM('waiting','running','succeeded','failed','cancelled') NOT NULL,
-  attempts INT UNSIGNED NOT NULL, exit_code INT NULL, error TEXT NULL, output MEDIUMBLOB NULL,
-  host VARCHAR(255) NULL, pid INT UNSIGNED NULL, started_at DATETIME(6) NULL,
-  finished_at DATETIME(6) NOT NULL, duration DOUBLE NULL, created_at DATETIME(6) NOT NULL,
-  PRIMARY KEY (seq, finished_at), KEY kyu_jobs_history_id (id)
-) ENGINE = InnoDB
-PARTITION BY RANGE COLUMNS (finished_at) (
-  PARTITION p_old VALUES LESS THAN ('2000-01-01'),
-  PARTITION p_now VALUES LESS THAN (MAXVALUE));
-SQL
-}
-hist_add() { # hist_add FINISHED_AT FROM COUNT: in statements of at most 1M rows
-	local at=$1 from=$2 left=$3 k
-	while [ "$left" -gt 0 ]; do
-		k=$((left < 1000000 ? left : 1000000))
-		sql_root <<SQL
-INSERT INTO kyu_jobs_history (seq, id, queue, status, attempts, exit_code, host, pid, started_at,
-  finished_at, duration, created_at)
-SELECT seq, CONCAT('h-', seq), 'default', 'succeeded', 1, 0, 'bench', 1, '$at', '$at', 0.001, '$at'
-FROM seq_${from}_to_$((from + k - 1));
-SQL
-		from=$((from + k)) left=$((left - k))
-	done
-}
-if has_case history; then
-	hist_table
-	for rep in $(seq 1 "$REPEAT"); do
-		for h in plain history; do
-			hopt=()
-			[ "$h" = history ] && hopt=(--history)
-			line=$("$bin/limit" --fill -n "$N" -b 100 -k 0 -p 2 "${hopt[@]}" --no-verify --timeout 600 2>&1) ||
-				{ note "history: limit failed: $line"; continue; }
-			row "$hist_res" "finish:$h" "$rep" "$(kv jobs "$line")" "$(kv jobs_per_s "$line")" \
-				"$(kv claim_ms "$line")" "$(kv finish_ms "$line")" "$(kv q_per_job "$line")" - - - - -
-		done
-	done
-	note "history: filling kyu_jobs_history with $HIST_KEEP kept and $HIST_DROP expired rows"
-	hist_table
-	t0=$(date +%s.%N)
-	hist_add "$(date -u '+%Y-%m-%d %H:%M:%S')" 1 "$HIST_KEEP"
-	hist_add 1999-06-01 $((HIST_KEEP + 1)) "$HIST_DROP"
-	hfill=$(elapsed "$t0")
-	hlim=("$bin/limit" -b "$SCALE_BATCH" -k 0 -p 1 --isolation rc --lat --no-verify --rate "$SCALE_CLAIM_RATE")
-	fill $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 30))) argv
-	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
-	dline=$("${hlim[@]}" --drop-partition p_old --timeout 600 2>&1) || { note "history: drop failed: $dline"; dline=; }
-	row "$hist_res" "drop:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
-		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
-		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
-		"$(kv delete_max_ms "$dline")" "fill ${hfill}s"
-	sql_root <<<"DROP TABLE IF EXISTS kyu_jobs_history"
-
-	# The current way in the same run: the same rows in kyu_jobs itself,
-	# removed by kyud's retention delete (LIMIT 1000) while claiming.
-	note "history: kyu_jobs with $HIST_KEEP finished and $HIST_DROP expired rows, retention delete"
-	fill 0 argv
-	t0=$(date +%s.%N)
-	scale_add finished "$HIST_KEEP"
-	scale_add expired "$HIST_DROP"
-	hfill=$(elapsed "$t0")
-	scale_add runnable $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 300)))
-	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
-	dline=$("${hlim[@]}" --delete-batch 1000 --timeout 900 2>&1) || { note "history: delete failed: $dline"; dline=; }
-	row "$hist_res" "delete:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
-		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
-		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
-		"$(kv delete_max_ms "$dline")" "fill ${hfill}s, $(kv delete_stmts "$dline") statements in $(kv delete_secs "$dline") s"
-	fill 0 argv
-fi
-
 # --- wake-up latency: INSERT -> start of the command -------------------------------
 if has_case latency && [ "$kyud_ok" = 1 ]; then
 	for rep in $(seq 1 "$REPEAT"); do
@@ -1040,6 +955,91 @@ if has_case scale && [ "$kyud_ok" = 1 ]; then
 			done
 		done
 	done
+fi
+
+# --- history table: the partition-based alternative to the retention delete -----
+# Finished rows leave kyu_jobs for kyu_jobs_history (partitioned by finished_at)
+# in each finish's round trip; retention is then ALTER TABLE ... DROP PARTITION.
+# Two measurements: what the move costs per job (limit loop, 2 processes,
+# batches of 100, no spawn, with and without the move), and claims at
+# SCALE_CLAIM_RATE/s around one DROP PARTITION of HIST_DROP rows in a table of
+# HIST_DROP + HIST_KEEP; then, in the same run, the current way: the same rows
+# in kyu_jobs itself and kyud's retention delete (LIMIT 1000) while claiming.
+hist_table() {
+	sql_root <<'SQL'
+DROP TABLE IF EXISTS kyu_jobs_history;
+CREATE TABLE kyu_jobs_history (
+  seq BIGINT UNSIGNED NOT NULL,
+  id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  status ENUM('waiting','running','succeeded','failed','cancelled') NOT NULL,
+  attempts INT UNSIGNED NOT NULL, exit_code INT NULL, error TEXT NULL, output MEDIUMBLOB NULL,
+  host VARCHAR(255) NULL, pid INT UNSIGNED NULL, started_at DATETIME(6) NULL,
+  finished_at DATETIME(6) NOT NULL, duration DOUBLE NULL, created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (seq, finished_at), KEY kyu_jobs_history_id (id)
+) ENGINE = InnoDB
+PARTITION BY RANGE COLUMNS (finished_at) (
+  PARTITION p_old VALUES LESS THAN ('2000-01-01'),
+  PARTITION p_now VALUES LESS THAN (MAXVALUE));
+SQL
+}
+hist_add() { # hist_add FINISHED_AT FROM COUNT: in statements of at most 1M rows
+	local at=$1 from=$2 left=$3 k
+	while [ "$left" -gt 0 ]; do
+		k=$((left < 1000000 ? left : 1000000))
+		sql_root <<SQL
+INSERT INTO kyu_jobs_history (seq, id, queue, status, attempts, exit_code, host, pid, started_at,
+  finished_at, duration, created_at)
+SELECT seq, CONCAT('h-', seq), 'default', 'succeeded', 1, 0, 'bench', 1, '$at', '$at', 0.001, '$at'
+FROM seq_${from}_to_$((from + k - 1));
+SQL
+		from=$((from + k)) left=$((left - k))
+	done
+}
+if has_case history; then
+	hist_table
+	for rep in $(seq 1 "$REPEAT"); do
+		for h in plain history; do
+			hopt=()
+			[ "$h" = history ] && hopt=(--history)
+			line=$("$bin/limit" --fill -n "$N" -b 100 -k 0 -p 2 "${hopt[@]}" --no-verify --timeout 600 2>&1) ||
+				{ note "history: limit failed: $line"; continue; }
+			row "$hist_res" "finish:$h" "$rep" "$(kv jobs "$line")" "$(kv jobs_per_s "$line")" \
+				"$(kv claim_ms "$line")" "$(kv finish_ms "$line")" "$(kv q_per_job "$line")" - - - - -
+		done
+	done
+	note "history: filling kyu_jobs_history with $HIST_KEEP kept and $HIST_DROP expired rows"
+	hist_table
+	t0=$(date +%s.%N)
+	hist_add "$(date -u '+%Y-%m-%d %H:%M:%S')" 1 "$HIST_KEEP"
+	hist_add 1999-06-01 $((HIST_KEEP + 1)) "$HIST_DROP"
+	hfill=$(elapsed "$t0")
+	hlim=("$bin/limit" -b "$SCALE_BATCH" -k 0 -p 1 --isolation rc --lat --no-verify --rate "$SCALE_CLAIM_RATE")
+	fill $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 30))) argv
+	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
+	dline=$("${hlim[@]}" --drop-partition p_old --timeout 600 2>&1) || { note "history: drop failed: $dline"; dline=; }
+	row "$hist_res" "drop:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
+		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
+		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
+		"$(kv delete_max_ms "$dline")" "fill ${hfill}s"
+	sql_root <<<"DROP TABLE IF EXISTS kyu_jobs_history"
+
+	# The current way in the same run: the same rows in kyu_jobs itself,
+	# removed by kyud's retention delete (LIMIT 1000) while claiming.
+	note "history: kyu_jobs with $HIST_KEEP finished and $HIST_DROP expired rows, retention delete"
+	fill 0 argv
+	t0=$(date +%s.%N)
+	scale_add finished "$HIST_KEEP"
+	scale_add expired "$HIST_DROP"
+	hfill=$(elapsed "$t0")
+	scale_add runnable $((SCALE_CLAIM_RATE * SCALE_BATCH * (SCALE_BASE_SECS + 300)))
+	bline=$("${hlim[@]}" -t "$SCALE_BASE_SECS" --timeout 600 2>&1) || { note "history: limit failed: $bline"; bline=; }
+	dline=$("${hlim[@]}" --delete-batch 1000 --timeout 900 2>&1) || { note "history: delete failed: $dline"; dline=; }
+	row "$hist_res" "delete:$HIST_DROP/$((HIST_KEEP + HIST_DROP))" 1 "$(kv lat_claims "$dline")" - \
+		"$(kv claim_p50_ms "$bline")/$(kv claim_p99_ms "$bline")" - - \
+		"$(kv claim_p50_ms "$dline")" "$(kv claim_p99_ms "$dline")" "$(kv claim_max_ms "$dline")" \
+		"$(kv delete_max_ms "$dline")" "fill ${hfill}s, $(kv delete_stmts "$dline") statements in $(kv delete_secs "$dline") s"
+	fill 0 argv
 fi
 
 # --- web: the dashboard's pages on a big table ---------------------------------------
