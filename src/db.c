@@ -16,6 +16,7 @@
 /* Deadlocks of a statement's first step are sent again at once this many
  * times before the caller sees DB_RETRY. */
 #define DEADLOCK_RETRIES 5
+#define SQL_MODE "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
 enum phase { PH_NONE, PH_CONNECT, PH_QUERY, PH_STORE, PH_NEXT };
 
@@ -480,7 +481,11 @@ static bool statement_done(struct db *db, bool failed)
 			 * sending it again is safe. After a later statement's
 			 * failure the earlier ones are done, so that goes back to
 			 * the caller. */
-			if (db->n == 1 && db->retries < DEADLOCK_RETRIES && !db->setup) {
+			/* A lock wait is re-sent only by a blocking caller: in
+			 * the event loop the next one would hold the connection
+			 * for as long again, while leases wait behind it. */
+			if (db->n == 1 && db->retries < DEADLOCK_RETRIES && !db->setup &&
+			    (!db->loop || db->err_no != ER_LOCK_WAIT_TIMEOUT)) {
 				db->retries++;
 				reset_reply(db);
 				return start_step(db, PH_QUERY);
@@ -660,14 +665,17 @@ static int open_host(struct db *db)
 	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
 	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
-	/* Claims wait on rows an INSERT has not committed yet; keep such waits
-	 * short so a long transaction elsewhere only delays a worker. A fixed
+	/* A row lock is held by another transaction for as long as it likes
+	 * (a submitter that keeps its INSERT uncommitted): a worker, whose one
+	 * connection also renews its leases, waits a second at most and then
+	 * goes round it (ER_LOCK_WAIT_TIMEOUT is not re-sent, see
+	 * statement_done); the command-line tools wait 3 s a try. A fixed
 	 * sql_mode makes the escaping of sql_quote exact (no
 	 * NO_BACKSLASH_ESCAPES) and refuses bad values instead of mangling
 	 * them. */
 	mysql_options(db->my, MYSQL_INIT_COMMAND,
-		      "SET SESSION innodb_lock_wait_timeout = 3, "
-		      "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'");
+		      db->loop ? "SET SESSION innodb_lock_wait_timeout = 1, " SQL_MODE
+			       : "SET SESSION innodb_lock_wait_timeout = 3, " SQL_MODE);
 	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
 	 * locks that make concurrent claims and finishes deadlock; READ
 	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */

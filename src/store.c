@@ -186,8 +186,8 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
 
 /* The mark of an unrestricted queue (name) or of every queue without
  * restrictions (name NULL, the catch-all), n rows by due time. */
-static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token, const char *host,
-		     const char *name, int n)
+static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim_shape shape,
+		     uint64_t token, const char *host, const char *name, int n)
 {
 	char tok[24];
 	struct strbuf where = { 0 };
@@ -207,15 +207,22 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, uint64_t t
 		sb_adds(&where, " AND queue NOT IN (" RESTRICTED_QUEUES ")");
 	}
 	sb_adds(&where, KEY_FREE);
-	sb_adds(sb, "UPDATE IGNORE kyu_jobs ");
-	if (cfg->claim != CLAIM_PLAIN) {
-		sb_adds(sb, "JOIN (SELECT seq FROM kyu_jobs");
+	sb_adds(sb, "UPDATE IGNORE ");
+	if (shape != CLAIM_PLAIN) {
+		/* The picked rows first (STRAIGHT_JOIN): with kyu_jobs first, an
+		 * optimizer that thinks it small scans it with locking reads and
+		 * waits for the very rows SKIP LOCKED means to go round. */
+		sb_adds(sb, "(SELECT seq FROM kyu_jobs");
 		sb_add(sb, where.buf, where.len);
-		sb_printf(sb, " ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c USING (seq) ", n,
-			  cfg->claim == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
+		sb_printf(sb,
+			  " ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c STRAIGHT_JOIN kyu_jobs ON "
+			  "kyu_jobs.seq = c.seq ",
+			  n, shape == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
+	} else {
+		sb_adds(sb, "kyu_jobs ");
 	}
 	add_claim_set(sb, cfg, tok, host);
-	if (cfg->claim == CLAIM_PLAIN) {
+	if (shape == CLAIM_PLAIN) {
 		sb_add(sb, where.buf, where.len);
 		sb_printf(sb, " ORDER BY due, priority LIMIT %d", n);
 	}
@@ -224,23 +231,28 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, uint64_t t
 
 /* The two statements a restricted queue's claim executes, prepared once
  * per connection: kyu_reclaim takes expired running rows (their slot is
- * already counted), kyu_claim waiting ones. Parameters: token, queue,
- * how many. */
+ * already counted), kyu_claim waiting ones. Parameters: queue, how many,
+ * token (in the order of their placeholders). Both pick their rows with
+ * SKIP LOCKED (and STRAIGHT_JOIN, see add_mark): the queue's row lock
+ * already serialises its claimers, so a locked job row is one another
+ * transaction holds (a submitter's uncommitted INSERT, a user's UPDATE),
+ * and waiting for it would stall the whole claim round trip, leases of
+ * running jobs included. */
 static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const char *host)
 {
 	struct strbuf st = { 0 };
 
-	sb_adds(&st, "UPDATE kyu_jobs ");
+	sb_adds(&st, "UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'running' AND "
+		     "lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
+		     "STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
 	add_claim_set(&st, cfg, "?", host);
-	sb_adds(&st, " WHERE queue = ? AND status = 'running' AND lease_until <= NOW(6) "
-		     "ORDER BY lease_until LIMIT ?");
 	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
 	sql_quote(sb, st.buf, st.len);
 	sb_reset(&st);
-	sb_adds(&st, "UPDATE IGNORE kyu_jobs ");
+	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
+		     "AND due <= NOW(6)" KEY_FREE " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) "
+		     "AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
 	add_claim_set(&st, cfg, "?", host);
-	sb_adds(&st, " WHERE queue = ? AND status = 'waiting' AND due <= NOW(6)" KEY_FREE
-		     " ORDER BY due, priority LIMIT ?");
 	sb_adds(sb, "; PREPARE kyu_claim FROM ");
 	sql_quote(sb, st.buf, st.len);
 	sb_adds(sb, "; ");
@@ -272,7 +284,7 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 		stmts++;
 	}
 	if (p->reclaim) {
-		sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_tok, @kyu_q, @kyu_n; ");
+		sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_q, @kyu_n, @kyu_tok; ");
 		stmts++;
 	}
 	sb_printf(sb,
@@ -280,7 +292,7 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
 		  "kyu_queues WHERE name = @kyu_q), %d))); ",
 		  p->reclaim ? "ROW_COUNT()" : "0", n);
-	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_tok, @kyu_q, @kyu_n; ");
+	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_q, @kyu_n, @kyu_tok; ");
 	if (p->rated) {
 		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
 			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
@@ -386,7 +398,8 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		const struct qpart *p = &plan->parts[i];
 		if (p->n <= 0 || p->restricted)
 			continue;
-		add_mark(sb, cfg, token, host, p->name, p->n);
+		add_mark(sb, cfg, plan->skip_locked ? CLAIM_SKIP_LOCKED : cfg->claim, token, host,
+			 p->name, p->n);
 		sb_adds(sb, "; ");
 		stmts++;
 		lay->asked += p->n;

@@ -75,6 +75,9 @@ struct claim_plan {
 	bool directory; /* read the queue directory in the same round trip */
 	bool prepared;  /* kyu_claim and kyu_reclaim exist on this connection */
 	bool rollback;  /* a failed claim may have left its transaction open */
+	/* Mark with SELECT ... FOR UPDATE SKIP LOCKED whatever the configured
+	 * shape: a row lock held by another transaction stalled a claim. */
+	bool skip_locked;
 };
 /* Where each statement's result is in the reply. */
 struct claim_layout {

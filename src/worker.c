@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <ev.h>
+#include <mysqld_error.h>
 
 #include "board.h"
 #include "config.h"
@@ -62,6 +63,12 @@ extern char **environ;
 #define CONFLICT_BASE 0.005
 #define CONFLICT_CAP 0.5
 #define CONFLICT_LOG 20
+/* After a claim waited for a row lock (lock_waited), claims skip locked
+ * rows for this long. */
+#define SKIP_LOCKED_SPELL 30.0
+/* A lease renewal that waited for a row lock is tried again this soon,
+ * not a heartbeat interval later. */
+#define BEAT_RETRY 1.0
 /* A connection that lasted this long resets the reconnect backoff. */
 #define STABLE_CONNECTION 5.0
 /* Under load, the queue directory is read again at least this often, so a
@@ -157,6 +164,8 @@ struct worker {
 	struct lease lease;
 	double flush_after; /* a deadlocked flush waits until then */
 	double claim_after; /* a claim that deadlocked waits until then */
+	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
+	bool lock_logged; /* the current spell of lock waits was logged */
 	int conflicts;      /* claims or flushes deadlocked in a row */
 	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
 
@@ -746,6 +755,28 @@ static double conflict_backoff(struct worker *w, double now)
 	return now + d * (0.5 + (double)(random_token() % 1024) / 1024.0);
 }
 
+/* A claim waited innodb_lock_wait_timeout (1 s) for a row another
+ * transaction holds: a submitter's INSERT not committed yet, or a user's
+ * UPDATE in an open transaction, which may last for hours. The plain
+ * claim scans the (due, priority) index in order and stops at such a row
+ * (InnoDB's semi-consistent read does not cover secondary indexes), so
+ * every claim would wait behind it. Claims go round locked rows for a
+ * while instead, then try the plain shape again: it is the faster one
+ * (notes/DESIGN.md), and the lock is usually gone by then. */
+static void lock_waited(struct worker *w, double now)
+{
+	if (!w->lock_logged)
+		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
+			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
+			   SKIP_LOCKED_SPELL);
+	else
+		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
+			  SKIP_LOCKED_SPELL);
+	w->lock_logged = true;
+	w->skip_locked_until = now + SKIP_LOCKED_SPELL;
+	w->claim_after = now;
+}
+
 static void on_claim(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
@@ -788,6 +819,11 @@ static void on_claim(void *arg, const struct db_reply *r)
 		 * conflict with another node's claim): the rows are still there
 		 * to claim, so claim again after a short jittered wait. Results
 		 * that did not get through stay and ride along again. */
+		if (r->fail == DB_RETRY && db_error_code(w->db) == ER_LOCK_WAIT_TIMEOUT) {
+			lock_waited(w, now);
+			w->wanted = true;
+			return;
+		}
 		if (r->fail == DB_RETRY) {
 			w->claim_after = conflict_backoff(w, now);
 			w->wanted = true;
@@ -800,6 +836,9 @@ static void on_claim(void *arg, const struct db_reply *r)
 	}
 	if (w->sent.lay.prepares)
 		w->prepared = true;
+	/* A plain claim went through: the next lock wait is a new spell. */
+	if (now >= w->skip_locked_until + SKIP_LOCKED_SPELL)
+		w->lock_logged = false;
 	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
 		w->recheck_at = now + wake_recheck[w->recheck_step++];
 	else
@@ -955,6 +994,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	plan.parts = w->sent.parts;
 	plan.n_parts = w->sent.n_parts;
 	plan.prepared = w->prepared;
+	plan.skip_locked = now < w->skip_locked_until;
 	w->sent.token = random_token();
 	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
@@ -1093,6 +1133,8 @@ static void on_heartbeat(void *arg, const struct db_reply *r)
 	else
 		board_observe(w->bw, BH_HEARTBEAT, mono_now() - w->beat_due);
 	lease_reply(&w->lease, r);
+	if ((r->fail == DB_RETRY || r->fail == DB_BUSY) && w->lease.next_beat > mono_now() + BEAT_RETRY)
+		w->lease.next_beat = mono_now() + BEAT_RETRY;
 }
 
 static void send_heartbeat(struct worker *w)

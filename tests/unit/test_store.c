@@ -220,10 +220,10 @@ static void test_claim_build(void)
 	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
 	k = split(sb.buf, st, 8);
 	CHECK(k == 2);
-	CHECK(starts_with(st[0], "UPDATE IGNORE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
+	CHECK(starts_with(st[0], "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "
 				 "AND queue NOT IN (SELECT name FROM kyu_queues WHERE "));
-	CONTAINS(st[0], "ORDER BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner "
-			"= 123456789012345, ");
+	CONTAINS(st[0], "ORDER BY due, priority LIMIT 5 FOR UPDATE) AS c STRAIGHT_JOIN kyu_jobs ON "
+			"kyu_jobs.seq = c.seq SET owner = 123456789012345, ");
 	LACKS(sb.buf, "SKIP LOCKED");
 	LACKS(sb.buf, "queue IN");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
@@ -235,25 +235,56 @@ static void test_claim_build(void)
 
 	config(&cfg, CLAIM_JOIN, 1);
 	store_claim_build(&sb, &cfg, tok, "host", 5, NULL, 0);
-	CONTAINS(sb.buf, "JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) AND queue IN ('a') AND ");
-	CONTAINS(sb.buf, "BY due, priority LIMIT 5 FOR UPDATE) AS c USING (seq) SET owner = ");
+	CONTAINS(sb.buf, "IGNORE (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) AND queue IN ('a') AND ");
+	CONTAINS(sb.buf, "BY due, priority LIMIT 5 FOR UPDATE) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq "
+			 "= c.seq SET owner = ");
 	CONTAINS(sb.buf, "(SELECT MIN(due) FROM kyu_jobs WHERE 1 AND queue IN ('a'))");
 	sb_reset(&sb);
 
 	/* skip locked */
 	config(&cfg, CLAIM_SKIP_LOCKED, 0);
 	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
-	CHECK(starts_with(sb.buf, "UPDATE IGNORE kyu_jobs JOIN (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "));
-	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING "
-			 "(seq) SET owner = 123456789012345, ");
+	CHECK(starts_with(sb.buf, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "));
+	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN "
+			 "kyu_jobs ON kyu_jobs.seq = c.seq SET owner = 123456789012345, ");
 	CHECK(count_str(sb.buf, "; ") == 1);
 	sb_reset(&sb);
 	config(&cfg, CLAIM_SKIP_LOCKED, 2);
 	store_claim_build(&sb, &cfg, tok, "host", 9, NULL, 0);
 	CONTAINS(sb.buf, "WHERE due <= NOW(6) AND queue IN ('a','b') AND queue NOT IN");
-	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c USING (seq) SET ");
+	CONTAINS(sb.buf, "ORDER BY due, priority LIMIT 9 FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN ");
 	CHECK(count_str(sb.buf, "queue IN ('a','b')") == 2);
 	sb_reset(&sb);
+
+	/* A claim that waited for a row lock: the next ones skip locked rows
+	 * whatever the configured shape; a restricted queue's statements
+	 * always do, with the picked rows joined first. */
+	{
+		struct qpart parts[2] = { { .name = NULL, .n = 4 }, { .name = "lim", .n = 2, .restricted = true } };
+		struct claim_plan plan = { .parts = parts, .n_parts = 2, .skip_locked = true };
+		struct claim_layout lay;
+
+		config(&cfg, CLAIM_PLAIN, 0);
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CHECK(starts_with(sb.buf, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "));
+		CONTAINS(sb.buf, "LIMIT 4 FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq SET ");
+		CONTAINS(sb.buf, "PREPARE kyu_reclaim FROM 'UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND "
+				 "status = \\'running\\' AND lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR "
+				 "UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq SET owner = ?");
+		CONTAINS(sb.buf, "PREPARE kyu_claim FROM 'UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND "
+				 "status = \\'waiting\\' AND due <= NOW(6)");
+		CONTAINS(sb.buf, "ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON "
+				 "kyu_jobs.seq = c.seq SET owner = ?");
+		/* Placeholders in text order: queue, how many, token. */
+		CONTAINS(sb.buf, "EXECUTE kyu_claim USING @kyu_q, @kyu_n, @kyu_tok");
+		sb_reset(&sb);
+		plan.skip_locked = false;
+		plan.prepared = true;
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CHECK(starts_with(sb.buf, "UPDATE IGNORE kyu_jobs SET owner = "));
+		LACKS(sb.buf, "PREPARE");
+		sb_reset(&sb);
+	}
 
 	/* Plain successes ride in front: the first n_fin of fin only. */
 	{
@@ -270,7 +301,7 @@ static void test_claim_build(void)
 				"THEN 101 WHEN 12 THEN 102 END AND status IN ('running', 'cancelled')");
 		CONTAINS(st[0], "'succeeded')");
 		LACKS(st[0], "13");
-		CHECK(starts_with(st[1], "UPDATE IGNORE kyu_jobs JOIN (SELECT seq"));
+		CHECK(starts_with(st[1], "UPDATE IGNORE (SELECT seq"));
 		CONTAINS(st[1], "LIMIT 3 FOR UPDATE SKIP LOCKED");
 		CONTAINS(st[1], "SET owner = 123456789012345, ");
 		CHECK(starts_with(st[2], "SELECT j.seq"));
