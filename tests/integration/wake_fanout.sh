@@ -157,10 +157,8 @@ wait_workers_idle 6
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('long', 'q3', 'sleep 12')"
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'long'" running 30
 # The open transaction takes the shared locks the triggers' read takes, by
-# reading kyu_daemons itself: an open transaction that holds an uncommitted
-# due job would also make every claim that scans the due index wait for
-# that row (a known limit of the plain claim, notes/TODO.md), which with
-# this test's 6 s lease can fence a job on its own.
+# reading kyu_daemons itself (claim_lock_wait tests what an uncommitted due
+# job does to claims).
 root_sql -D "$T_DB" -e "BEGIN; SELECT COUNT(*) FROM kyu_daemons LOCK IN SHARE MODE;
 	DO SLEEP(25); COMMIT" >/dev/null || fail "the transaction held open failed"
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('held', 'q2', 'true')"
