@@ -178,7 +178,8 @@ int main(int argc, char **argv)
 	int c, r, rc = EX_CONFIG;
 
 	log_detect_journal();
-	log_set_role("web");
+	log_set_program("kyu-web");
+	log_set_role("");
 	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;

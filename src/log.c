@@ -10,11 +10,17 @@
 
 /* A process has exactly one role and one log level, so these are the
  * process-wide state the style allows. */
+static char log_program[16] = "kyud";
 static char log_role[32] = "kyud";
 static enum log_level log_min = LOG_LVL_INFO;
 static bool log_journal;
 
 static const char *const level_names[] = { "debug", "info", "notice", "warning", "error" };
+
+void log_set_program(const char *program)
+{
+	snprintf(log_program, sizeof(log_program), "%s", program);
+}
 
 void log_set_role(const char *role)
 {
@@ -121,9 +127,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		return;
 	/* journald reads the <N> prefix as the syslog priority (so that
 	 * journalctl -p err finds errors); anywhere else it is noise. */
-	n = snprintf(line, sizeof(line), "%skyud[%s]: ",
+	n = snprintf(line, sizeof(line), "%s%s%s%s%s: ",
 		     log_journal ? (const char *[]){ "<7>", "<6>", "<5>", "<4>", "<3>" }[level] : "",
-		     log_role);
+		     log_program, log_role[0] ? "[" : "", log_role, log_role[0] ? "]" : "");
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	va_start(ap, fmt);

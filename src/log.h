@@ -7,7 +7,10 @@
 
 enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, LOG_LVL_ERROR };
 
-/* role is e.g. "sup" or "worker 3"; copied. */
+/* Lines read "PROGRAM[ROLE]: ..." ("PROGRAM: ..." for an empty role).
+ * program defaults to "kyud"; role is e.g. "sup" or "worker 3". Both
+ * copied. */
+void log_set_program(const char *program);
 void log_set_role(const char *role);
 void log_set_level(enum log_level level);
 int log_level_parse(const char *s, enum log_level *ret);

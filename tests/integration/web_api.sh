@@ -166,7 +166,7 @@ assert_eq 400 "$(post --csrf "$u/api/job/cancel")" "an action without an id"
 assert_eq 1 "$(sql "SELECT run_at <= NOW(6) FROM kyu_jobs WHERE id = 'a-later2'")" "a-later2 after kyu run-now"
 "$KYU" -c "$T_DIR/web.ini" delete a-ok2 >/dev/null || fail "kyu delete"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'a-ok2'")" "a-ok2 after kyu delete"
-grep -E "kyud\[web\]: cancel job 'a-due1' \(from 127\.0\.0\.1\)" "$WEB_LOG" >/dev/null || fail "the cancel is not logged: $(cat "$WEB_LOG")"
+grep -E "kyu-web: cancel job 'a-due1' \(from 127\.0\.0\.1\)" "$WEB_LOG" >/dev/null || fail "the cancel is not logged: $(cat "$WEB_LOG")"
 
 
 stop_web
