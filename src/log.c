@@ -149,3 +149,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		errno = saved;
 	}
 }
+
+void log_library_line(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Libraries end their messages with a newline of their own. */
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("%s: %s", (const char *)cls, msg);
+}

@@ -3,6 +3,7 @@
 #ifndef KYU_LOG_H
 #define KYU_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, LOG_LVL_ERROR };
@@ -28,6 +29,9 @@ void log_detect_journal(void);
 bool log_journal_matches(const char *value, unsigned long long dev, unsigned long long ino);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A library's logger callback (libmicrohttpd's EXTERNAL_LOGGER): one
+ * warning line "PREFIX: message", where cls is the PREFIX string. */
+void log_library_line(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)

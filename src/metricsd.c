@@ -162,15 +162,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 }
 
 /* The library's own messages, through our log (fmt is the library's). */
-__attribute__((format(printf, 2, 0))) static void on_http_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-	(void)cls;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_warn("http: %s", msg);
-}
-
 /* Run what libmicrohttpd has to do, then wake up again when it next
  * needs to (a connection's timeout). */
 static void mhd_pump(struct mctx *m)
@@ -262,7 +253,7 @@ int metricsd_main(struct kyu_config *cfg)
 	m->db = db_new(NULL, QUERY_DEADLINE);
 	/* The logger first: the library reports options after it through it. */
 	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, m,
-				  MHD_OPTION_EXTERNAL_LOGGER, on_http_log, NULL,
+				  MHD_OPTION_EXTERNAL_LOGGER, log_library_line, (void *)(uintptr_t)"http",
 				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)METRICS_LISTEN_FD,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,

@@ -255,15 +255,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return send_error(w, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: %s", method);
 }
 
-__attribute__((format(printf, 2, 0))) static void on_http_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-	(void)cls;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	log_warn("http: %s", msg);
-}
-
 int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 {
 	struct web w = { .cfg = cfg, .o = o };
@@ -295,7 +286,7 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_http_log, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_library_line, (void *)(uintptr_t)"http" };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, o->listen_fd, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, NULL };
