@@ -22,7 +22,7 @@ refused() {
 }
 kyu() { "$KYU" -c "$T_DIR/kyu.ini" "$@"; }
 write_ini "$T_DIR/kyu.ini"
-tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta)
+tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta kyu_daemons)
 shape() { # shape DB: every table's definition, and the triggers
 	local t
 	for t in "${tables[@]}"; do
@@ -33,7 +33,7 @@ shape() { # shape DB: every table's definition, and the triggers
 }
 
 # ---- version 1 with rows: refused, upgraded, run.
-sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta"
+sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons"
 root_sql -D "$T_DB" <"$KYU_SRC/tests/fixtures/schema-v1.sql" || fail "loading version 1"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('old1', 'true'), ('old2', 'exit 0');
      INSERT INTO kyu_jobs (id, command, status, attempts) VALUES ('oldf', 'true', 'succeeded', 1)"
