@@ -23,7 +23,9 @@ status_output() { sql "SELECT CONCAT(status, ' ', REPLACE(CAST(output AS CHAR), 
 
 use_own_db_user
 # shellcheck disable=SC2086
-start_kyud $T_USER_KV kyud.workers=1 kyud.live_output=1 kyud.shutdown_grace=0
+# Heartbeats far apart (every 8 s): a row taken over by another claim is
+# noticed late, after several live writes were due.
+start_kyud $T_USER_KV kyud.workers=1 kyud.live_output=1 kyud.shutdown_grace=0 kyud.lease=20 kyud.heartbeat=8
 port=$(free_tcp_port)
 start_web "$port"
 u=$WEB_URL
@@ -61,8 +63,10 @@ assert_eq '200 [false, "succeeded", "first line\nsecond line\nlast\n"]' \
 	"$(webq "$u/api/job?id=steps" "json.dumps([d['live'], d['job']['status'], d['job']['output']])")" \
 	"kyu web: the job once it ended"
 
-# ---- (b) short jobs that print cost no live write
-sql "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('short-', seq), 'echo out; echo err >&2' FROM seq_1_to_20"
+# ---- (b) short jobs that print cost no live write (each runs a third of
+# the interval after its output: without the threshold, some would be
+# written)
+sql "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('short-', seq), 'echo out; echo err >&2; sleep 0.3' FROM seq_1_to_20"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'short-%' AND status = 'succeeded'" 20 60
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM live_writes WHERE id LIKE 'short-%'")" "live writes of short jobs"
 assert_eq 20 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'short-%' AND output = 'out\nerr\n'")" \
@@ -95,7 +99,16 @@ assert_eq 2 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'chatty-%' AND o
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('taken', '$(chatty taken)')"
 wait_for "SELECT COUNT(*) > 0 FROM live_writes WHERE id = 'taken'" 1 30
 # Another claim's token, as a daemon that took the expired row would leave.
+# Until its next heartbeat the worker still runs the job and sends its
+# live writes: two of them at least (the log counts each sent), and the
+# row is not changed by any.
+n0=$(grep -c 'wrote the output tail' "$KYUD_LOG")
 taken_at=$(sql "UPDATE kyu_jobs SET owner = 1, output = 'the other claim' WHERE id = 'taken'; SELECT NOW(6)")
+for _ in $(seq 1 $((300 * KYU_TIME_SCALE))); do
+	[ "$(grep -c 'wrote the output tail' "$KYUD_LOG")" -ge $((n0 + 3)) ] && break
+	sleep 0.1
+done
+[ "$(grep -c 'wrote the output tail' "$KYUD_LOG")" -ge $((n0 + 3)) ] || fail "no live writes sent after the takeover"
 wait_for_log "job taken: lease lost to another claim" 30
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM live_writes WHERE id = 'taken' AND at > '$taken_at'")" \
 	"live writes after the row passed to another claim"
