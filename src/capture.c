@@ -112,14 +112,17 @@ size_t capture_live_len(const struct capture *c, size_t max)
 
 void capture_live(const struct capture *c, unsigned attempt, size_t max, struct strbuf *sb)
 {
-	size_t n = capture_live_len(c, max), from_ring = n < c->tail_len ? n : c->tail_len;
+	size_t n = capture_live_len(c, max);
+	/* The ring holds the newest bytes; the rest come from the head's end
+	 * (only while nothing was cut, by capture_live_len). */
+	size_t from_head = n > c->tail_len ? n - c->tail_len : 0;
 	struct strbuf t = { 0 };
 	size_t skip = 0;
 
-	if (n > from_ring)
-		sb_add(&t, c->head + c->head_len - (n - from_ring), n - from_ring);
-	if (from_ring)
-		ring_last(c, from_ring, &t);
+	if (from_head)
+		sb_add(&t, c->head + c->head_len - from_head, from_head);
+	if (n - from_head)
+		ring_last(c, n - from_head, &t);
 	/* A cut may fall inside a UTF-8 sequence: begin with the next
 	 * character rather than with bytes a page shows as garbage. */
 	while (n < c->total && skip < 3 && skip < t.len && ((unsigned char)t.buf[skip] & 0xc0) == 0x80)

@@ -603,7 +603,8 @@ void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)
 
 size_t store_live_room(size_t len)
 {
-	return 2 * len + 3 * 24 + 32;
+	/* Its seq twice and its token, and the words around them. */
+	return 2 * len + 128;
 }
 
 /* Backoff for the next attempt, in SQL so that it uses the database clock:
