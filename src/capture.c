@@ -89,3 +89,60 @@ void capture_free(struct capture *c)
 	free(c->tail);
 	c->head = c->tail = NULL;
 }
+
+/* The last n bytes of the ring (n <= tail_len), oldest first. */
+static void ring_last(const struct capture *c, size_t n, struct strbuf *sb)
+{
+	size_t oldest = c->tail_len < c->tail_cap ? 0 : c->tail_pos;
+	size_t start = (oldest + c->tail_len - n) % (c->tail_cap ? c->tail_cap : 1);
+	size_t first = c->tail_cap - start < n ? c->tail_cap - start : n;
+
+	sb_add(sb, c->tail + start, first);
+	sb_add(sb, c->tail, n - first);
+}
+
+size_t capture_live_len(const struct capture *c, size_t max)
+{
+	/* Only bytes that follow each other in what the job wrote: once
+	 * something was cut, the ring alone. */
+	size_t kept = c->total > c->head_len + c->tail_len ? c->tail_len : c->head_len + c->tail_len;
+
+	return kept < max ? kept : max;
+}
+
+void capture_live(const struct capture *c, unsigned attempt, size_t max, struct strbuf *sb)
+{
+	size_t n = capture_live_len(c, max);
+	/* The ring holds the newest bytes; the rest come from the head's end
+	 * (only while nothing was cut, by capture_live_len). */
+	size_t from_head = n > c->tail_len ? n - c->tail_len : 0;
+	struct strbuf t = { 0 };
+	size_t skip = 0;
+
+	if (from_head)
+		sb_add(&t, c->head + c->head_len - from_head, from_head);
+	if (n - from_head)
+		ring_last(c, n - from_head, &t);
+	/* A cut may fall inside a UTF-8 sequence: begin with the next
+	 * character rather than with bytes a page shows as garbage. */
+	while (n < c->total && skip < 3 && skip < t.len && ((unsigned char)t.buf[skip] & 0xc0) == 0x80)
+		skip++;
+	n -= skip;
+	if (n == c->total)
+		sb_printf(sb, CAPTURE_LIVE_PREFIX "%u: %llu bytes so far]\n", attempt,
+			  (unsigned long long)c->total);
+	else
+		sb_printf(sb, CAPTURE_LIVE_PREFIX "%u: the last %zu of %llu bytes so far]\n", attempt, n,
+			  (unsigned long long)c->total);
+	if (n)
+		sb_add(sb, t.buf + skip, n);
+	sb_free(&t);
+}
+
+bool capture_is_live(const char *out, size_t len, unsigned attempt)
+{
+	char want[64];
+	int m = snprintf(want, sizeof(want), CAPTURE_LIVE_PREFIX "%u:", attempt);
+
+	return out && m > 0 && len >= (size_t)m && memcmp(out, want, (size_t)m) == 0;
+}

@@ -43,6 +43,7 @@ struct kyu_config {
 	char *metrics; /* "": no metrics process */
 	int metrics_interval;
 	int fence_margin;
+	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
 	int claim;
 	bool schedules;
 	int log_level;

@@ -57,6 +57,7 @@ struct job {
 	int wstatus; /* once ended */
 	struct rusage rusage; /* once ended: wait4's, the process and what it waited for */
 	struct capture cap;
+	uint64_t live_total; /* cap.total when its live tail was last written (live.c) */
 
 	/* private */
 	struct ev_loop *loop;

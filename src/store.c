@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "domain.h"
 
 static void add_queue_filter(struct strbuf *sb, const struct kyu_config *cfg)
@@ -595,6 +596,30 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 	return (int64_t)r->r[0].affected;
 }
 
+void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)
+{
+	sb_adds(sb, "UPDATE kyu_jobs SET output = CASE seq");
+	for (int i = 0; i < n; i++) {
+		sb_printf(sb, " WHEN %" PRIu64 " THEN ", rows[i].seq);
+		sql_quote(sb, rows[i].text, rows[i].len);
+	}
+	sb_adds(sb, " ELSE output END WHERE seq IN (");
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, "%s%" PRIu64, i ? "," : "", rows[i].seq);
+	sb_adds(sb, ") AND owner = CASE seq");
+	for (int i = 0; i < n; i++)
+		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, rows[i].seq, rows[i].token);
+	/* Not a cancelled row: its process is being ended, and the result
+	 * brings the whole output. */
+	sb_adds(sb, " END AND status = 'running'");
+}
+
+size_t store_live_room(size_t len)
+{
+	/* Its seq twice and its token, and the words around them. */
+	return 2 * len + 128;
+}
+
 /* Backoff for the next attempt, in SQL so that it uses the database clock:
  * base * 2^(attempts-1), capped, with "equal jitter" (half fixed, half
  * random) so that jobs failing together do not retry together. */
@@ -625,7 +650,11 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		/* kyud interrupted the attempt itself: not the job's fault. It
 		 * does not count, so it leaves no start and no cost (the
 		 * claim cleared them) either. */
-		sb_adds(sb, "attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
+		/* Nor its live tail (kyud.8, "Live output"): the next attempt
+		 * of the same number would pass it for its own. Before
+		 * attempts changes: MariaDB applies SET left to right. */
+		sb_adds(sb, "output = IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
+			    "NULL, output), attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
 			    "started_at = NULL");
 		/* A claimed job given back unstarted keeps its last error. */
 		if (f->error) {

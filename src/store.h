@@ -143,6 +143,22 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 			     void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status),
 			     void *arg);
 
+/* ---- live output ------------------------------------------------------- */
+
+/* The live tail of one running attempt (capture_live), to be written. */
+struct live_row {
+	uint64_t seq, token;
+	const char *text;
+	size_t len;
+};
+/* One UPDATE writing each row's text into its output, fenced like the
+ * heartbeat: a row that is no longer running under that claim's token is
+ * not touched. */
+void store_live_build(struct strbuf *sb, const struct live_row *rows, int n);
+/* Bytes store_live_build may take for a row of len bytes (escaping may
+ * double every byte). */
+size_t store_live_room(size_t len);
+
 /* ---- retention --------------------------------------------------------- */
 
 /* Delete one batch of finished rows older than the retention, only if no

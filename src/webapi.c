@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "db.h"
 #include "lock.h"
 #include "log.h"
@@ -519,8 +520,13 @@ static unsigned get_running(struct webapi *w, webapi_arg_fn *arg, void *ctx, jso
 	sb_adds(&sb, STMT_LIMIT "SELECT seq, id, queue, host, pid, attempts, max_attempts, started_at, "
 			       "ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1000000, 1) AS running_for, "
 			       "ROUND(TIMESTAMPDIFF(MICROSECOND, NOW(6), lease_until) / 1000000, 1) AS lease_left, "
-			       "LEFT(COALESCE(command, argv), 200) AS what "
-			       "FROM kyu_jobs WHERE status = 'running'");
+			       "LEFT(COALESCE(command, argv), 200) AS what, "
+			       /* The end of this attempt's live tail, without its
+			        * first line; not an earlier attempt's output,
+			        * which the row holds until kyud first writes one. */
+			       "IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
+			       "RIGHT(SUBSTRING(output, LOCATE(_binary '\\n', output) + 1), 600), NULL) "
+			       "AS output_tail FROM kyu_jobs WHERE status = 'running'");
 	if (seq)
 		sb_printf(&sb, " AND seq < %lld", (long long)seq);
 	sb_printf(&sb, " ORDER BY seq DESC LIMIT %d", WEBAPI_PAGE + 1);
@@ -613,7 +619,13 @@ static unsigned get_job(struct webapi *w, webapi_arg_fn *arg, void *ctx, json_t 
 		st = fail(out, 404, "no job with id '%s'", id);
 	} else {
 		json_t *rows = rows_json(r, 1, job_num_cols);
-		*out = json_pack("{s:O}", "job", json_array_get(rows, 0));
+		const char *status = db_cell(r, 0, 3), *attempts = db_cell(r, 0, 11);
+		/* Whether output is this attempt's live tail (kyud.8, "Live
+		 * output") rather than an earlier attempt's. */
+		bool live = status && strcmp(status, "running") == 0 && attempts &&
+			    capture_is_live(db_cell(r, 0, 31), r->lens[31],
+					    (unsigned)strtoul(attempts, NULL, 10));
+		*out = json_pack("{s:O, s:b}", "job", json_array_get(rows, 0), "live", live);
 		json_decref(rows);
 		st = 200;
 	}

@@ -29,6 +29,7 @@
 #include "db.h"
 #include "job.h"
 #include "lease.h"
+#include "live.h"
 #include "log.h"
 #include "orphans.h"
 #include "outcome.h"
@@ -92,7 +93,7 @@ static const double wake_recheck[] = { 0.3, 2.0 };
  * its commit; kyu_schedules is read once more this much later. */
 #define SCHED_RECHECK 1.0
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY };
+enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY, IF_LIVE };
 
 struct worker {
 	struct kyu_config cfg;
@@ -162,6 +163,7 @@ struct worker {
 	struct prefetch held;
 	struct results results;
 	struct lease lease;
+	struct live live; /* running jobs' output tails (live.h) */
 	double flush_after; /* a deadlocked flush waits until then */
 	double claim_after; /* a claim that deadlocked waits until then */
 	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
@@ -1149,6 +1151,48 @@ static void send_heartbeat(struct worker *w)
 	send_or_log(w, &sb, on_heartbeat, IF_HEARTBEAT, "extending leases");
 }
 
+static void on_live(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+	int n;
+
+	w->inflight = IF_NONE;
+	n = live_reply(&w->live, r);
+	switch (r->fail) {
+	case DB_OK:
+		log_debug("wrote the output tail of %d running job(s)", n);
+		if (w->live.failing)
+			log_notice("running jobs' output is written again");
+		w->live.failing = false;
+		break;
+	case DB_LOST:
+		reply_failed(w, r, "writing running jobs' output");
+		break;
+	case DB_RETRY:
+	case DB_BUSY:
+		/* Tried again at the next interval; the results and the
+		 * claims that matter say so if it lasts. */
+		log_debug("writing running jobs' output: %s; next time", r->err);
+		break;
+	case DB_ERROR:
+		/* Once per spell: it would repeat every interval. */
+		if (!w->live.failing)
+			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
+				 r->err, w->live.interval);
+		w->live.failing = true;
+		break;
+	}
+}
+
+static void send_live(struct worker *w, double now)
+{
+	struct strbuf sb = { 0 };
+
+	if (!live_build(&w->live, now, db_max_statement(w->db), &sb))
+		return;
+	send_or_log(w, &sb, on_live, IF_LIVE, "writing running jobs' output");
+}
+
 static void on_cleanup(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
@@ -1323,6 +1367,11 @@ static void arm_tick(struct worker *w, double now)
 		if (t > 0 && (next == 0 || t < next))
 			next = t;
 	}
+	if (db_idle(w->db)) {
+		double t = live_next(&w->live);
+		if (t > 0 && (next == 0 || t < next))
+			next = t;
+	}
 	if (w->reg_on && !w->draining && db_idle(w->db) && (next == 0 || w->reg_next < next))
 		next = w->reg_next > 0 ? w->reg_next : now;
 	if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
@@ -1374,6 +1423,13 @@ static bool pump_once(struct worker *w)
 	}
 	if (registry_due(w, now)) {
 		send_registry(w);
+		return true;
+	}
+	/* Behind the leases, ahead of claims and results: at most one round
+	 * trip per interval, so that a worker busy with short jobs still
+	 * shows its long ones' output. */
+	if (live_due(&w->live, now)) {
+		send_live(w, now);
 		return true;
 	}
 	if (w->recheck_at > 0 && now >= w->recheck_at) {
@@ -1529,6 +1585,7 @@ static void reload(struct worker *w, int fd)
 	log_set_level((enum log_level)w->cfg.log_level);
 	set_params(w);
 	lease_configure(&w->lease, &w->cfg);
+	live_configure(&w->live, &w->cfg);
 	/* The prepared claims carry the lease; the directory, the served
 	 * queues. */
 	w->prepared = false;
@@ -1780,6 +1837,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	set_params(&w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
+	live_init(&w.live, w.slots, w.cfg.slots, &w.cfg);
 	init_watchers(&w);
 	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
 	sched_init(&w.sched);
@@ -1805,6 +1863,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	sched_free(&w.sched);
 	forget_parts(&w);
 	lease_free(&w.lease);
+	live_free(&w.live);
 	free(w.slots);
 	db_free(w.db);
 	if (w.bw)

@@ -6,8 +6,12 @@
 "use strict";
 
 const REFRESH_MS = 5000;
+// A page that shows running jobs' output refreshes faster: kyud writes a
+// running job's tail every few seconds ([kyud] live_output).
+const LIVE_MS = 2000;
 const session = { csrf: "", readOnly: true };
 let timer = null;
+let liveView = false; // the page shown has running jobs' output
 let busy = false;
 let again = false; // a render was asked for while one ran
 
@@ -205,13 +209,19 @@ async function pageRunning(main, q) {
     el("td", { class: "num" }, dur(j.running_for)),
     el("td", { class: "num" + (j.lease_left < 0 ? " warn" : "") }, dur(j.lease_left)),
     el("td", { class: "mono cmd" }, text(j.what)),
+    el("td", {}, j.output_tail !== null ? el("pre", { class: "tail live" }, j.output_tail) : "–"),
     el("td", {}, button("cancel", "job", "cancel", j.id))));
+  liveView = d.rows.length > 0;
   main.replaceChildren(
     el("h1", {}, "Running jobs"),
     d.rows.length ? table("running", ["id", "queue", "host", "pid", "attempt", "running for",
-      "lease left", "command", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
+      "lease left", "command", "output (live tail)", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
     more(d.next, "#/running"),
-    el("p", { class: "muted" }, "kyu stores a job's output when the attempt ends: it shows on the job's page then."));
+    el("p", { class: "muted" }, "kyud writes the tail of a running job's output into its row every few " +
+      "seconds once the job has run that long ([kyud] live_output); the whole output is stored when the " +
+      "attempt ends. This page refreshes every " + LIVE_MS / 1000 + " s while jobs run."));
+  // Each tail shows its newest lines, as a terminal would.
+  for (const p of main.querySelectorAll("pre.tail.live")) p.scrollTop = p.scrollHeight;
 }
 
 function jobRows(d) {
@@ -256,16 +266,43 @@ async function pageJob(main, id) {
   for (const k of JOB_ORDER) {
     dl.append(el("dt", {}, k), el("dd", { class: "mono", "data-col": k }, text(j[k])));
   }
+  const running = j.status === "running";
+  // While it runs, output is this attempt's live tail (d.live), or until
+  // kyud first writes one, what an earlier attempt left.
+  let head = "Output", out = null, note = null;
+  if (running && d.live) {
+    head = "Output (live tail)";
+    out = el("pre", { class: "output live", id: "output", "data-live": "1" }, j.output);
+    note = el("p", { class: "muted" }, "Written by kyud every few seconds while the job runs; refreshed every " +
+      LIVE_MS / 1000 + " s. The whole output is stored when the attempt ends.");
+  } else if (running) {
+    note = el("p", { class: "muted", id: "output-none" }, "Nothing from this attempt yet: kyud writes a " +
+      "running job's output once it has run a few seconds ([kyud] live_output), and all of it when the attempt ends.");
+    if (j.output !== null) {
+      head = "Output of an earlier attempt";
+      out = el("pre", { class: "output", id: "output" }, j.output);
+    }
+  } else if (j.output !== null) {
+    out = el("pre", { class: "output", id: "output" }, j.output);
+  } else {
+    note = el("p", { class: "muted" }, j.status === "waiting" ? "Recorded when an attempt runs." : "None.");
+  }
+  // A refresh of the same job keeps the reader's place in its output, and
+  // one who was at its end (or arrives) follows the newest lines.
+  const old = document.getElementById("output");
+  const same = old && main.dataset.job === j.id;
+  const follow = !same || old.scrollTop + old.clientHeight >= old.scrollHeight - 4;
+  const top = same ? old.scrollTop : 0;
+  liveView = running;
+  main.dataset.job = j.id;
   main.replaceChildren(
     el("h1", {}, "Job ", el("span", { class: "mono" }, j.id), " ",
       el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
     jobButtons(j),
     dl,
-    el("h2", {}, "Output"),
-    j.output === null
-      ? el("p", { class: "muted" }, j.status === "running" || j.status === "waiting"
-        ? "Recorded when the attempt ends." : "None.")
-      : el("pre", { class: "output", id: "output" }, j.output));
+    el("h2", {}, head),
+    note, out);
+  if (out) out.scrollTop = running && follow ? out.scrollHeight : top;
 }
 
 async function pageSchedules(main, q) {
@@ -329,6 +366,8 @@ async function render() {
   busy = true;
   const { page, arg, q } = parseHash();
   const main = document.getElementById("main");
+  liveView = false;
+  if (page !== "job") delete main.dataset.job;
   for (const a of document.querySelectorAll("#nav a"))
     a.classList.toggle("on", a.dataset.page === page || (page === "job" && a.dataset.page === "jobs"));
   try {
@@ -348,14 +387,15 @@ async function render() {
   } finally {
     busy = false;
     if (again) { again = false; render(); }
+    schedule();
   }
 }
 
 function schedule() {
-  clearInterval(timer);
+  clearTimeout(timer);
   // Not while the tab is hidden: a dashboard left open must not poll the
   // database all night for nobody.
-  timer = setInterval(() => { if (!document.hidden) render(); }, REFRESH_MS);
+  timer = setTimeout(() => { if (document.hidden) schedule(); else render(); }, liveView ? LIVE_MS : REFRESH_MS);
 }
 
 async function start() {

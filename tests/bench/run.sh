@@ -64,6 +64,11 @@
 #            waiting for tomorrow, 10000 due, 100 running, 50 retrying; each
 #            page's first request, then WEB_REPEAT more (median and max, ms,
 #            HTTP included) from one client process, and kyu-web's VmRSS after.
+#   live     what [kyud] live_output costs: LIVE_JOBS jobs that each print LIVE_LINES
+#            lines of 80 bytes a second, run by LIVE_WORKERS workers, measured for
+#            LIVE_SECS with every interval of LIVE_INTERVALS (0: off): UPDATEs/s,
+#            bytes received and redo log written by the server per second, CPU of
+#            mariadbd and of kyud's workers; not in the default CASES.
 #   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
 #            INSERTs (one session) without the trigger, with it and no
 #            kyu_queues row, and into a queue holding its bound of waiting
@@ -73,7 +78,7 @@
 #   N             jobs per throughput case [20000]
 #   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
 #   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web
-#                 daemons history ["claims limit naive kyud idle latency scale memory queues
+#                 daemons history live ["claims limit naive kyud idle latency scale memory queues
 #                 intake web daemons"]
 #   MODES         argv and/or command: how the job is stored [argv command]
 #   LIMIT_SETS    limit loop variants, procs:batch:inflight ["1:100:2 1:100:4 2:100:2"]
@@ -107,6 +112,9 @@
 #   CLAIM_BATCHES ["1 10 100"]   CLAIM_ISOLATION ["rr rc"]   CLAIM_N [10000; 3000 for batch 1]
 #   QUEUE_SETS    queue counts of the queues case ["1 10 1000"]   QUEUE_WORKERS  workers [2]
 #   QUEUE_FUTURE  not-yet-due rows of the 1000-queue run [100000]   QUEUE_IDLE_SECS [66]
+#   LIVE_JOBS     running jobs of the live case [64]   LIVE_WORKERS  kyud workers [2]
+#   LIVE_LINES    lines each job prints per second [10]   LIVE_SECS  measuring window [30]
+#   LIVE_INTERVALS  [kyud] live_output values ["0 1 2 3 5"]
 #   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
 #   HIST_KEEP     kept rows of the history table [9000000]  HIST_DROP  rows in the dropped partition [1000000]
 #   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
@@ -139,6 +147,11 @@ QUEUE_WORKERS=${QUEUE_WORKERS:-2}
 QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
 QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
 INTAKE_N=${INTAKE_N:-3000}
+LIVE_JOBS=${LIVE_JOBS:-64}
+LIVE_WORKERS=${LIVE_WORKERS:-2}
+LIVE_LINES=${LIVE_LINES:-10}
+LIVE_SECS=${LIVE_SECS:-30}
+LIVE_INTERVALS=${LIVE_INTERVALS:-0 1 2 3 5}
 INTAKE_BOUNDS=${INTAKE_BOUNDS:-100 1000 10000}
 WEB_ROWS=${WEB_ROWS:-10000000}
 WEB_REPEAT=${WEB_REPEAT:-5}
@@ -278,6 +291,8 @@ del_res=$tmp/delete
 mem_res=$tmp/memory
 queue_res=$tmp/queues
 intake_res=$tmp/intake
+live_res=$tmp/live
+: >"$live_res"
 dmn_res=$tmp/daemons
 hist_res=$tmp/history
 : >"$hist_res"
@@ -368,7 +383,7 @@ fi
 # --- kyud ----------------------------------------------------------------------------
 kyud_ok=1
 if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory ||
-	has_case queues || has_case daemons; then
+	has_case queues || has_case daemons || has_case live; then
 	if [ ! -x "$KYUD" ]; then
 		note "kyud not found at $KYUD (set KYUD or BUILD_DIR); skipping the kyud cases"
 		echo "note: kyud cases skipped: no kyud binary at $KYUD"
@@ -1183,6 +1198,58 @@ fi
 
 # table FILE FORMAT COLUMN-NAMES...: prints the names, then each tab-separated
 # line of FILE, with FORMAT (only %s conversions; empty fields print as -)
+# Chatty jobs that run until stopped: a burst of LIVE_LINES lines, then a
+# second's sleep (one fork a second, whatever the rate).
+live_snapshot() { # prints: com_update bytes_received redo_bytes
+	sql -e "SHOW GLOBAL STATUS WHERE Variable_name IN
+	        ('Com_update','Com_update_multi','Bytes_received','Innodb_os_log_written')" |
+		awk '{v[$1]=$2} END {print v["Com_update"]+v["Com_update_multi"], v["Bytes_received"]+0,
+		      v["Innodb_os_log_written"]+0}'
+}
+workers_cpu() { local w t=0; for w in $(children "$kyud_pid"); do t=$((t + $(proc_cpu "$w"))); done; echo "$t"; }
+if has_case live && [ "$kyud_ok" = 1 ]; then
+	db_pid=$(cat "$tmp/db/mysqld.pid")
+	hz=$(getconf CLK_TCK)
+	line=$(printf 'x%.0s' $(seq 1 70))
+	for iv in $LIVE_INTERVALS; do
+		{
+			echo "TRUNCATE TABLE kyu_jobs;"
+			echo "INSERT INTO kyu_jobs (command) SELECT 'while :; do i=0; while [ \$i -lt $LIVE_LINES ]; do echo \"$line \$i\"; i=\$((i+1)); done; sleep 1; done' FROM seq_1_to_$LIVE_JOBS;"
+		} | sql
+		log=$tmp/kyud-live-$iv.log
+		conf_extra=$(printf 'slots = %d\nlive_output = %d\nlease = 60' $(((LIVE_JOBS + LIVE_WORKERS - 1) / LIVE_WORKERS)) "$iv")
+		if ! start_kyud "$LIVE_WORKERS" "$log"; then
+			row "$live_res" "$iv" "$LIVE_JOBS" - - - - - - - kyud_failed
+			conf_extra=
+			continue
+		fi
+		conf_extra=
+		for _ in $(seq 1 300); do
+			[ "$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'")" = "$LIVE_JOBS" ] && break
+			sleep 0.1
+		done
+		# Every job past its first interval, and a first write of each done.
+		sleep $((iv + 3))
+		note "live: live_output=$iv, $LIVE_JOBS jobs: measuring ${LIVE_SECS}s"
+		read -r ua ra la < <(live_snapshot)
+		da=$(proc_cpu "$db_pid")
+		wa=$(workers_cpu)
+		sleep "$LIVE_SECS"
+		read -r ub rb lb < <(live_snapshot)
+		db=$(proc_cpu "$db_pid")
+		wb=$(workers_cpu)
+		running=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'")
+		stop_kyud
+		row "$live_res" "$iv" "$LIVE_JOBS" "$running" "$LIVE_SECS" \
+			"$(awk -v d=$((ub - ua)) -v s="$LIVE_SECS" 'BEGIN {printf "%.2f", d / s}')" \
+			"$(awk -v d=$((rb - ra)) -v s="$LIVE_SECS" 'BEGIN {printf "%.1f", d / s / 1024}')" \
+			"$(awk -v d=$((lb - la)) -v s="$LIVE_SECS" 'BEGIN {printf "%.1f", d / s / 1024}')" \
+			"$(awk -v d=$((db - da)) -v s="$LIVE_SECS" -v hz="$hz" 'BEGIN {printf "%.1f", 100 * d / hz / s}')" \
+			"$(awk -v d=$((wb - wa)) -v s="$LIVE_SECS" -v hz="$hz" 'BEGIN {printf "%.1f", 100 * d / hz / s}')" ok
+	done
+	sql <<<"TRUNCATE TABLE kyu_jobs"
+fi
+
 table() {
 	local f=$1 fmt=$2
 	shift 2
@@ -1208,6 +1275,15 @@ if [ -s "$idle_res" ]; then
 	echo "window, this script's own subtracted; q/poll = q/s x poll_interval; upd = claim UPDATEs = polls)"
 	table "$idle_res" '%7s %6s %3s %5s %7s %7s %6s %4s %4s %5s %9s %9s  %s\n' \
 		workers poll_s run secs queries q/s q/poll upd sel conns rss_m_KiB rss_w_KiB note
+fi
+
+if [ -s "$live_res" ]; then
+	echo
+	echo "Live output ([kyud] live_output; 0: off): $LIVE_JOBS running jobs printing $LIVE_LINES lines of 80 bytes"
+	echo "a second each, $LIVE_WORKERS workers; per second over the window: UPDATEs the server counted (heartbeats"
+	echo "included: lease 60, every 15 s), KiB it received, KiB of redo log it wrote; CPU %, of one core"
+	table "$live_res" '%8s %5s %8s %5s %6s %7s %8s %7s %10s  %s\n' \
+		interval jobs running secs upd/s recv_KiB redo_KiB db_cpu% workers_cpu% note
 fi
 
 if [ -s "$lat_res" ]; then

@@ -4,7 +4,8 @@
 # overview while kyud runs jobs; the rendered table shows the counts the
 # table holds; a cancel clicked on the running page cancels that job (the
 # row in kyu_jobs, and kyud ends its process); a job's hostile output is
-# shown as text (no element made of it, no script run). The screenshot of
+# shown as text (no element made of it, no script run); a running job's
+# live output shows on the running page and on its own, which follows it. The screenshot of
 # the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
 # docs/web-overview.png is made).
 . "$KYU_SRC/tests/lib.sh"
@@ -108,6 +109,38 @@ assert_eq 3 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'mail' AND statu
 assert_eq "89504e47" "$(od -An -tx1 -N4 "$shot" | tr -d ' \n')" "the screenshot is a PNG"
 # kyud ends the cancelled job's process at its next heartbeat.
 wait_for_log "job $victim cancelled" 30
+
+# A running job's live output: on the running page, and on its own page,
+# which follows it as it grows without a reload and shows the whole output
+# once it ends; as text. The job goes on when the browser says so.
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('tail-1', 'live',
+     \"echo '<b>first</b>'; while [ ! -e $T_DIR/live.go ]; do sleep 0.05; done; echo second;
+       while [ ! -e $T_DIR/live.end ]; do sleep 0.05; done\")"
+wait_for "SELECT output LIKE '[kyu: live output of attempt 1:%' FROM kyu_jobs WHERE id = 'tail-1'" 1 60
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" >"$T_DIR/browser-live.out" 2>&1 <<'PY' || fail "browser, live output: $(cat "$T_DIR/browser-live.out")"
+import sys
+url, tdir, lib = sys.argv[1:4]
+sys.path.insert(0, lib)
+from webdriver import Browser
+b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1200, 620)
+try:
+    b.get(url + "/#/running")
+    b.wait("""const p = document.querySelector("tr[data-id='tail-1'] pre.tail");
+        return p && p.textContent === '<b>first</b>\\n' && p.children.length === 0""", "the running page's tail")
+    b.get(url + "/#/job/tail-1")
+    out = "document.getElementById('output')"
+    b.wait(f"const o = {out}; return o && o.dataset.live === '1' && o.children.length === 0 && "
+           "o.textContent.endsWith('\\n<b>first</b>\\n')", "the job page's live tail")
+    open(tdir + "/live.go", "w").close()
+    b.wait(f"const o = {out}; return o && o.dataset.live === '1' && o.textContent.endsWith('first</b>\\nsecond\\n')",
+           "the job page to follow the output")
+    open(tdir + "/live.end", "w").close()
+    b.wait(f"const o = {out}; return document.getElementById('job-status').textContent === 'succeeded' && "
+           "o && !o.dataset.live && o.textContent === '<b>first</b>\\nsecond\\n'", "the whole output at the end")
+    print("live ok")
+finally:
+    b.close()
+PY
 stop_web
 stop_kyud
 echo ok

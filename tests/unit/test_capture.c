@@ -5,6 +5,73 @@
 #include "capture.h"
 #include "check.h"
 
+static char *live(struct capture *c, unsigned attempt, size_t max)
+{
+	struct strbuf sb = { 0 };
+	capture_live(c, attempt, max, &sb);
+	return sb.buf;
+}
+
+/* The live tail: the last bytes written so far, after a line saying so. */
+static void test_live(void)
+{
+	struct capture c;
+	char *s, in[200], want[256];
+
+	for (int i = 0; i < 200; i++)
+		in[i] = (char)('a' + i % 26);
+	/* Nothing yet. */
+	capture_init(&c, 70);
+	CHECK(capture_live_len(&c, 16) == 0);
+	/* All of it, from the head alone. */
+	capture_add(&c, "line 1\n", 7);
+	s = live(&c, 2, 16);
+	CHECK_STR(s, "[kyu: live output of attempt 2: 7 bytes so far]\nline 1\n");
+	CHECK(capture_is_live(s, strlen(s), 2));
+	CHECK(!capture_is_live(s, strlen(s), 1));
+	CHECK(!capture_is_live(s, strlen(s), 22));
+	CHECK(!capture_is_live("line 1", 6, 2));
+	CHECK(!capture_is_live(NULL, 0, 2));
+	free(s);
+	/* Across head and ring (nothing omitted yet): contiguous. */
+	capture_add(&c, in, 40);
+	s = live(&c, 2, 16);
+	snprintf(want, sizeof(want), "[kyu: live output of attempt 2: the last 16 of 47 bytes so far]\n%.16s", in + 24);
+	CHECK_STR(s, want);
+	free(s);
+	s = live(&c, 2, 100);
+	snprintf(want, sizeof(want), "[kyu: live output of attempt 2: 47 bytes so far]\nline 1\n%.40s", in);
+	CHECK_STR(s, want);
+	free(s);
+	/* Once the middle is cut, only the ring follows on: its last 35 at most,
+	 * in order across its wrap. */
+	capture_add(&c, in, 200);
+	capture_add(&c, "wrapped", 7);
+	s = live(&c, 1, 100);
+	snprintf(want, sizeof(want), "[kyu: live output of attempt 1: the last 35 of 254 bytes so far]\n%.28swrapped",
+		 in + 172);
+	CHECK_STR(s, want);
+	free(s);
+	capture_free(&c);
+
+	/* A cut inside a UTF-8 character starts at the next one. */
+	capture_init(&c, 1000);
+	capture_add(&c, "a\xc3\xa9\xe2\x82\xacz", 7);
+	s = live(&c, 1, 5);
+	CHECK_STR(s, "[kyu: live output of attempt 1: the last 4 of 7 bytes so far]\n\xe2\x82\xacz");
+	free(s);
+	s = live(&c, 1, 3);
+	CHECK_STR(s, "[kyu: live output of attempt 1: the last 1 of 7 bytes so far]\nz");
+	free(s);
+	capture_free(&c);
+
+	/* output_limit 0: nothing to show. */
+	capture_init(&c, 0);
+	capture_add(&c, "abc", 3);
+	CHECK(capture_live_len(&c, 16) == 0);
+	capture_free(&c);
+}
+
 static char *render(struct capture *c)
 {
 	struct strbuf sb = { 0 };
@@ -83,5 +150,6 @@ int main(void)
 	CHECK_STR(s, "\n[kyu: 3 bytes omitted]\n");
 	free(s);
 	capture_free(&c);
+	test_live();
 	return check_done("capture");
 }

@@ -559,7 +559,9 @@ static void test_finish_build(void)
 		CONTAINS(st[2], "'waiting')");
 		CONTAINS(st[2], "WHERE seq = 4 AND owner = 14 ");
 		/* release: attempt not counted, no pid, error kept */
-		CHECK(starts_with(st[3], "UPDATE kyu_jobs SET lease_until = NULL, attempts = IF(attempts "
+		CHECK(starts_with(st[3], "UPDATE kyu_jobs SET lease_until = NULL, output = IF(output LIKE "
+					 "CONCAT('[kyu: live output of attempt ', attempts, ':%'), NULL, output), "
+					 "attempts = IF(attempts "
 					 "> 0, attempts - 1, 0), run_at = NOW(6), started_at = NULL, "
 					 "error = 'interrupted', status = IF(status = 'cancelled', "
 					 "'cancelled', 'waiting') WHERE seq = 5 AND owner = 15 "));
@@ -879,6 +881,23 @@ static void hb_cb(void *arg, uint64_t seq, uint64_t owner, const char *status)
 	s->calls++;
 }
 
+static void test_live(void)
+{
+	const struct live_row rows[] = {
+		{ 5, 50, "[kyu: live output of attempt 1: 3 bytes so far]\nab'", 51 },
+		{ 7, 70, "x\0y", 3 },
+	};
+	struct strbuf sb = { 0 };
+
+	store_live_build(&sb, rows, 2);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET output = CASE seq WHEN 5 THEN '[kyu: live output of "
+			  "attempt 1: 3 bytes so far]\\nab\\'' WHEN 7 THEN 'x\\0y' ELSE output END "
+			  "WHERE seq IN (5,7) AND owner = CASE seq WHEN 5 THEN 50 WHEN 7 THEN 70 END AND "
+			  "status = 'running'");
+	CHECK(sb.len <= 256 + store_live_room(51) + store_live_room(3));
+	sb_free(&sb);
+}
+
 static void test_heartbeat(void)
 {
 	struct kyu_config cfg;
@@ -1007,6 +1026,7 @@ int main(void)
 	test_finish_build();
 	test_finish_read();
 	test_heartbeat();
+	test_live();
 	test_cleanup();
 	return check_done("store");
 }
