@@ -21,8 +21,8 @@ static void add_one(struct strbuf *sb, enum list_form form, int *k, uint64_t seq
 		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, seq, token);
 }
 
-static void add_rows(struct strbuf *sb, const struct minutes_pending *p, const struct finish *f, int n,
-		     enum list_form form, bool only_unsure)
+static void add_rows(struct strbuf *sb, const struct minutes_pending *p, const struct finish *f,
+		     int n, enum list_form form, bool only_unsure)
 {
 	int k = 0;
 
@@ -47,15 +47,18 @@ bool minutes_count_build(struct strbuf *sb, const struct minutes_writer *wr,
 	}
 	if (!any)
 		return false;
-	sb_adds(sb, "; INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried) "
-		    "SELECT " MINUTES_NOW ", queue, ");
+	sb_adds(sb,
+		"; INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried) "
+		"SELECT " MINUTES_NOW ", queue, ");
 	sql_quotes(sb, wr->daemon);
 	/* The status the result left: a row whose result was rejected
 	 * belongs to another claim, one the user cancelled stays
 	 * 'cancelled'; neither is counted. */
-	sb_printf(sb, ", %d, SUM(status = 'succeeded'), SUM(status = 'failed'), SUM(status = 'waiting') "
-		      "FROM kyu_jobs WHERE seq IN (",
-		  wr->worker);
+	sb_printf(
+		sb,
+		", %d, SUM(status = 'succeeded'), SUM(status = 'failed'), SUM(status = 'waiting') "
+		"FROM kyu_jobs WHERE seq IN (",
+		wr->worker);
 	add_rows(sb, p, f, n, SEQ_LIST, false);
 	sb_adds(sb, ") AND owner = CASE seq");
 	add_rows(sb, p, f, n, OWNER_CASE, false);
@@ -68,8 +71,9 @@ bool minutes_count_build(struct strbuf *sb, const struct minutes_writer *wr,
 		add_rows(sb, p, f, n, SEQ_LIST, true);
 		sb_adds(sb, ") OR updated_at >= " DB_SESSION_START ")");
 	}
-	sb_adds(sb, " GROUP BY queue ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), "
-		    "failed = failed + VALUES(failed), retried = retried + VALUES(retried)");
+	sb_adds(sb,
+		" GROUP BY queue ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded), "
+		"failed = failed + VALUES(failed), retried = retried + VALUES(retried)");
 	return true;
 }
 

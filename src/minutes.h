@@ -88,9 +88,9 @@ void minutes_cleanup_build(struct strbuf *sb, int batch);
 
 /* The last hour per queue and minute: columns queue, ago (minutes before
  * the current one, 0 to 59), succeeded, failed, retried. */
-#define MINUTES_HOUR_SQL                                                                         \
-	"SELECT queue, TIMESTAMPDIFF(MINUTE, minute, " MINUTES_NOW ") AS ago, SUM(succeeded), "  \
-	"SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW                 \
+#define MINUTES_HOUR_SQL                                                                           \
+	"SELECT queue, TIMESTAMPDIFF(MINUTE, minute, " MINUTES_NOW ") AS ago, SUM(succeeded), "    \
+	"SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW                   \
 	" - INTERVAL 60 MINUTE GROUP BY minute, queue"
 
 #endif

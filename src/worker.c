@@ -718,8 +718,8 @@ static void on_sigchld(EV_P_ ev_signal *s, int revents)
 
 /* ---- statements ---------------------------------------------------------- */
 
-/* Append the count of f[0..n) (and of what is pending) to a round trip
- * that records them, when counting is on. */
+/* Whether round trips that record results count them now; pending
+ * counts are dropped while not. */
 static bool counting(struct worker *w)
 {
 	if (w->minutes_on && mono_now() >= w->minutes_after)
@@ -728,6 +728,8 @@ static bool counting(struct worker *w)
 	return false;
 }
 
+/* Append the count of f[0..n) (and of what is pending) to a round trip
+ * that records them, when counting is on. */
 static bool add_count(struct worker *w, struct strbuf *sb, const struct finish *f, int n)
 {
 	struct minutes_writer wr = { .daemon = w->minutes_daemon, .worker = w->index };

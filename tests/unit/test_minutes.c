@@ -24,7 +24,8 @@ static void test_count(void)
 {
 	struct minutes_writer wr = { .daemon = "h:1:ab'c", .worker = 3 };
 	struct minutes_pending p = { 0 };
-	struct finish f[3] = { fin(1, 11, OUT_SUCCEEDED), fin(2, 22, OUT_RELEASE), fin(3, 33, OUT_FAILED) };
+	struct finish f[3] = { fin(1, 11, OUT_SUCCEEDED), fin(2, 22, OUT_RELEASE),
+			       fin(3, 33, OUT_FAILED) };
 	struct strbuf sb = { 0 };
 
 	/* Nothing to count: a give-back alone, or nothing at all. */
@@ -36,8 +37,11 @@ static void test_count(void)
 	CHECK(strncmp(sb.buf, "; INSERT INTO kyu_minutes ", 26) == 0);
 	CONTAINS(sb.buf, "'h:1:ab\\'c', 3, SUM(status = 'succeeded'), SUM(status = 'failed'), "
 			 "SUM(status = 'waiting')");
-	CONTAINS(sb.buf, "WHERE seq IN (1,3) AND owner = CASE seq WHEN 1 THEN 11 WHEN 3 THEN 33 END");
-	CONTAINS(sb.buf, "GROUP BY queue ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded)");
+	CONTAINS(sb.buf,
+		 "WHERE seq IN (1,3) AND owner = CASE seq WHEN 1 THEN 11 WHEN 3 THEN 33 END");
+	CONTAINS(
+		sb.buf,
+		"GROUP BY queue ON DUPLICATE KEY UPDATE succeeded = succeeded + VALUES(succeeded)");
 	LACKS(sb.buf, DB_SESSION_START);
 	CHECK(sb.len <= minutes_count_room(&p, 3));
 	sb_free(&sb);
@@ -48,7 +52,9 @@ static void test_count(void)
 	f[0].unsure = true;
 	f[0].seq = 5;
 	CHECK(minutes_count_build(&sb, &wr, &p, f, 1));
-	CONTAINS(sb.buf, "WHERE seq IN (1,3,5) AND owner = CASE seq WHEN 1 THEN 11 WHEN 3 THEN 33 WHEN 5 THEN 11 END");
+	CONTAINS(
+		sb.buf,
+		"WHERE seq IN (1,3,5) AND owner = CASE seq WHEN 1 THEN 11 WHEN 3 THEN 33 WHEN 5 THEN 11 END");
 	CONTAINS(sb.buf, " AND (seq NOT IN (5) OR updated_at >= " DB_SESSION_START ")");
 	sb_free(&sb);
 	minutes_unsure(&p);
@@ -118,8 +124,9 @@ static void test_cleanup(void)
 	struct strbuf sb = { 0 };
 
 	minutes_cleanup_build(&sb, 500);
-	CHECK_STR(sb.buf, "; DELETE FROM kyu_minutes WHERE @kyu_cleanup = 1 AND minute < " MINUTES_NOW
-			  " - INTERVAL 7 DAY LIMIT 500");
+	CHECK_STR(sb.buf,
+		  "; DELETE FROM kyu_minutes WHERE @kyu_cleanup = 1 AND minute < " MINUTES_NOW
+		  " - INTERVAL 7 DAY LIMIT 500");
 	sb_free(&sb);
 }
 
