@@ -680,6 +680,7 @@ static int open_host(struct db *db)
 	 * locks that make concurrent claims and finishes deadlock; READ
 	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
 	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET " DB_SESSION_START " = NOW(6)");
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	db->phase = PH_CONNECT;
 	db->connecting = true;

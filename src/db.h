@@ -113,6 +113,10 @@ uint64_t db_round_trips(const struct db *db);
  * the protocol header); 1 MiB until read at connect. */
 size_t db_max_statement(const struct db *db);
 
+/* A session variable set when each session begins: NOW(6) then, by the
+ * server's clock (minutes.c tells rows this session changed by it). */
+#define DB_SESSION_START "@kyu_session_start"
+
 /* Append s as a quoted SQL string literal ('...'), or NULL when s is NULL.
  * Pure: every kyu session runs with a fixed sql_mode (without
  * NO_BACKSLASH_ESCAPES), so the escaping does not depend on the server. */

@@ -253,6 +253,10 @@ static const struct {
 	{ "kyu_daemons", "INSERT", "EXPLAIN INSERT INTO kyu_daemons () VALUES ()" },
 	{ "kyu_daemons", "UPDATE", "EXPLAIN UPDATE kyu_daemons SET queues = DEFAULT WHERE 0" },
 	{ "kyu_daemons", "DELETE", "EXPLAIN DELETE FROM kyu_daemons WHERE 0" },
+	{ "kyu_minutes", "SELECT", "EXPLAIN SELECT * FROM kyu_minutes WHERE 0" },
+	{ "kyu_minutes", "INSERT", "EXPLAIN INSERT INTO kyu_minutes () VALUES ()" },
+	{ "kyu_minutes", "UPDATE", "EXPLAIN UPDATE kyu_minutes SET succeeded = DEFAULT WHERE 0" },
+	{ "kyu_minutes", "DELETE", "EXPLAIN DELETE FROM kyu_minutes WHERE 0" },
 };
 
 /* One line per problem, on stderr. */

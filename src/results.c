@@ -107,6 +107,17 @@ void results_forget(struct results *rs, int n)
 		rs->oldest = mono_now();
 }
 
+void results_unsure(struct results *rs, int n)
+{
+	/* Counted by the batch, as results_forget does. */
+	int from_plain = n < rs->batch_plain ? n : rs->batch_plain;
+
+	for (int i = 0; i < from_plain && i < rs->n_plain; i++)
+		rs->plain[i].f.unsure = true;
+	for (int i = 0; i < n - from_plain && i < rs->n_other; i++)
+		rs->other[i].f.unsure = true;
+}
+
 bool results_strip(struct results *rs, uint64_t seq, const char *why)
 {
 	struct strbuf msg = { 0 };

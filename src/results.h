@@ -37,6 +37,9 @@ int results_count(const struct results *rs);
 const struct finish *results_batch(struct results *rs, int *n, int *n_plain);
 /* The first n of the last batch are recorded (or dropped): forget them. */
 void results_forget(struct results *rs, int n);
+/* The first n of the last batch went out in a round trip whose reply was
+ * lost: they may be recorded already (finish.unsure). */
+void results_unsure(struct results *rs, int n);
 /* The statement recording row seq's result failed and will fail again as
  * it is: keep the result but drop its output and put why in its error.
  * Returns false (and forgets the result) when it had been stripped

@@ -21,7 +21,7 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 /* The oldest database version kyud works on. 2: the first with kyu_meta,
  * whose reading is how kyud knows it is not working on an older or newer
  * shape than it expects. */

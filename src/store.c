@@ -835,7 +835,7 @@ bool store_cleanup_lock_refused(const struct db_reply *r)
 
 int64_t store_cleanup_read(const struct db_reply *r)
 {
-	if (r->fail != DB_OK || r->n < 4)
+	if (r->fail != DB_OK || r->n < STORE_CLEANUP_STMTS)
 		return -1;
 	return (int64_t)r->r[1].affected;
 }

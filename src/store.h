@@ -55,6 +55,9 @@ struct finish {
 	const char *error;
 	const char *output;
 	size_t output_len;
+	/* Sent before, in a round trip whose reply was lost: perhaps
+	 * recorded already (minutes.h). */
+	bool unsure;
 };
 
 /* A success with no output and no message: recorded in bulk. */
@@ -164,6 +167,7 @@ size_t store_live_room(size_t len);
 /* Delete one batch of finished rows older than the retention, only if no
  * other session holds the cleanup lock; released in the same round trip.
  * lock false: without the lock (for a server that refuses GET_LOCK). */
+#define STORE_CLEANUP_STMTS 4 /* statements of the cleanup */
 void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock);
 void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg); /* lock true */
 /* The reply failed at GET_LOCK itself (Galera releases refuse it with

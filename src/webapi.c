@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "capture.h"
 #include "db.h"
 #include "lock.h"
 #include "log.h"
+#include "minutes.h"
 #include "util.h"
 
 /* A page's statement must not hold the server (or the page) for long,
@@ -20,14 +23,15 @@
 #define STMT_LIMIT "SET STATEMENT max_statement_time = 5 FOR "
 #define DB_DEADLINE 8.0
 #define RETRY_WINDOW 5000
-#define HOUR_CACHE 30.0 /* seconds */
+#define HOUR_CACHE 30.0 /* seconds, for a schema without kyu_minutes */
 
 struct webapi {
 	const struct kyu_config *cfg;
 	struct db *db;
 	bool failing; /* the last statement failed, and that was logged */
-	/* The overview's last-hour rows, [queue, succeeded?, minutes ago,
-	 * count], for all queues (0) and per queue (1), read at hour_at. */
+	/* Without kyu_minutes: the overview's last-hour rows, [queue,
+	 * succeeded?, minutes ago, count], for all queues (0) and per queue
+	 * (1), read at hour_at. */
 	json_t *hour[2];
 	double hour_at;
 	bool hour_per_queue;
@@ -291,11 +295,11 @@ static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 	json_t *q = json_object_get(queues, name);
 
 	if (!q) {
-		q = json_pack("{s:s, s:i, s:i, s:i, s:f, s:b, s:n, s:n, s:n, s:i, s:n, s:i, s:o, s:o}",
+		q = json_pack("{s:s, s:i, s:i, s:i, s:f, s:b, s:n, s:n, s:n, s:i, s:n, s:i, s:o, s:n, s:o}",
 			      "queue", name, "waiting", 0, "due", 0, "running", 0, "oldest_due_age", 0.0,
 			      "paused", 0, "max_running", "rate_limit", "rate_period", "weight", 1,
 			      "max_waiting", "failed_1h", 0, "succeeded_1h",
-			      per_queue ? json_integer(0) : json_null(), "per_minute",
+			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
 			      per_queue ? zero_minutes() : json_null());
 		json_object_set_new(queues, name, q);
 	}
@@ -318,6 +322,49 @@ static void count_ended(json_t *o, const char *k, long long ago, long long n)
 	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + n));
 	if (json_is_array(pm))
 		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + n));
+}
+
+/* The last hour from kyu_minutes (schema version 4 or later), which kyud
+ * writes as jobs end: a row per minute, queue and worker, however many
+ * jobs ended. *rows gets [queue, minutes ago, succeeded, failed, retried]
+ * per queue and minute; NULL when the table is not there or not
+ * readable. */
+static int read_minutes(struct webapi *w, json_t **rows)
+{
+	static const char q[] = STMT_LIMIT MINUTES_HOUR_SQL;
+	const struct db_result *r;
+
+	unsigned e;
+
+	*rows = NULL;
+	if (run(w, q, sizeof(q) - 1, &r) < 0) {
+		/* An older schema, or an account granted the tables one by
+		 * one before there was this one: the page still works. */
+		e = db_connected(w->db) ? db_error_code(w->db) : 0;
+		return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+	}
+	*rows = json_array();
+	for (size_t i = 0; i < r->n_rows; i++) {
+		json_t *row = json_pack("[o]", webapi_text(db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
+							   r->lens[i * r->n_cols]));
+		for (unsigned c = 1; c < 5; c++)
+			json_array_append_new(row, json_integer(strtoll(db_cell(r, i, c) ? db_cell(r, i, c) : "0",
+									NULL, 10)));
+		json_array_append_new(*rows, row);
+	}
+	return 0;
+}
+
+/* Add a row of read_minutes to o (a queue's entry, or all queues'). */
+static void count_minute(json_t *o, json_t *row)
+{
+	long long ago = json_integer_value(json_array_get(row, 1));
+
+	count_ended(o, "succeeded_1h", ago, json_integer_value(json_array_get(row, 2)));
+	count_ended(o, "failed_1h", ago, json_integer_value(json_array_get(row, 3)));
+	json_object_set_new(o, "retried_1h",
+			    json_integer(json_integer_value(json_object_get(o, "retried_1h")) +
+					 json_integer_value(json_array_get(row, 4))));
 }
 
 /* Whether kyu_jobs has an index starting (status, updated_at, queue): then
@@ -379,9 +426,10 @@ static int count_waiting(struct webapi *w, json_t *queues, bool per_queue)
 }
 
 /* Per queue: the counts of waiting and running rows, read from the index
- * (status, queue, due) alone; the jobs that ended in the last hour (see
- * have_queue_hour_index); and the queue's settings. Also, for all queues,
- * the jobs that ended in the last hour, per minute. */
+ * (status, queue, due) alone; the jobs that ended in the last hour, per
+ * minute, from kyu_minutes (else from kyu_jobs: see
+ * have_queue_hour_index); and the queue's settings. Also the hour's
+ * figures for all queues. */
 static unsigned get_overview(struct webapi *w, json_t **out)
 {
 	/* A loose scan of (status, queue, due): one index dive per queue. */
@@ -408,15 +456,19 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 						  "rate_period, weight, max_waiting FROM kyu_queues "
 						  "ORDER BY name LIMIT 10000";
 	const struct db_result *r;
-	json_t *queues = json_object(), *list, *now = NULL, *all;
+	json_t *queues = json_object(), *list, *now = NULL, *all, *minutes = NULL;
 	const char **names = NULL;
 	const char *key;
 	json_t *value;
 	bool per_queue = false;
 	size_t n = 0;
 
-	all = json_pack("{s:i, s:i, s:o}", "succeeded_1h", 0, "failed_1h", 0, "per_minute", zero_minutes());
-	if (have_queue_hour_index(w, &per_queue) < 0 || run(w, oldest, sizeof(oldest) - 1, &r) < 0)
+	all = json_pack("{s:i, s:i, s:n, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
+			zero_minutes());
+	if (read_minutes(w, &minutes) < 0)
+		goto failed;
+	per_queue = minutes != NULL;
+	if ((!minutes && have_queue_hour_index(w, &per_queue) < 0) || run(w, oldest, sizeof(oldest) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
@@ -428,9 +480,19 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
 		json_object_set_new(q, "running", cell_json(r, i, 1, count_cols));
 	}
-	/* The hour's figures cost an index entry per job that ended in it:
-	 * read at most every HOUR_CACHE seconds, however many pages refresh. */
-	if (!w->hour[0] || mono_now() - w->hour_at >= HOUR_CACHE || w->hour_per_queue != per_queue) {
+	if (minutes) {
+		size_t i;
+		json_t *row;
+		json_object_set_new(all, "retried_1h", json_integer(0));
+		json_array_foreach(minutes, i, row) {
+			count_minute(all, row);
+			count_minute(queue_entry(queues, json_string_value(json_array_get(row, 0)), per_queue), row);
+		}
+	}
+	/* Without kyu_minutes, the hour's figures cost an index entry per job
+	 * that ended in it: read at most every HOUR_CACHE seconds, however
+	 * many pages refresh. */
+	if (!minutes && (!w->hour[0] || mono_now() - w->hour_at >= HOUR_CACHE || w->hour_per_queue != per_queue)) {
 		for (int pass = 0; pass < 2; pass++) {
 			/* Pass 0: all queues together; pass 1: per queue. */
 			const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
@@ -455,7 +517,7 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 		w->hour_at = mono_now();
 		w->hour_per_queue = per_queue;
 	}
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 2 && !minutes; pass++) {
 		size_t i;
 		json_t *row;
 		json_array_foreach(w->hour[pass], i, row) {
@@ -482,19 +544,26 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 	if (run(w, "SELECT NOW(6)", 13, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0))
 		now = json_string(db_cell(r, 0, 0));
 	names = xcalloc(json_object_size(queues) + 1, sizeof(*names));
-	json_object_foreach(queues, key, value)
+	json_object_foreach(queues, key, value) {
+		/* A queue that ended nothing in the hour retried nothing. */
+		if (minutes && json_is_null(json_object_get(value, "retried_1h")))
+			json_object_set_new(value, "retried_1h", json_integer(0));
 		names[n++] = key;
+	}
 	qsort(names, n, sizeof(*names), cmp_names);
 	list = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append(list, json_object_get(queues, names[i]));
 	free(names);
 	json_decref(queues);
-	*out = json_pack("{s:o, s:o, s:o, s:b, s:i, s:f}", "queues", list, "all", all, "now",
+	*out = json_pack("{s:o, s:o, s:o, s:b, s:i, s:s, s:o}", "queues", list, "all", all, "now",
 			 now ? now : json_null(), "per_queue_hour", per_queue, "count_cap", WEBAPI_COUNT_CAP,
-			 "hour_age", mono_now() - w->hour_at);
+			 "hour_source", minutes ? "kyu_minutes" : "kyu_jobs", "hour_age",
+			 minutes ? json_null() : json_real(mono_now() - w->hour_at));
+	json_decref(minutes);
 	return 200;
 failed:
+	json_decref(minutes);
 	json_decref(queues);
 	json_decref(all);
 	return db_failed(w, out, "overview");

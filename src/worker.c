@@ -31,6 +31,7 @@
 #include "lease.h"
 #include "live.h"
 #include "log.h"
+#include "minutes.h"
 #include "orphans.h"
 #include "outcome.h"
 #include "prefetch.h"
@@ -120,7 +121,10 @@ struct worker {
 		uint64_t token;
 		double claimed_at;
 		int n, n_fin;
-		int finish_count;
+		int finish_count, finish_stmts;
+		bool counted; /* the round trip ends with the count (minutes.h) */
+		bool cleanup_minutes; /* the retention round trip ends with kyu_minutes' */
+		enum minutes_outcome m;
 		struct claim_layout lay;
 		struct qpart parts[QDIR_MAX_PARTS];
 		int n_parts;
@@ -189,6 +193,13 @@ struct worker {
 	bool draining, master_gone;
 	pid_t sup_pid; /* our parent while the supervisor lives */
 	double drain_deadline;
+
+	/* Counting ended jobs in kyu_minutes (minutes.h). */
+	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
+	bool minutes_on;      /* the schema has kyu_minutes, or may have */
+	double minutes_after; /* monotonic: a count that failed is tried again then */
+	bool minutes_said;    /* a failure was logged; its end is logged once too */
+	struct minutes_pending pending;
 
 	uint64_t n_started, n_finished, n_rejected, n_given_back;
 	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
@@ -311,6 +322,8 @@ static void on_connected(void *arg, const struct db_reply *r)
 	w->schema_wanted = true;
 	sched_reset(&w->sched, mono_now());
 	w->reg_next = 0;
+	/* Recorded on the old session, perhaps counted there: unknowable now. */
+	minutes_clear(&w->pending);
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
 	/* Usable (for readiness) once on_schema has checked the version. */
@@ -381,6 +394,9 @@ static void on_schema(void *arg, const struct db_reply *r)
 	}
 	w->schema_wanted = false;
 	schema_state_read(r, &st);
+	/* Counted from version 4 on; an empty or unreadable state is tried
+	 * (a count that fails turns counting off for a while). */
+	w->minutes_on = !((st.found == SCHEMA_FOUND || st.found == SCHEMA_NO_META) && st.version < 4);
 	switch (st.found) {
 	case SCHEMA_EMPTY:
 		/* Nothing installed yet, or sql/schema.sql is being loaded
@@ -713,6 +729,79 @@ static void on_sigchld(EV_P_ ev_signal *s, int revents)
 
 /* ---- statements ---------------------------------------------------------- */
 
+/* Whether round trips that record results count them now; pending
+ * counts are dropped while not. */
+static bool counting(struct worker *w)
+{
+	if (w->minutes_on && mono_now() >= w->minutes_after)
+		return true;
+	minutes_clear(&w->pending);
+	return false;
+}
+
+/* Append the count of f[0..n) (and of what is pending) to a round trip
+ * that records them, when counting is on. */
+static bool add_count(struct worker *w, struct strbuf *sb, const struct finish *f, int n)
+{
+	struct minutes_writer wr = { .daemon = w->minutes_daemon, .worker = w->index };
+
+	return counting(w) && minutes_count_build(sb, &wr, &w->pending, f, n);
+}
+
+/* The reply r of a round trip of n_body statements, with the count after
+ * them if one was sent: the body's view in *body. */
+static void count_read(struct worker *w, const struct db_reply *r, int n_body, struct db_reply *body)
+{
+	*body = *r;
+	if (w->sent.counted)
+		w->sent.m = minutes_split(r, n_body, body);
+}
+
+/* What the count of reply r settled: f[0..n) are the results the round
+ * trip carried, of which the first `recorded` are recorded. Call before
+ * results_recorded forgets them. */
+static void count_settle(struct worker *w, const struct db_reply *r, const struct finish *f, int n,
+			 int recorded)
+{
+	if (!w->sent.counted)
+		return;
+	w->sent.counted = false;
+	switch (w->sent.m) {
+	case MINUTES_DONE:
+		minutes_clear(&w->pending);
+		if (w->minutes_said)
+			log_notice("counting ended jobs in kyu_minutes again");
+		w->minutes_said = false;
+		return;
+	case MINUTES_NOT_RUN:
+		if (r->fail == DB_LOST) {
+			/* The results may be recorded and counted already; sent
+			 * again, they count only if their row changes then. */
+			minutes_clear(&w->pending);
+			results_unsure(&w->results, n);
+		} else {
+			minutes_keep(&w->pending, f, recorded);
+		}
+		return;
+	case MINUTES_FAILED:
+		break;
+	}
+	if (r->fail == DB_RETRY || r->fail == DB_BUSY) {
+		/* A lock or a full disk: counted with the next batch. */
+		log_debug("counting ended jobs in kyu_minutes: %s; trying again", r->err);
+		minutes_keep(&w->pending, f, recorded);
+		return;
+	}
+	minutes_clear(&w->pending);
+	w->minutes_after = mono_now() + MINUTES_RETRY;
+	if (!w->minutes_said)
+		log_warn("counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
+			 "miss this worker's jobs until it works (tried every %.0f s; grants: "
+			 "kyu_jobs(7))",
+			 r->err, MINUTES_RETRY);
+	w->minutes_said = true;
+}
+
 static void results_recorded(struct worker *w, int n, int rejected)
 {
 	if (rejected > 0) {
@@ -783,13 +872,17 @@ static void on_claim(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	struct claim_reply cr;
+	struct db_reply body;
 	int got[QDIR_MAX_PARTS] = { 0 };
 	double now = mono_now();
 	bool full = true, catch_all;
 	int64_t next;
 
 	w->inflight = IF_NONE;
-	store_claim_read_plan(r, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
+	count_read(w, r, w->sent.lay.n_stmts, &body);
+	store_claim_read_plan(&body, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
+	count_settle(w, r, w->results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
+	r = &body;
 	if (cr.fin_done)
 		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
 	if (cr.dir) {
@@ -1001,6 +1094,7 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
 	store_claim_build_plan(&sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
+	w->sent.counted = add_count(w, &sb, f, n_fin);
 	w->sent.n = w->sent.lay.asked;
 	w->wanted = false;
 	if (plan.directory)
@@ -1062,11 +1156,15 @@ static void on_finish(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	const struct finish *f;
+	struct db_reply body;
 	int done, rejected;
 
 	w->inflight = IF_NONE;
 	f = w->results.view;
-	store_finish_read(r, f, w->sent.finish_count, &done, &rejected);
+	count_read(w, r, w->sent.finish_stmts, &body);
+	store_finish_read(&body, f, w->sent.finish_count, &done, &rejected);
+	count_settle(w, r, f, w->sent.finish_count, done);
+	r = &body;
 	results_recorded(w, done, rejected);
 	switch (r->fail) {
 	case DB_OK:
@@ -1114,10 +1212,17 @@ static void send_finish(struct worker *w)
 	struct strbuf sb = { 0 };
 	const struct finish *f;
 	int n, n_plain, n_stmts;
+	size_t max_len, room;
 
 	f = results_batch(&w->results, &n, &n_plain);
-	w->sent.finish_count =
-		store_finish_build(&sb, &w->cfg, f, n, db_max_statement(w->db), &n_stmts);
+	max_len = db_max_statement(w->db);
+	/* The count rides behind the results: room for it is kept. */
+	room = counting(w) ? minutes_count_room(&w->pending, n) : 0;
+	if (room < max_len / 2)
+		max_len -= room;
+	w->sent.finish_count = store_finish_build(&sb, &w->cfg, f, n, max_len, &n_stmts);
+	w->sent.finish_stmts = n_stmts;
+	w->sent.counted = add_count(w, &sb, f, w->sent.finish_count);
 	if (!send_or_log(w, &sb, on_finish, IF_FINISH, "recording results")) {
 		log_err("dropping the result of row %" PRIu64 " (the job runs again after its lease)",
 			f[0].seq);
@@ -1196,9 +1301,17 @@ static void send_live(struct worker *w, double now)
 static void on_cleanup(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
-	int64_t n = store_cleanup_read(r);
+	struct db_reply body = *r;
+	int64_t n;
 
 	w->inflight = IF_NONE;
+	/* The delete of old kyu_minutes rows, last: its failure is the
+	 * count's business (it fails the same way), not retention's. */
+	if (w->sent.cleanup_minutes &&
+	    minutes_split(r, STORE_CLEANUP_STMTS, &body) == MINUTES_FAILED)
+		log_debug("retention of kyu_minutes: %s", r->err);
+	r = &body;
+	n = store_cleanup_read(r);
 	if (n > 0)
 		log_info("retention: deleted %" PRId64 " finished jobs older than %d s", n,
 			 w->cfg.retention);
@@ -1221,6 +1334,9 @@ static void send_cleanup(struct worker *w)
 
 	w->cleanup_wanted = false;
 	store_cleanup_build_lock(&sb, &w->cfg, !w->cleanup_lockless);
+	w->sent.cleanup_minutes = counting(w);
+	if (w->sent.cleanup_minutes)
+		minutes_cleanup_build(&sb, w->cfg.cleanup_batch);
 	send_or_log(w, &sb, on_cleanup, IF_CLEANUP, "retention delete");
 }
 
@@ -1846,6 +1962,11 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		snprintf(w.daemon_id, sizeof(w.daemon_id), "%s", daemon_id);
 		w.reg_on = true;
 	}
+	/* A worker started by hand counts under a token of its own. */
+	if (daemon_id)
+		snprintf(w.minutes_daemon, sizeof(w.minutes_daemon), "%s", daemon_id);
+	else
+		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
 
 	w.cleanup_wanted = true;
 	start_connect(&w);
@@ -1858,6 +1979,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		 " late write(s) rejected",
 		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected);
 	results_free(&w.results);
+	minutes_free(&w.pending);
 	prefetch_free(&w.held);
 	qdir_free(&w.dir);
 	sched_free(&w.sched);

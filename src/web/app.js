@@ -193,7 +193,9 @@ async function pageOverview(main) {
       "oldest due", "ended per minute, 1 h", "settings", ""], rows),
     el("p", { class: "muted" }, "Database time " + text(d.now) +
       ". Waiting and due are counted up to " + d.count_cap + " per queue; failed and succeeded are the jobs " +
-      "that ended in the last hour (read " + Math.round(d.hour_age) + " s ago; at most every 30 s)." +
+      "that ended in the last hour" +
+      (d.hour_age === null ? ", as kyud counts them (" + d.all.retried_1h + " attempts failed and will retry)."
+        : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s).") +
       (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
         "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")));
 }

@@ -61,9 +61,13 @@
 #            and lock waits per 1,000 claims, statements per job, CPU busy.
 #   web      every page of kyu web (build/kyu-web) on a kyu_jobs of WEB_ROWS rows:
 #            finished over the last 24 h (1% failed) in four queues, 100000
-#            waiting for tomorrow, 10000 due, 100 running, 50 retrying; each
-#            page's first request, then WEB_REPEAT more (median and max, ms,
-#            HTTP included) from one client process, and kyu-web's VmRSS after.
+#            waiting for tomorrow, 10000 due, 100 running, 50 retrying, and
+#            their kyu_minutes rows (the same 24 h counted by WEB_WRITERS
+#            workers, a row per minute, queue and worker); each page's first
+#            request, then WEB_REPEAT more (median and max, ms, HTTP included)
+#            from one client process, and kyu-web's VmRSS after. Then the
+#            overview once more without kyu_minutes (a schema older than 4:
+#            counted on kyu_jobs, "overview_kyu_jobs").
 #   live     what [kyud] live_output costs: LIVE_JOBS jobs that each print LIVE_LINES
 #            lines of 80 bytes a second, run by LIVE_WORKERS workers, measured for
 #            LIVE_SECS with every interval of LIVE_INTERVALS (0: off): UPDATEs/s,
@@ -121,6 +125,7 @@
 #   DAEMON_MODES  true (N /bin/true jobs) and/or sleep (DAEMON_SLEEP_N per daemon of
 #                 /bin/sleep DAEMON_SLEEP: slot-bound, shows claims scaling) ["true sleep"]
 #   WEB_ROWS      rows of the web case's table [10000000]   WEB_REPEAT  requests per page [5]
+#   WEB_WRITERS   workers whose kyu_minutes rows the web case fills [16]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -155,6 +160,7 @@ LIVE_INTERVALS=${LIVE_INTERVALS:-0 1 2 3 5}
 INTAKE_BOUNDS=${INTAKE_BOUNDS:-100 1000 10000}
 WEB_ROWS=${WEB_ROWS:-10000000}
 WEB_REPEAT=${WEB_REPEAT:-5}
+WEB_WRITERS=${WEB_WRITERS:-16}
 MODES=${MODES:-argv command}
 LIMIT_SETS=${LIMIT_SETS:-1:100:2 1:100:4 2:100:2}
 NAIVE_PROCS=${NAIVE_PROCS:-1}
@@ -1088,7 +1094,16 @@ if has_case web; then
 			NOW(6) + INTERVAL 1 HOUR, 'bench', seq, NOW(6) FROM seq_1_to_100"
 		sql -e "INSERT INTO kyu_jobs (id, queue, argv, attempts, error, run_at) SELECT CONCAT('web-t-', seq),
 			'billing', '[\"/bin/true\"]', 1, 'exited with status 1', NOW(6) + INTERVAL 1 HOUR FROM seq_1_to_50"
-		sql -e "ANALYZE TABLE kyu_jobs" >/dev/null
+		# What kyud would have counted for those 24 h: a row per minute,
+		# queue and worker (four workers a daemon), the jobs shared out.
+		per=$((fin / 1440 / 4 / WEB_WRITERS))
+		sql -e "TRUNCATE TABLE kyu_minutes;
+			INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried)
+			SELECT UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND - INTERVAL m.seq MINUTE,
+			ELT(q.seq, 'mail', 'reports', 'thumbs', 'billing'), CONCAT('bench:', (w.seq - 1) DIV 4, ':0'),
+			1 + (w.seq - 1) % 4, $per - $per DIV 100, $per DIV 100, w.seq % 2
+			FROM seq_0_to_1439 AS m, seq_1_to_4 AS q, seq_1_to_${WEB_WRITERS} AS w"
+		sql -e "ANALYZE TABLE kyu_jobs, kyu_minutes" >/dev/null
 		fill_s=$(elapsed "$t0")
 		# A cursor from the middle of the succeeded rows: a page deep in the list.
 		mid=$(sql -e "SELECT CONCAT(updated_at, ',', seq) FROM kyu_jobs WHERE status = 'succeeded'
@@ -1100,9 +1115,10 @@ if has_case web; then
 		"$BUILD_DIR/kyu-web" -c "$tmp/web.ini" 2>"$tmp/web.log" &
 		web_pid=$!
 		for _ in $(seq 1 50); do port_busy "$wport" && break; sleep 0.2; done
-		python3 - "http://127.0.0.1:$wport" "$WEB_REPEAT" "$mid" "web-f-$((fin / 3))" >>"$web_res" <<'PY' ||
+		cat >"$tmp/web.py" <<'PY'
 import json, statistics, sys, time, urllib.parse, urllib.request
 base, n, mid, job = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+only = sys.argv[5] if len(sys.argv) > 5 else None
 pages = [("overview", "/api/overview"), ("running", "/api/running"),
          ("failed", "/api/jobs?status=failed"), ("succeeded", "/api/jobs?status=succeeded"),
          ("succeeded_deep", "/api/jobs?status=succeeded&before=" + urllib.parse.quote(mid)),
@@ -1110,6 +1126,8 @@ pages = [("overview", "/api/overview"), ("running", "/api/running"),
          ("job", "/api/job?id=" + job), ("schedules", "/api/schedules"), ("locks", "/api/locks"),
          ("daemons", "/api/daemons")]
 for name, path in pages:
+    if only and name != only:
+        continue
     times, status, size = [], 0, 0
     for i in range(n + 1):
         t = time.monotonic()
@@ -1123,9 +1141,15 @@ for name, path in pages:
         else:  # kyu-web's own cache (the overview's last hour) is cold
             first = (time.monotonic() - t) * 1000
         size = len(body)
-    print("%s\t%d\t%.1f\t%.1f\t%.1f\t%d" % (name, status, first, statistics.median(times), max(times), size))
+    print("%s%s\t%d\t%.1f\t%.1f\t%.1f\t%d" % (name, "_kyu_jobs" if only else "", status, first,
+                                            statistics.median(times), max(times), size))
 PY
+		python3 "$tmp/web.py" "http://127.0.0.1:$wport" "$WEB_REPEAT" "$mid" "web-f-$((fin / 3))" >>"$web_res" ||
 			note "web: the timing client failed"
+		sql -e "RENAME TABLE kyu_minutes TO kyu_minutes_away"
+		python3 "$tmp/web.py" "http://127.0.0.1:$wport" "$WEB_REPEAT" "$mid" "web-f-$((fin / 3))" overview \
+			>>"$web_res" || note "web: the timing client failed"
+		sql -e "RENAME TABLE kyu_minutes_away TO kyu_minutes"
 		rss=$(awk '/^VmRSS/ {print $2}' "/proc/$web_pid/status" 2>/dev/null || echo -)
 		kill -TERM "$web_pid" 2>/dev/null || true
 		wait "$web_pid" 2>/dev/null || true
@@ -1359,9 +1383,10 @@ fi
 
 if [ -s "$web_res" ]; then
 	echo
-	echo "kyu web on kyu_jobs of $WEB_ROWS rows: each page's first request (the overview's last-hour figures"
-	echo "not yet cached), then $WEB_REPEAT more: median and max (ms, HTTP and JSON included; the goal is"
-	echo "<= 50 ms); then kyu-web's VmRSS and the fill time"
+	echo "kyu web on kyu_jobs of $WEB_ROWS rows and kyu_minutes of 24 h x 4 queues x $WEB_WRITERS workers: each"
+	echo "page's first request, then $WEB_REPEAT more: median and max (ms, HTTP and JSON included; the goal is"
+	echo "<= 50 ms); overview_kyu_jobs: without kyu_minutes (its first request not yet cached, the rest from"
+	echo "kyu-web's 30 s cache); then kyu-web's VmRSS and the fill time"
 	table "$web_res" '%-20s %6s %9s %9s %9s %9s\n' page status first_ms median_ms max_ms bytes
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
 # (no more): plain, limited, rate-limited and keyed jobs run, a schedule
-# fires, retention deletes, and the daemon keeps its row of kyu_daemons; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# fires, retention deletes, the daemon keeps its row of kyu_daemons and
+# counts the jobs in kyu_minutes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
 # into a bounded queue (the trigger reads kyu_queues as its definer).
 . "$KYU_SRC/tests/lib.sh"
 
@@ -16,6 +17,7 @@ GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
+GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
 CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
 GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
 SQL
@@ -41,6 +43,7 @@ sleep 2
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')" 0 20
 assert_eq "1 $KYUD_PID" "$(sql "SELECT CONCAT(COUNT(*), ' ', MAX(pid)) FROM kyu_daemons WHERE live_until > NOW(6)")" \
 	"the daemon's row of kyu_daemons"
+assert_eq 1 "$(sql "SELECT SUM(succeeded) > 0 FROM kyu_minutes")" "jobs counted in kyu_minutes"
 stop_kyud
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_daemons")" "rows of kyu_daemons after the stop"
 assert_log_lacks 'denied|failed:'

@@ -24,6 +24,7 @@ SET DEFAULT ROLE $r FOR '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
+GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
 SQL
 EXIT_HOOKS+=("root_sql -e \"DROP USER IF EXISTS '$u'@'localhost'; DROP ROLE IF EXISTS $r\"")
 
@@ -36,7 +37,7 @@ check() {
 port=$(free_udp_port)
 check kyud.listen="127.0.0.1:$port"
 assert_eq 0 "$rc" "kyu check's status on a good setup ($out)"
-assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 3; listen 127.0.0.1:$port free" \
+assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 4; listen 127.0.0.1:$port free" \
 	"$out" "kyu check's line"
 
 root_sql -e "REVOKE DELETE ON $T_DB.kyu_jobs FROM '$u'@'localhost'"
@@ -46,6 +47,13 @@ assert_eq 1 "$(echo "$out" | wc -l)" "lines for one problem ($out)"
 echo "$out" | grep -E "^kyu: check: privilege: DELETE on kyu_jobs is not granted to $u " >/dev/null ||
 	fail "no line naming DELETE on kyu_jobs: $out"
 root_sql -e "GRANT DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost'"
+# Counting ended jobs needs INSERT and UPDATE on kyu_minutes (one upsert).
+root_sql -e "REVOKE UPDATE ON $T_DB.kyu_minutes FROM '$u'@'localhost'"
+check
+[ "$rc" != 0 ] || fail "kyu check passed without UPDATE on kyu_minutes"
+echo "$out" | grep -E "^kyu: check: privilege: UPDATE on kyu_minutes is not granted to $u " >/dev/null ||
+	fail "no line naming UPDATE on kyu_minutes: $out"
+root_sql -e "GRANT UPDATE ON $T_DB.kyu_minutes TO '$u'@'localhost'"
 
 # 192.0.2.1 (TEST-NET-1) is no address of this host: binding fails, nothing is sent.
 check kyud.listen=192.0.2.1:7711

@@ -22,7 +22,7 @@ refused() {
 }
 kyu() { "$KYU" -c "$T_DIR/kyu.ini" "$@"; }
 write_ini "$T_DIR/kyu.ini"
-tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta kyu_daemons)
+tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta kyu_daemons kyu_minutes)
 shape() { # shape DB: every table's definition, and the triggers
 	local t
 	for t in "${tables[@]}"; do
@@ -33,7 +33,7 @@ shape() { # shape DB: every table's definition, and the triggers
 }
 
 # ---- version 1 with rows: refused, upgraded, run.
-sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons"
+sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons, kyu_minutes"
 root_sql -D "$T_DB" <"$KYU_SRC/tests/fixtures/schema-v1.sql" || fail "loading version 1"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('old1', 'true'), ('old2', 'exit 0');
      INSERT INTO kyu_jobs (id, command, status, attempts) VALUES ('oldf', 'true', 'succeeded', 1)"
@@ -45,20 +45,21 @@ assert_eq "old1 waiting 0,old2 waiting 0,oldf succeeded 1" \
 
 kyu schema status >"$T_DIR/status" || fail "kyu schema status"
 grep -Fx "installed	1 (or older: no kyu_meta table)" "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
-grep -E "^expected	3 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
+grep -E "^expected	4 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 grep -Fx 'upgrade needed: run `kyu schema upgrade`' "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 
 kyu schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
 assert_eq "step 001-base: applying... done
 step 002-meta-gauges: applying... done
 step 003-daemons: applying... done
-schema is now at version 3" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
-assert_eq "schema_compat 1,schema_version 3" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
+step 004-minutes: applying... done
+schema is now at version 4" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
+assert_eq "schema_compat 1,schema_version 4" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
 before=$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")
-assert_eq "schema is at version 3: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
+assert_eq "schema is at version 4: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after a second upgrade"
 # sql/schema.sql over it changes nothing either.
-root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 3"
+root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 4"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after sql/schema.sql"
 grep -Fx "up to date" <(kyu schema status) >/dev/null || fail "status after the upgrade: $(kyu schema status)"
 "$KYU" -c "$T_DIR/kyu.ini" check >"$T_DIR/check" 2>&1 || fail "kyu check after the upgrade: $(cat "$T_DIR/check")"
@@ -70,24 +71,24 @@ stop_kyud
 assert_eq "1" "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'oldf'")" "the finished row"
 
 # ---- a schema that needs a newer kyud: refused; kyu check says so.
-sql "UPDATE kyu_meta SET value = 4"
+sql "UPDATE kyu_meta SET value = 5"
 refused
-grep -E '^kyud\[worker [0-9]+\]: database schema is version 4 and needs a kyud that knows version 4 or later; this one knows 3: install a newer kyu$' \
+grep -E '^kyud\[worker [0-9]+\]: database schema is version 5 and needs a kyud that knows version 5 or later; this one knows 4: install a newer kyu$' \
 	"$T_DIR/refused.log" >/dev/null || fail "no line refusing a schema that needs a newer kyud"
 rc=0
 "$KYU" -c "$T_DIR/kyu.ini" check 2>"$T_DIR/check" || rc=$?
 [ "$rc" != 0 ] || fail "kyu check passed a schema that needs a newer kyud"
-assert_eq "kyu: check: schema: database schema is version 4 and needs a kyud that knows version 4 or later; this one knows 3: install a newer kyu" \
+assert_eq "kyu: check: schema: database schema is version 5 and needs a kyud that knows version 5 or later; this one knows 4: install a newer kyu" \
 	"$(cat "$T_DIR/check")" "kyu check's lines"
-assert_eq "schema is at version 4, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
+assert_eq "schema is at version 5, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
 
 # ---- newer, but compatible with this kyud: runs, with one notice per worker.
-sql "UPDATE kyu_meta SET value = 3 WHERE name = 'schema_compat'"
+sql "UPDATE kyu_meta SET value = 4 WHERE name = 'schema_compat'"
 start_kyud
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('newer1', 'true')"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'newer1' AND status = 'succeeded'" 1 30
 stop_kyud
-assert_eq 2 "$(grep -c 'database schema is version 4, newer than the 3 this kyud knows, and compatible with it (schema_compat 3): running' "$KYUD_LOG")" \
+assert_eq 2 "$(grep -c 'database schema is version 5, newer than the 4 this kyud knows, and compatible with it (schema_compat 4): running' "$KYUD_LOG")" \
 	"notices (one per worker)"
 
 # ---- the steps from an empty database make what sql/schema.sql makes.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kyu web's JSON endpoints against known rows (no kyud: the rows are
 # written as a daemon would leave them): the overview's per-queue counts,
+# its last hour from kyu_minutes, or from kyu_jobs without that table,
 # the running and failed lists, keyset pages that cover a list exactly
 # once, a job's every column with hostile and non-UTF-8 output returned as
 # inert text, the security headers, schedules, locks and daemons (from
@@ -41,6 +42,10 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, ou
 
 # ---- overview
 ov() { webq "$u/api/overview" "$1"; }
+# First as on a schema older than version 4 (no kyu_minutes): the last
+# hour counted on kyu_jobs' rows. web_minutes.sh has the counts kyud keeps.
+sql "RENAME TABLE kyu_minutes TO kyu_minutes_v3"
+EXIT_HOOKS+=("sql 'RENAME TABLE kyu_minutes_v3 TO kyu_minutes' 2>/dev/null || true")
 assert_eq "200 [6, 3, 1, 2, null, null]" "$(ov "[q('alpha')[k] for k in ('waiting', 'due', 'running', 'failed_1h', 'succeeded_1h', 'per_minute')]")" "alpha's counts"
 assert_eq "200 [6, 2, 8, 60, false]" "$(ov "[d['all']['succeeded_1h'], d['all']['failed_1h'], sum(d['all']['per_minute']), len(d['all']['per_minute']), d['per_queue_hour']]")" \
 	"all queues' jobs ended in the last hour, per minute"
@@ -48,6 +53,20 @@ assert_eq "200 [6, 2, 8, 60, false]" "$(ov "[d['all']['succeeded_1h'], d['all'][
 sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
 assert_eq "200 [true, 4, 2, 6, 60]" "$(ov "[d['per_queue_hour'], q('alpha')['succeeded_1h'], q('alpha')['failed_1h'], sum(q('alpha')['per_minute']), len(q('alpha')['per_minute'])]")" \
 	"alpha's jobs ended in the last hour, per minute"
+assert_eq "200 kyu_jobs" "$(ov "d['hour_source']")" "the hour's source without kyu_minutes"
+# With kyu_minutes, its rows are the hour's figures, whatever kyu_jobs holds.
+sql "RENAME TABLE kyu_minutes_v3 TO kyu_minutes"
+sql "INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried) VALUES
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND, 'alpha', 'd1', 1, 5, 1, 2),
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND, 'alpha', 'd1', 2, 1, 0, 0),
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND, 'gamma', 'd1', 2, 2, 0, 0),
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND, 'delta', 'd2', 1, 0, 3, 0)"
+assert_eq "200 [\"kyu_minutes\", null, true, 6, 1, 2, 7, 2, 3]" \
+	"$(ov "[d['hour_source'], d['hour_age'], d['per_queue_hour']] + [q('alpha')[k] for k in ('succeeded_1h', 'failed_1h', 'retried_1h')] + [sum(q('alpha')['per_minute']), q('gamma')['succeeded_1h'], q('delta')['failed_1h']]")" \
+	"the hour from kyu_minutes"
+assert_eq "200 [8, 4, 2, 12]" "$(ov "[d['all'][k] for k in ('succeeded_1h', 'failed_1h', 'retried_1h')] + [sum(d['all']['per_minute'])]")" \
+	"all queues' hour from kyu_minutes"
+sql "DELETE FROM kyu_minutes WHERE queue = 'delta'"
 assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
 assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
 # A backlog is counted up to the cap and one more: the page says "more than".

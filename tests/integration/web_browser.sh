@@ -14,10 +14,9 @@ command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
 	{ echo "SKIP: chromium and chromium-driver are not installed"; exit 77; }
 
 start_kyud kyud.workers=2 job.backoff_base=0
-# The index that gives each queue its per-minute bars (kyu-web(1)).
-sql "ALTER TABLE kyu_jobs ADD KEY kyu_jobs_ended_queue (status, updated_at, queue)"
 # Known work: 4 running (they sleep), 3 due in a paused queue, 2 failed,
-# 7 succeeded, and an hour of history (300 more, for the sparklines).
+# 6 succeeded, and an hour of history in kyu_minutes (300 more, for the
+# sparklines).
 sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('reports', 1, 5)"
 sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('mail-', seq), 'mail', 'sleep 300' FROM seq_1_to_4"
 sql "INSERT INTO kyu_jobs (id, queue, command, run_at) SELECT CONCAT('report-', seq), 'reports', 'true',
@@ -32,9 +31,9 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 60
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output) VALUES ('hostile',
      'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
      '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">')"
-sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, updated_at)
-     SELECT CONCAT('old-', seq), 'thumbnails', 'true', 'succeeded', 1, NOW(6),
-            NOW(6) - INTERVAL FLOOR(58 * POW(seq * 7919 % 1000 / 1000, 1.6)) MINUTE - INTERVAL 30 SECOND
+sql "INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried)
+     SELECT UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND
+            - INTERVAL 1 + FLOOR(58 * POW(seq * 7919 % 1000 / 1000, 1.6)) MINUTE, 'thumbnails', 'history', seq, 1, 0, 0
      FROM seq_1_to_300"
 
 port=$(free_tcp_port)
@@ -68,7 +67,7 @@ try:
         "billing": {"waiting": "0", "due": "0", "running": "0", "failed": "2", "succeeded": "0", "paused": False},
         "mail": {"waiting": "0", "due": "0", "running": "4", "failed": "0", "succeeded": "0", "paused": False},
         "reports": {"waiting": "3", "due": "3", "running": "0", "failed": "0", "succeeded": "0", "paused": True},
-        "thumbnails": {"waiting": "0", "due": "0", "running": "0", "failed": "0", "succeeded": "307", "paused": False},
+        "thumbnails": {"waiting": "0", "due": "0", "running": "0", "failed": "0", "succeeded": "306", "paused": False},
         "all": {"running": "4", "waiting": "3"},
     }
     if cells != want:
