@@ -115,12 +115,6 @@ void minutes_keep(struct minutes_pending *p, const struct finish *f, int n)
 	}
 }
 
-void minutes_unsure(struct minutes_pending *p)
-{
-	for (int i = 0; i < p->n; i++)
-		p->rows[i].unsure = true;
-}
-
 void minutes_clear(struct minutes_pending *p)
 {
 	p->n = 0;

@@ -75,8 +75,7 @@ enum minutes_outcome minutes_split(const struct db_reply *r, int n_body, struct 
 
 /* Keep f[0..n) pending (recorded, not counted), except give-backs. */
 void minutes_keep(struct minutes_pending *p, const struct finish *f, int n);
-/* Every pending row: unsure (after a lost reply), or forgotten. */
-void minutes_unsure(struct minutes_pending *p);
+/* Every pending row forgotten. */
 void minutes_clear(struct minutes_pending *p);
 void minutes_free(struct minutes_pending *p);
 
