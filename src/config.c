@@ -86,7 +86,11 @@ static const struct key_def keys[] = {
 	{ "job", "direct_exec", T_BOOL, OFF(direct_exec), "yes", 0, 0, RELOAD },
 
 	/* Read by kyu web (kyu-web) only; kyud ignores the section. */
-	{ "web", "listen", T_HOSTPORT, OFF(web_listen), "127.0.0.1:7780", 0, 0, RELOAD },
+	/* A socket path (from '/') or a numeric ADDRESS:PORT: kyu web checks it. */
+	{ "web", "listen", T_STR, OFF(web_listen), "/run/kyu-web/web.sock", 0, 0, RELOAD },
+	{ "web", "socket_mode", T_STR, OFF(web_socket_mode), "0660", 0, 0, RELOAD },
+	{ "web", "socket_group", T_STR, OFF(web_socket_group), "", 0, 0, RELOAD },
+	{ "web", "open_to_local_users", T_BOOL, OFF(web_open_to_local_users), "no", 0, 0, RELOAD },
 	{ "web", "read_only", T_BOOL, OFF(web_read_only), "no", 0, 0, RELOAD },
 	{ "web", "user", T_STR, OFF(web_user), "", 0, 0, RELOAD },
 	{ "web", "password_hash", T_STR, OFF(web_password_hash), "", 0, 0, RELOAD },

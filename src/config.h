@@ -63,6 +63,9 @@ struct kyu_config {
 
 	/* [web]: the dashboard, kyu web (src/kyu_web.c) */
 	char *web_listen;
+	char *web_socket_mode;
+	char *web_socket_group;
+	bool web_open_to_local_users;
 	bool web_read_only;
 	char *web_user;
 	char *web_password_hash;

@@ -3,18 +3,26 @@
  * (GnuTLS and nine more libraries, 2.6 MiB more resident memory in each
  * process that maps them), so that kyu itself stays small.
  *
- * Before it listens it checks the [web] section's rules: an address other
- * than loopback only with a password, and then only with TLS or behind a
- * proxy that terminates TLS (behind_proxy = yes); a half-set pair (user
- * without password_hash, tls_cert without tls_key) is an error. */
+ * Before it listens it checks the [web] section's rules (kyu-web(1),
+ * ACCESS). By default it listens on a Unix socket whose mode and group say
+ * who may connect: on a shared host, loopback TCP is open to every local
+ * user and every job. TCP needs a password, except on loopback with
+ * open_to_local_users = yes, and beyond loopback also TLS or a proxy that
+ * terminates TLS (behind_proxy = yes); behind a proxy a password always,
+ * since the proxy's connections come from itself and its Host header is
+ * the client's. Only strong crypt schemes are accepted. A half-set pair
+ * (user without password_hash, tls_cert without tls_key) is an error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -34,18 +42,22 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kyu web [-c FILE] [--listen ADDR:PORT] [--read-only]\n"
+		"usage: kyu web [-c FILE] [--listen PATH|ADDR:PORT] [--read-only]\n"
 		"       kyu web --hash-password   (reads a password on stdin, prints its hash)\n"
 		"\n"
 		"Serves the dashboard: queues, running and failed jobs, schedules, locks,\n"
 		"daemons; cancel, retry, run now, delete, pause and resume unless read-only.\n"
 		"\n"
 		"  -c FILE          configuration (default $KYU_CONFIG, else %s):\n"
-		"                   [database], and [web] listen, read_only, user,\n"
-		"                   password_hash, tls_cert, tls_key, behind_proxy\n"
-		"  --listen ADDR    numeric address and port (default [web] listen,\n"
-		"                   127.0.0.1:7780); other than loopback only with a\n"
-		"                   password, and TLS or behind_proxy = yes\n"
+		"                   [database], and [web] listen, socket_mode,\n"
+		"                   socket_group, read_only, user, password_hash,\n"
+		"                   tls_cert, tls_key, behind_proxy, open_to_local_users\n"
+		"  --listen WHERE   a Unix socket's path (default [web] listen,\n"
+		"                   /run/kyu-web/web.sock; [web] socket_mode and\n"
+		"                   socket_group say who may connect), or a numeric\n"
+		"                   ADDRESS:PORT: with a password (on loopback, or\n"
+		"                   open_to_local_users = yes), beyond loopback also\n"
+		"                   TLS or behind_proxy = yes\n"
 		"  --read-only      no actions (as [web] read_only = yes)\n"
 		"  --hash-password  print a crypt(3) hash of the password read from\n"
 		"                   stdin, for [web] password_hash\n"
@@ -157,6 +169,112 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 	return fd;
 }
 
+/* The numeric group gid of [web] socket_group (a name or a number). */
+static int group_id(const char *name, gid_t *gid, char *err, size_t errlen)
+{
+	struct group gr, *res = NULL;
+	char buf[4096], *end;
+	unsigned long n;
+	int r;
+
+	errno = 0;
+	n = strtoul(name, &end, 10);
+	if (*name >= '0' && *name <= '9' && !*end && !errno && n < (gid_t)-1) {
+		*gid = (gid_t)n;
+		return 0;
+	}
+	r = getgrnam_r(name, &gr, buf, sizeof(buf), &res);
+	if (!res) {
+		snprintf(err, errlen, "[web] socket_group = '%s': %s", name, r ? strerror(r) : "no such group");
+		return -1;
+	}
+	*gid = gr.gr_gid;
+	return 0;
+}
+
+/* A listening Unix socket at path, mode and group as [web] says. It is
+ * bound under umask 0177 (no one else can connect to it before its mode
+ * is set; before listen no one can at all). A socket left at path by a
+ * kyu web that died is replaced; one that answers is not. */
+static int listen_unix(const struct kyu_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	unsigned long mode;
+	char *end;
+	gid_t gid = (gid_t)-1;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "listen socket '%s': longer than %zu bytes", path, sizeof(sun.sun_path) - 1);
+		return -1;
+	}
+	errno = 0;
+	mode = strtoul(cfg->web_socket_mode, &end, 8);
+	if (!*cfg->web_socket_mode || *end || errno || mode > 0777) {
+		snprintf(err, errlen, "listen socket '%s': [web] socket_mode = '%s': expected an octal mode such "
+			 "as 0660 or 0600",
+			 path, cfg->web_socket_mode);
+		return -1;
+	}
+	if (mode & 0007) {
+		snprintf(err, errlen,
+			 "listen socket '%s': [web] socket_mode = '%s': refusing a socket that every local "
+			 "user may connect to; to open the dashboard to all of them, say so with a TCP "
+			 "listen address and open_to_local_users = yes",
+			 path, cfg->web_socket_mode);
+		return -1;
+	}
+	if (*cfg->web_socket_group && group_id(cfg->web_socket_group, &gid, err, errlen) < 0)
+		return -1;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "listen socket '%s': socket: %s", path, strerror(errno));
+		return -1;
+	}
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (r < 0 && errno == EADDRINUSE) {
+		struct stat st;
+		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* Only a socket nobody answers on is stale. */
+		if (probe >= 0 && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    connect(probe, (struct sockaddr *)&sun, sizeof(sun)) < 0 && errno == ECONNREFUSED &&
+		    unlink(path) == 0)
+			r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+		else
+			errno = EADDRINUSE;
+		if (probe >= 0)
+			close(probe);
+	}
+	umask(old);
+	if (r < 0) {
+		snprintf(err, errlen, "listen socket '%s': %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (its directory does not exist: systemd's unit makes "
+					   "/run/kyu-web; elsewhere name a path with --listen)"
+			 : errno == EADDRINUSE ? " (another kyu web serves it, or it is not a socket)"
+					       : "");
+		close(fd);
+		return -1;
+	}
+	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, (mode_t)mode) < 0) {
+		snprintf(err, errlen, "listen socket '%s': %s %s: %s", path,
+			 gid != (gid_t)-1 ? "chown to [web] socket_group, chmod to" : "chmod to",
+			 cfg->web_socket_mode, strerror(errno));
+		goto fail;
+	}
+	if (listen(fd, 64) < 0) {
+		snprintf(err, errlen, "listen socket '%s': listen: %s", path, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	unlink(path);
+	close(fd);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -173,6 +291,7 @@ int main(int argc, char **argv)
 	struct kyu_config cfg;
 	char err[512], host[256];
 	char *cert = NULL, *key = NULL;
+	const char *unix_path = NULL;
 	bool read_only = false, loopback;
 	uint16_t port;
 	int c, r, rc = EX_CONFIG;
@@ -215,16 +334,30 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (*cfg.web_user) {
+		char prefix[16];
 		o.user = cfg.web_user;
 		o.password_hash = cfg.web_password_hash;
-		/* crypt(3) hashes start with "$id$" (or are DES, 13
-		 * characters, which no one should use any more). */
-		if (cfg.web_password_hash[0] != '$') {
-			log_err("%s: [web] password_hash = '%s': not a crypt(3) hash such as "
-				"kyu web --hash-password prints",
-				path, cfg.web_password_hash);
+		if (!guard_hash_is_strong(cfg.web_password_hash, prefix, sizeof(prefix))) {
+			if (cfg.web_password_hash[0] == '$' && strchr("y27", cfg.web_password_hash[1]))
+				log_err("%s: [web] password_hash: this libcrypt cannot compute it (or it is "
+					"malformed): make one with kyu web --hash-password",
+					path);
+			else
+				log_err("%s: [web] password_hash starts with '%s': not a strong crypt(3) "
+					"scheme; only yescrypt ($y$), scrypt ($7$), bcrypt ($2b$, $2y$) and "
+					"SHA-512 ($6$) are accepted: make one with kyu web --hash-password",
+					path, prefix);
 			goto out;
 		}
+	}
+	/* A proxy connects from loopback (or a socket) on behalf of anyone
+	 * who reaches it, and forwards the client's Host header: without a
+	 * password, the dashboard would be the proxy's clients'. */
+	if (cfg.web_behind_proxy && !o.user) {
+		log_err("%s: [web] behind_proxy = yes needs [web] user and password_hash (kyu web "
+			"--hash-password): a proxy makes the dashboard reachable by whoever reaches the proxy",
+			path);
+		goto out;
 	}
 	if (!*cfg.web_tls_cert != !*cfg.web_tls_key) {
 		log_err("%s: [web] tls_cert and tls_key go together: set both or neither", path);
@@ -246,8 +379,18 @@ int main(int argc, char **argv)
 		o.tls_cert = cert;
 		o.tls_key = key;
 	}
+	if (o.listen[0] == '/') {
+		o.listen_fd = listen_unix(&cfg, o.listen, err, sizeof(err));
+		if (o.listen_fd < 0) {
+			log_err("%s", err);
+			goto out;
+		}
+		unix_path = o.listen;
+		goto serve;
+	}
 	if (parse_hostport(o.listen, host, sizeof(host), &port) < 0) {
-		log_err("listen address '%s': expected ADDRESS:PORT or [IPV6]:PORT", o.listen);
+		log_err("listen address '%s': expected a socket path (from '/'), ADDRESS:PORT or [IPV6]:PORT",
+			o.listen);
 		goto out;
 	}
 	{
@@ -268,6 +411,21 @@ int main(int argc, char **argv)
 			o.listen);
 		goto out;
 	}
+	/* Any local user, and any job of any queue, can connect to a
+	 * loopback port: unless the configuration says that is meant, the
+	 * password is what tells the operator from them. */
+	if (loopback && !o.user && !cfg.web_open_to_local_users) {
+		log_err("refusing to listen on %s without a password: every local user and every job "
+			"could connect to it; listen on a socket path (the default, /run/kyu-web/web.sock), "
+			"set [web] user and password_hash (kyu web --hash-password), or set [web] "
+			"open_to_local_users = yes if everyone on this host may use the dashboard",
+			o.listen);
+		goto out;
+	}
+	if (loopback && !o.user)
+		log_warn("listening on %s without a password (open_to_local_users = yes): every local "
+			    "user and every job may use the dashboard",
+			    o.listen);
 	/* Basic authentication sends the password with every request. */
 	if (!loopback && !o.tls_cert && !cfg.web_behind_proxy) {
 		log_err("refusing to listen on %s without TLS: the password would cross the network in "
@@ -281,8 +439,11 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		goto out;
 	}
+serve:
 	rc = web_serve(&cfg, &o);
 out:
+	if (unix_path)
+		unlink(unix_path);
 	if (o.listen_fd >= 0)
 		close(o.listen_fd);
 	if (key)

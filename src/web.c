@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -22,6 +23,10 @@
 
 /* A few viewers, each browser with a handful of connections. */
 #define MAX_CONNECTIONS 32
+/* One browser opens six at most; more from one address is someone
+ * holding the server's slots. Not behind a proxy, whose connections all
+ * come from its own address: there the proxy limits its clients. */
+#define MAX_CONNECTIONS_PER_ADDRESS 8
 #define CONNECTION_TIMEOUT 30 /* seconds */
 /* No request of the dashboard has a body. */
 #define MAX_BODY 4096
@@ -39,6 +44,7 @@ struct web {
 	const struct web_opts *o;
 	struct webapi *api;
 	struct guard_auth *auth; /* NULL: no password */
+	struct guard_fails *fails;
 	char csrf[65];
 };
 
@@ -212,6 +218,53 @@ static enum MHD_Result ask_password(struct web *w, struct MHD_Connection *conn)
 	return r;
 }
 
+/* The key of the client's address for the failure count: its IP
+ * address's bytes; every client of a Unix socket (or a proxy) is one. */
+static size_t peer_key(struct MHD_Connection *conn, unsigned char key[16])
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(key, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		return 4;
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		memcpy(key, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		return 16;
+	}
+	key[0] = 0;
+	return 1;
+}
+
+static long mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec;
+}
+
+/* 429 with Retry-After: too many wrong passwords from this address. */
+static enum MHD_Result send_wait(struct web *w, struct MHD_Connection *conn, long wait)
+{
+	char msg[160], secs[24];
+	struct MHD_Response *resp;
+	enum MHD_Result r;
+
+	snprintf(msg, sizeof(msg), "{\"error\":\"too many failed logins from this address: try again in %ld s\"}",
+		 wait);
+	snprintf(secs, sizeof(secs), "%ld", wait);
+	resp = MHD_create_response_from_buffer(strlen(msg), msg, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	add_headers(w, resp, "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+	r = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
@@ -238,8 +291,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  "refused: Host must be localhost or an IP address when [web] sets no "
 				  "password (DNS rebinding)");
 	if (w->auth) {
-		char *pass = NULL, *user = MHD_basic_auth_get_username_password(conn, &pass);
-		bool ok = guard_auth_check(w->auth, user, pass);
+		unsigned char key[16];
+		size_t klen = peer_key(conn, key);
+		long now = mono_seconds(), wait = guard_fails_wait(w->fails, key, klen, now);
+		char *pass = NULL, *user;
+		bool ok;
+
+		/* Answered before any crypt: guessing costs the guesser
+		 * time, not the server. */
+		if (wait > 0)
+			return send_wait(w, conn, wait);
+		user = MHD_basic_auth_get_username_password(conn, &pass);
+		ok = guard_auth_check(w->auth, user, pass);
+		/* A request without credentials is a browser asking which
+		 * scheme: not a failure. */
+		if (user || pass)
+			guard_fails_record(w->fails, key, klen, now, ok);
 		if (pass) {
 			explicit_bzero(pass, strlen(pass));
 			MHD_free(pass);
@@ -259,7 +326,7 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 {
 	struct web w = { .cfg = cfg, .o = o };
 	struct MHD_Daemon *mhd = NULL;
-	struct MHD_OptionItem opts[8];
+	struct MHD_OptionItem opts[9];
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	sigset_t stop;
 	int n = 0, sig = 0, rc = 1, r;
@@ -275,6 +342,7 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 			log_err("cannot make the credential cache's key: getrandom: %s", strerror(errno));
 			return 1;
 		}
+		w.fails = guard_fails_new();
 	}
 	w.api = webapi_new(cfg);
 	/* The server's thread inherits this mask: the stop signals reach
@@ -290,6 +358,8 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, o->listen_fd, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT, NULL };
+	if (!cfg->web_behind_proxy)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_CONNECTIONS_PER_ADDRESS, NULL };
 	if (o->tls_cert) {
 		flags |= MHD_USE_TLS;
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->tls_key };
@@ -301,8 +371,11 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 		log_err("cannot start the HTTP server on %s", o->listen);
 		goto out;
 	}
-	log_info("serving the dashboard on %s://%s/%s", o->tls_cert ? "https" : "http", o->listen,
-		 o->read_only ? " (read-only)" : "");
+	if (o->listen[0] == '/')
+		log_info("serving the dashboard on the socket %s%s", o->listen, o->read_only ? " (read-only)" : "");
+	else
+		log_info("serving the dashboard on %s://%s/%s", o->tls_cert ? "https" : "http", o->listen,
+			 o->read_only ? " (read-only)" : "");
 	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP)
 		log_info("SIGHUP ignored: restart kyu web to read the file again");
 	log_info("stopping on signal %d", sig);
@@ -312,5 +385,6 @@ out:
 		MHD_stop_daemon(mhd);
 	webapi_free(w.api);
 	guard_auth_free(w.auth);
+	guard_fails_free(w.fails);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,4 +208,87 @@ char *guard_hash_password(const char *password)
 	free(cd);
 	free(salt);
 	return out;
+}
+
+bool guard_hash_is_strong(const char *hash, char *prefix, size_t len)
+{
+	static const char *const strong[] = { "$y$", "$gy$", "$7$", "$2b$", "$2y$", "$6$" };
+	const char *end;
+
+	for (size_t i = 0; i < sizeof(strong) / sizeof(strong[0]); i++)
+		if (strncmp(hash, strong[i], strlen(strong[i])) == 0)
+			/* Also what this libcrypt can compute: a hash it
+			 * cannot would refuse every password. */
+			return crypt_checksalt(hash) == CRYPT_SALT_OK;
+	end = hash[0] == '$' ? strchr(hash + 1, '$') : NULL;
+	snprintf(prefix, len, "%.*s", end ? (int)(end - hash + 1) : 2, hash);
+	return false;
+}
+
+struct guard_fail {
+	unsigned char key[16];
+	size_t len;
+	unsigned fails;
+	long until; /* may not try before */
+};
+
+struct guard_fails {
+	struct guard_fail e[GUARD_FAIL_SLOTS];
+};
+
+struct guard_fails *guard_fails_new(void)
+{
+	return xcalloc(1, sizeof(struct guard_fails));
+}
+
+void guard_fails_free(struct guard_fails *f)
+{
+	free(f);
+}
+
+static struct guard_fail *fail_find(struct guard_fails *f, const void *key, size_t len)
+{
+	if (len > sizeof(f->e[0].key))
+		len = sizeof(f->e[0].key);
+	for (size_t i = 0; i < GUARD_FAIL_SLOTS; i++)
+		if (f->e[i].fails && f->e[i].len == len && memcmp(f->e[i].key, key, len) == 0)
+			return &f->e[i];
+	return NULL;
+}
+
+long guard_fails_wait(struct guard_fails *f, const void *key, size_t len, long now)
+{
+	struct guard_fail *e = fail_find(f, key, len);
+
+	return e && e->until > now ? e->until - now : 0;
+}
+
+void guard_fails_record(struct guard_fails *f, const void *key, size_t len, long now, bool ok)
+{
+	struct guard_fail *e = fail_find(f, key, len);
+	unsigned over;
+
+	if (len > sizeof(e->key))
+		len = sizeof(e->key);
+	if (ok) {
+		if (e)
+			memset(e, 0, sizeof(*e));
+		return;
+	}
+	if (!e) {
+		/* A free slot, else the one whose wait ends first: an
+		 * address that fails much keeps its place. */
+		e = &f->e[0];
+		for (size_t i = 0; i < GUARD_FAIL_SLOTS && e->fails; i++)
+			if (!f->e[i].fails || f->e[i].until < e->until)
+				e = &f->e[i];
+		memset(e, 0, sizeof(*e));
+		memcpy(e->key, key, len);
+		e->len = len;
+	}
+	e->fails++;
+	if (e->fails < GUARD_FAILS_FREE)
+		return;
+	over = e->fails - GUARD_FAILS_FREE;
+	e->until = now + (over >= 6 ? GUARD_WAIT_MAX : (1L << over) > GUARD_WAIT_MAX ? GUARD_WAIT_MAX : (1L << over));
 }

@@ -43,6 +43,31 @@ struct guard_auth *guard_auth_new(const char *user, const char *hash);
 void guard_auth_free(struct guard_auth *a);
 bool guard_auth_check(struct guard_auth *a, const char *user, const char *password);
 
+/* Whether hash is a crypt(3) hash of a scheme still fit for passwords:
+ * yescrypt ($y$), gost-yescrypt ($gy$), scrypt ($7$), bcrypt ($2b$, $2y$)
+ * or SHA-512 ($6$), and one this libcrypt computes. MD5 ($1$), SHA-256
+ * ($5$), DES and the others are cheap to try by the billion on a stolen
+ * hash. If not, the scheme's prefix ("$1$", or the first two characters
+ * of a DES hash) goes into prefix (at least 8 bytes). */
+bool guard_hash_is_strong(const char *hash, char *prefix, size_t len);
+
+/* Failed logins per client address, so that guessing costs time: after
+ * GUARD_FAILS_FREE failures in a row an address must wait, 1 s after the
+ * next failure, doubling up to GUARD_WAIT_MAX; a success clears it. The
+ * server answers a waiting address 429 without checking its password, so
+ * the one server thread spends no crypt on it. A fixed table: when it is
+ * full, the entry that waits least is reused. Not thread-safe. */
+#define GUARD_FAILS_FREE 5
+#define GUARD_WAIT_MAX 60 /* seconds */
+#define GUARD_FAIL_SLOTS 256
+struct guard_fails;
+struct guard_fails *guard_fails_new(void);
+void guard_fails_free(struct guard_fails *f);
+/* Seconds the address (key bytes, e.g. its in_addr) must still wait at
+ * time now (a monotonic second count); 0: it may try. */
+long guard_fails_wait(struct guard_fails *f, const void *key, size_t len, long now);
+void guard_fails_record(struct guard_fails *f, const void *key, size_t len, long now, bool ok);
+
 /* A crypt(3) hash of password with the library's preferred method and a
  * fresh salt (kyu web --hash-password); NULL and errno on failure. The
  * caller frees it. */

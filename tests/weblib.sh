@@ -23,7 +23,9 @@ web_run() {
 
 # start_web PORT [kyu web ARGS] [-- section.key=value ...]: kyu web in the
 # background on 127.0.0.1:PORT (unless an override says otherwise), until
-# it serves; WEB_URL is its address.
+# it serves; WEB_URL is its address. Without a password, as the tests'
+# browser reaches TCP only: open_to_local_users = yes (web_access.sh tests
+# the default, a Unix socket).
 start_web() {
 	local port=$1 deadline from
 	shift
@@ -33,7 +35,7 @@ start_web() {
 	local -a args=() kv=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
-	kv=("web.listen=127.0.0.1:$port" "$@")
+	kv=("web.listen=127.0.0.1:$port" web.open_to_local_users=yes "$@")
 	write_ini "$T_DIR/web.ini" "${kv[@]}"
 	"$KYU" -c "$T_DIR/web.ini" web "${args[@]}" 2>>"$WEB_LOG" &
 	WEB_PID=$!

@@ -3,16 +3,19 @@
 client: CI has no curl).
 
   webq.py [-X METHOD] [-H 'Name: value']... [-u USER:PASS] [--csrf]
-          [--header NAME]... [--insecure] URL [EXPR]
+          [--header NAME]... [--insecure] [--unix PATH] URL [EXPR]
 
 Prints one line: the status (000 when nothing answers), then the value of
 each --header NAME ('-' when absent), then EXPR evaluated over the reply
 (d: the parsed JSON body, body: the text, q(NAME): the overview's entry
 of queue NAME, ids(): the ids of d['rows']) -- or, without EXPR, nothing
 more. --csrf first reads /api/session and sends its token as X-Kyu-CSRF.
+--unix: connect to the Unix socket PATH (the URL gives the path and Host).
 """
 import argparse
 import base64
+import http.client
+import socket
 import json
 import ssl
 import sys
@@ -21,7 +24,31 @@ import urllib.parse
 import urllib.request
 
 
+UNIX = None
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(20)
+        self.sock.connect(UNIX)
+
+
+def unix_request(url, method, headers):
+    u = urllib.parse.urlsplit(url)
+    try:
+        c = UnixConnection(u.netloc or "localhost", timeout=20)
+        c.request(method, u.path + ("?" + u.query if u.query else ""),
+                  body=b"" if method == "POST" else None, headers=headers)
+        r = c.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    except OSError:
+        return 0, {}, b""
+
+
 def request(url, method, headers, ctx):
+    if UNIX:
+        return unix_request(url, method, headers)
     data = b"" if method == "POST" else None
     req = urllib.request.Request(url, method=method, data=data, headers=headers)
     try:
@@ -41,9 +68,12 @@ def main():
     p.add_argument("--csrf", action="store_true")
     p.add_argument("--header", dest="show", action="append", default=[])
     p.add_argument("--insecure", action="store_true")
+    p.add_argument("--unix")
     p.add_argument("url")
     p.add_argument("expr", nargs="?")
     a = p.parse_args()
+    global UNIX
+    UNIX = a.unix
     ctx = None
     if a.insecure:
         ctx = ssl.create_default_context()

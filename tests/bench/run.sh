@@ -1110,7 +1110,7 @@ if has_case web; then
 			ORDER BY updated_at DESC, seq DESC LIMIT 1 OFFSET $((fin / 2))")
 		wport=$((port + 1))
 		while port_busy "$wport"; do wport=$((wport + 1)); done
-		printf '[database]\nsocket = %s\nuser = kyu\npassword = kyu\ndatabase = kyu\n[web]\nlisten = 127.0.0.1:%s\n' \
+		printf '[database]\nsocket = %s\nuser = kyu\npassword = kyu\ndatabase = kyu\n[web]\nlisten = 127.0.0.1:%s\nopen_to_local_users = yes\n' \
 			"$sock" "$wport" >"$tmp/web.ini"
 		"$BUILD_DIR/kyu-web" -c "$tmp/web.ini" 2>"$tmp/web.log" &
 		web_pid=$!

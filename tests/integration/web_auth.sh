@@ -47,7 +47,7 @@ refused "[::] and no password" "refusing to listen on \[::\]:$port" -- "web.list
 refused "a password but no TLS" "refusing to listen on 0\.0\.0\.0:$port without TLS" \
 	--listen "0.0.0.0:$port" -- web.user=admin "web.password_hash=$hash"
 refused "a user without a hash" "user and password_hash go together" -- web.user=admin
-refused "a hash that is not one" "password_hash = 'secret': not a crypt\(3\) hash" -- web.user=admin web.password_hash=secret
+refused "a hash that is not one" "password_hash starts with 'se': not a strong crypt\(3\) scheme" -- web.user=admin web.password_hash=secret
 refused "a certificate without a key" "tls_cert and tls_key go together" -- web.tls_cert=/nonexistent
 refused "a name for an address" "listen address 'localhost:$port'" --listen "localhost:$port"
 port2=$(free_tcp_port)

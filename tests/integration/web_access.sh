@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Who may reach kyu web (issue 25, items 4-6):
+#  - the default is a Unix socket (created 0660 or as [web] socket_mode
+#    says, in [web] socket_group): it serves there, a user outside the mode
+#    (nobody, when the test runs as root) cannot connect, and a mode open to
+#    every user is refused;
+#  - loopback TCP without a password is refused unless open_to_local_users
+#    = yes says that every local user may use it;
+#  - behind_proxy = yes without a password is refused, on loopback too;
+#  - only strong crypt schemes: $1$ (MD5) and $5$ are refused, naming the
+#    prefix;
+#  - wrong passwords from one address are answered 429 with Retry-After
+#    after a few, the right password too until the wait is over (no crypt
+#    for a waiting address), then 200 again;
+#  - at most 8 connections from one address at once.
+. "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/weblib.sh"
+
+hash=$(printf 'pw-s3cret\n' | "$KYU" web --hash-password) || fail "kyu web --hash-password"
+sql "INSERT INTO kyu_jobs (id, command) VALUES ('j1', 'true')"
+
+refused() { # refused WHAT ERE [kyu web ARGS] [-- key=value...]
+	local what=$1 ere=$2 rc=0
+	shift 2
+	web_run "$@" 2>"$T_DIR/refused.log" || rc=$?
+	assert_eq 78 "$rc" "status of kyu web with $what"
+	grep -E -- "$ere" "$T_DIR/refused.log" >/dev/null || fail "$what: no message matching /$ere/: $(cat "$T_DIR/refused.log")"
+}
+
+# ---- the default listener is a Unix socket
+refused "no [web] listen" "listen socket '/run/kyu-web/web\.sock': \[web\] socket_mode = '0666': refusing" \
+	-- web.socket_mode=0666
+# In a directory every user may enter: the socket's own mode is what
+# keeps them out.
+sockdir=$(mktemp -d /tmp/kyu-web-access.XXXXXX)
+chmod 755 "$sockdir"
+EXIT_HOOKS+=("rm -rf '$sockdir'")
+sock=$sockdir/web.sock
+gid=$(id -g)
+start_web 0 -- "web.listen=$sock" web.open_to_local_users=no "web.socket_group=$gid"
+grep "serving the dashboard on the socket $sock" "$WEB_LOG" >/dev/null || fail "not on the socket: $(cat "$WEB_LOG")"
+assert_eq "srw-rw---- $gid" "$(stat -c '%A %g' "$sock")" "the socket's mode and group"
+assert_eq "200 j1" "$(webq --unix "$sock" "http://localhost/api/job?id=j1" "d['job']['id']")" "a job through the socket"
+assert_eq 403 "$(webq --unix "$sock" -H 'Host: evil.example' "http://localhost/api/overview")" "a Host that is a name, on the socket"
+py=$(command -v /usr/bin/python3 || true)
+if [ "$(id -u)" = 0 ] && [ -n "$py" ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	as_nobody() { (cd / && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"); }
+	as_nobody test -S "$sock" || fail "nobody cannot see the socket: the test proves nothing"
+	# A job running as nobody, say: not in the socket's group.
+	assert_eq "PermissionError" "$(as_nobody "$py" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+    print("connected")
+except OSError as e:
+    print(type(e).__name__)' "$sock" 2>&1)" "nobody connecting to the socket"
+else
+	echo "not root: the test of another user's access is skipped"
+fi
+stop_web
+[ ! -e "$sock" ] || fail "the socket is left after kyu web stopped"
+refused "a socket every user may connect to" "socket_mode = '0666': refusing a socket that every local user may connect to" \
+	--listen "$sock" -- web.socket_mode=0666
+refused "a bad socket mode" "socket_mode = '0x1': expected an octal mode" --listen "$sock" -- web.socket_mode=0x1
+
+# ---- loopback TCP: a password, or open_to_local_users = yes
+port=$(free_tcp_port)
+refused "loopback without a password" "refusing to listen on 127\.0\.0\.1:$port without a password: every local user" \
+	--listen "127.0.0.1:$port"
+refused "[::1] without a password" "refusing to listen on \[::1\]:$port without a password" --listen "[::1]:$port"
+start_web "$port"
+grep "without a password (open_to_local_users = yes)" "$WEB_LOG" >/dev/null || fail "no warning: $(cat "$WEB_LOG")"
+assert_eq 200 "$(webq "$WEB_URL/api/overview")" "loopback with open_to_local_users = yes"
+stop_web
+
+# ---- behind a proxy: always a password
+refused "behind_proxy on loopback without a password" "behind_proxy = yes needs \[web\] user and password_hash" \
+	--listen "127.0.0.1:$port" -- web.behind_proxy=yes web.open_to_local_users=yes
+refused "behind_proxy on a socket without a password" "behind_proxy = yes needs \[web\] user and password_hash" \
+	--listen "$sock" -- web.behind_proxy=yes
+
+# ---- strong schemes only
+refused "an MD5 crypt hash" "password_hash starts with '\\\$1\\\$': not a strong" \
+	--listen "127.0.0.1:$port" -- web.user=admin 'web.password_hash=$1$saltsalt$qjXMvbEw8oaL.CzflDugX/'
+refused "a SHA-256 crypt hash" "password_hash starts with '\\\$5\\\$': not a strong" \
+	--listen "127.0.0.1:$port" -- web.user=admin 'web.password_hash=$5$saltsalt$5YHGdtTj3cDvFYtOzLDTgEFNGbILGPU5ZVjmC17eSg1'
+case $hash in '$y$'* | '$gy$'* | '$7$'* | '$2b$'* | '$2y$'* | '$6$'*) ;; *) fail "--hash-password made a weak hash: $hash" ;; esac
+
+# ---- failed logins: 429 after a few, without a crypt, until the wait ends
+start_web "$port" -- web.user=admin "web.password_hash=$hash"
+for i in 1 2 3 4; do
+	assert_eq 401 "$(webq -u admin:wrong$i "$WEB_URL/api/overview")" "wrong password $i"
+done
+got=$(webq --header Retry-After -u admin:wrong5 "$WEB_URL/api/overview")
+assert_eq "401 -" "$got" "the fifth wrong password"
+got=$(webq --header Retry-After -u admin:pw-s3cret "$WEB_URL/api/overview")
+case $got in "429 "[0-9]*) ;; *) fail "the right password while waiting: '$got', want 429 with Retry-After" ;; esac
+# The wait is a second or two: the right password gets in after it.
+deadline=$(($(date +%s) + 30 * KYU_TIME_SCALE))
+until [ "$(webq -u admin:pw-s3cret "$WEB_URL/api/overview")" = 200 ]; do
+	[ "$(date +%s)" -lt "$deadline" ] || fail "the right password is still refused after 30 s"
+	sleep 0.5
+done
+# ... and the success cleared the count: one wrong password is a 401.
+assert_eq 401 "$(webq -u admin:wrong6 "$WEB_URL/api/overview")" "a wrong password after a success"
+assert_eq 200 "$(webq -u admin:pw-s3cret "$WEB_URL/api/overview")" "the right one after it"
+
+# ---- at most 8 connections from one address
+got=$(python3 - "$port" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=20) for _ in range(8)]
+# Each held connection sends half a request line, so that the server has
+# accepted it (it answers nothing yet) before the ninth one comes.
+for s in held:
+    s.sendall(b"GET /api/overview HTTP/1.1\r\n")
+time.sleep(0.5)
+
+
+def ask():
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=20)
+        s.sendall(b"GET /api/overview HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data = s.recv(100)
+        s.close()
+        return data.split(b" ")[1].decode() if data else "closed"
+    except OSError:
+        return "closed"
+
+
+ninth = ask()
+for s in held:
+    s.close()
+# The server sees the closes in its own time.
+after = "closed"
+deadline = time.time() + 30
+while after == "closed" and time.time() < deadline:
+    time.sleep(0.2)
+    after = ask()
+print(ninth, after)
+PY
+)
+assert_eq "closed 401" "$got" "a ninth connection from one address, then one after the eight closed"
+stop_web
+echo ok
