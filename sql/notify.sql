@@ -38,6 +38,23 @@
 -- one stops this script before any trigger is touched. SHOW TRIGGERS shows
 -- it.
 --
+-- Who may be sent to: kyu_notify sends only to loopback addresses
+-- (127.0.0.0/8, ::1) and to the targets listed in the file
+-- kyu_notify.allow beside kyu_notify.so in the plugin directory, one
+-- "a.b.c.d:port" or "[v6]:port" a line ('#' starts a comment), read again
+-- within a second of a change. Any account may call the function with any
+-- target and bytes; the list, which only whoever installs plugins may
+-- write, keeps it from being a way to send datagrams anywhere. A daemon
+-- on another host needs its [kyud] advertise address listed there, as does
+-- a fallback address that is not loopback (this script refuses one that
+-- is not). A live daemon whose address is not listed gets no wake-up (and
+-- the fallback none either): its poll finds the jobs.
+--   printf '10.0.0.7:7711\n10.0.0.8:7711\n' >"$(mariadb -N -e 'SELECT @@plugin_dir')/kyu_notify.allow"
+--
+-- Rate: at most 2,000 datagrams a second per server process, shared by
+-- all connections; beyond that a wake-up is dropped (the poll finds the
+-- job). With the coalescing below that is 2,000 statements a second.
+--
 -- What is sent: one datagram "kyu:QUEUE" per daemon, queue and statement:
 -- an INSERT of 1,000 rows into one queue sends one to each daemon that
 -- serves it (kyu_notify coalesces by a stamp of the statement,
@@ -88,8 +105,15 @@ CREATE FUNCTION IF NOT EXISTS kyu_notify RETURNS INTEGER SONAME 'kyu_notify.so';
 -- Check the fallback address now: kyu_notify() rejects a bad one when it
 -- initialises, and the error ends the script here. (This sends one "any
 -- queue" wake-up.)
-EXECUTE IMMEDIATE IF(@kyu_notify_target = '', 'DO 0',
-  CONCAT('DO kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ')'));
+EXECUTE IMMEDIATE IF(@kyu_notify_target = '', 'SET @kyu_notify_sent = 0',
+  CONCAT('SET @kyu_notify_sent = kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ')'));
+-- ... and that kyu_notify may send to it (-1: it is neither loopback nor
+-- in kyu_notify.allow; see "Who may be sent to" above).
+EXECUTE IMMEDIATE IF(@kyu_notify_sent < 0,
+  CONCAT('SIGNAL SQLSTATE ''45000'' SET MESSAGE_TEXT = ', QUOTE(CONCAT('kyu_notify: target ',
+    @kyu_notify_target, ' is not allowed: not loopback, and not listed in kyu_notify.allow in ',
+    'the plugin directory'))),
+  'DO 0');
 
 -- The wake-up of queue @Q (an expression; NULL: any queue, which every
 -- daemon listens for), as one statement. SUM(... >= 0) makes the server

@@ -3,8 +3,8 @@
  * datagram, so that a trigger on kyu_jobs can tell kyud at once that a job
  * became due.
  *
- *   kyu_notify(queue)                        -> 1 sent, 0 not sent
- *   kyu_notify(queue, 'host:port')
+ *   kyu_notify(queue)                        -> 1 sent, 0 not sent,
+ *   kyu_notify(queue, 'host:port')              -1 target not allowed
  *   kyu_notify(queue, 'host:port', stamp)    -> also 1 when coalesced
  *
  * The datagram is "kyu:" followed by the queue name (0-256 bytes; empty means
@@ -39,10 +39,33 @@
  * primary's timestamps) from silencing later statements for good, and a
  * long INSERT ... SELECT re-sends twice a second at most.
  *
+ * Who may be sent to. Any account that may call the function (every
+ * account, once it is created) chooses the target and the queue bytes, so
+ * the function must not be a way to reach what the account could not:
+ * a datagram goes only to a loopback address (127.0.0.0/8, ::1: the
+ * daemons of this host) or to a target listed in the file
+ * kyu_notify.allow beside kyu_notify.so in the server's plugin directory,
+ * one "a.b.c.d:port" or "[v6]:port" a line ('#' starts a comment): the
+ * [kyud] advertise addresses of the daemons on other hosts. Whoever may
+ * write the plugin directory already decides what code mariadbd runs,
+ * so the list is theirs; a table (kyu_daemons, which kyu's own account
+ * writes) could not be, and a UDF cannot easily query one. The file is
+ * read again when it changes (looked at once a second at most). Another
+ * target gets nothing, and the call returns -1.
+ *
+ * Rate. The server process sends at most KYU_NOTIFY_RATE datagrams a
+ * second (a token bucket of as many, shared by all threads); beyond it a
+ * call sends nothing and returns 0. A wake-up is a hint: a daemon that
+ * misses one finds the job by its poll, and one busy enough to receive
+ * thousands a second is awake anyway.
+ *
  * Install: see sql/notify.sql.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -71,6 +94,10 @@
 #define KYU_NOTIFY_STAMP_MAX 64
 #define KYU_NOTIFY_COALESCE_NS 500000000LL
 
+#define KYU_NOTIFY_RATE 2000 /* datagrams a second, and the bucket's size */
+#define KYU_NOTIFY_ALLOW_NAME "kyu_notify.allow"
+#define KYU_NOTIFY_ALLOW_MAX 256 /* entries; the rest of a longer file is ignored */
+
 /* The server hands init a message buffer of MYSQL_ERRMSG_SIZE bytes. */
 #define KYU_NOTIFY_MSG_MAX MYSQL_ERRMSG_SIZE
 
@@ -84,12 +111,14 @@ struct kyu_notify_state {
 	 * or a constant second argument (the trigger's case). */
 	bool fixed;
 	struct kyu_target target;
+	bool target_allowed;
 	/* A target that varies per row is parsed again only when its text
 	 * changes. last_ok < 0: nothing cached yet. */
 	int last_ok;
 	size_t last_len;
 	char last[KYU_NOTIFY_TARGET_MAX];
 	struct kyu_target last_target;
+	bool last_allowed;
 	char payload[KYU_NOTIFY_PREFIX_LEN + KYU_NOTIFY_QUEUE_MAX];
 };
 
@@ -219,14 +248,156 @@ __attribute__((destructor)) static void kyu_notify_unload(void)
 	}
 }
 
-/* The target for this row, or NULL when there is none usable. */
-static const struct kyu_target *row_target(struct kyu_notify_state *st, UDF_ARGS *args)
+static bool is_loopback(const struct kyu_target *t)
+{
+	if (t->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&t->addr;
+		return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (t->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&t->addr;
+		if (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+static bool same_target(const struct kyu_target *a, const struct kyu_target *b)
+{
+	if (a->addr.ss_family != b->addr.ss_family)
+		return false;
+	if (a->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const struct sockaddr_in *)&a->addr;
+		const struct sockaddr_in *y = (const struct sockaddr_in *)&b->addr;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	} else {
+		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)&a->addr;
+		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)&b->addr;
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+	}
+}
+
+/* The allow list and the token bucket: process-wide, under one lock
+ * (held for a few comparisons; loopback targets skip the list). */
+static pthread_mutex_t allow_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool have_path;
+	char path[4096];
+	long long checked_ns; /* when the file was last looked at */
+	struct stat seen;     /* as it was then (st_ino 0: absent) */
+	int n;
+	struct kyu_target e[KYU_NOTIFY_ALLOW_MAX];
+	/* The bucket: tokens as of refilled_ns. */
+	double tokens;
+	long long refilled_ns;
+} g;
+
+static long long now_ns(void);
+
+/* Reads the allow file again into g (the lock held). */
+static void allow_load(void)
+{
+	char line[KYU_NOTIFY_TARGET_MAX + 64];
+	FILE *f = fopen(g.path, "re");
+
+	g.n = 0;
+	if (!f)
+		return;
+	while (g.n < KYU_NOTIFY_ALLOW_MAX && fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		line[strcspn(line, "#\r\n")] = '\0';
+		while (*p == ' ' || *p == '\t')
+			p++;
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		/* A bad line allows nothing; the others still count. */
+		if (end > p && parse_target(p, (size_t)(end - p), &g.e[g.n]) == 0)
+			g.n++;
+	}
+	fclose(f);
+}
+
+/* The lock held: the list as the file is now, looked at once a second. */
+static void allow_refresh(void)
+{
+	long long now = now_ns();
+	struct stat st;
+
+	if (!g.have_path) {
+		Dl_info info;
+		const char *slash;
+		g.have_path = true;
+		g.path[0] = '\0';
+		if (dladdr((void *)&is_loopback, &info) && info.dli_fname &&
+		    (slash = strrchr(info.dli_fname, '/')) &&
+		    (size_t)(slash - info.dli_fname) + sizeof("/" KYU_NOTIFY_ALLOW_NAME) <= sizeof(g.path))
+			snprintf(g.path, sizeof(g.path), "%.*s/%s", (int)(slash - info.dli_fname),
+				 info.dli_fname, KYU_NOTIFY_ALLOW_NAME);
+		g.checked_ns = now - 2000000000LL;
+	}
+	if (!g.path[0] || now - g.checked_ns < 1000000000LL)
+		return;
+	g.checked_ns = now;
+	if (stat(g.path, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	if (st.st_ino == g.seen.st_ino && st.st_dev == g.seen.st_dev && st.st_size == g.seen.st_size &&
+	    st.st_mtim.tv_sec == g.seen.st_mtim.tv_sec && st.st_mtim.tv_nsec == g.seen.st_mtim.tv_nsec)
+		return;
+	g.seen = st;
+	allow_load();
+}
+
+static bool allowed(const struct kyu_target *t)
+{
+	bool ok = false;
+
+	if (is_loopback(t))
+		return true;
+	pthread_mutex_lock(&allow_lock);
+	allow_refresh();
+	for (int i = 0; i < g.n && !ok; i++)
+		ok = same_target(&g.e[i], t);
+	pthread_mutex_unlock(&allow_lock);
+	return ok;
+}
+
+/* Takes a token from the process's bucket; false when there is none. */
+static bool take_token(void)
+{
+	long long now = now_ns();
+	bool ok;
+
+	pthread_mutex_lock(&allow_lock);
+	if (g.refilled_ns == 0) {
+		g.tokens = KYU_NOTIFY_RATE;
+	} else if (now > g.refilled_ns) {
+		g.tokens += (double)(now - g.refilled_ns) * KYU_NOTIFY_RATE / 1e9;
+		if (g.tokens > KYU_NOTIFY_RATE)
+			g.tokens = KYU_NOTIFY_RATE;
+	}
+	g.refilled_ns = now;
+	ok = g.tokens >= 1.0;
+	if (ok)
+		g.tokens -= 1.0;
+	pthread_mutex_unlock(&allow_lock);
+	return ok;
+}
+
+/* The target for this row, or NULL when there is none usable (*denied:
+ * because it is not allowed). */
+static const struct kyu_target *row_target(struct kyu_notify_state *st, UDF_ARGS *args, bool *denied)
 {
 	const char *text;
 	size_t len;
 
-	if (st->fixed)
-		return &st->target;
+	*denied = false;
+	if (st->fixed) {
+		*denied = !st->target_allowed;
+		return *denied ? NULL : &st->target;
+	}
 	text = args->args[1];
 	len = args->lengths[1];
 	/* A NULL target means the default, like leaving it out. */
@@ -240,6 +411,12 @@ static const struct kyu_target *row_target(struct kyu_notify_state *st, UDF_ARGS
 		memcpy(st->last, text, len);
 		st->last_len = len;
 		st->last_ok = parse_target(text, len, &st->last_target) == 0;
+		if (st->last_ok)
+			st->last_allowed = allowed(&st->last_target);
+	}
+	if (st->last_ok > 0 && !st->last_allowed) {
+		*denied = true;
+		return NULL;
 	}
 	return st->last_ok > 0 ? &st->last_target : NULL;
 }
@@ -293,9 +470,14 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 			st->fixed = false;
 		}
 	}
-	/* Failure to get a socket is not an error: the calls return 0. */
-	if (st->fixed)
+	/* A target that is not allowed is not an error either: a trigger
+	 * must not fail the INSERT when the list changes; the calls return
+	 * -1, which sql/notify.sql checks when it installs. Failure to get
+	 * a socket: the calls return 0. */
+	if (st->fixed) {
+		st->target_allowed = allowed(&st->target);
 		shared_socket(st->target.addr.ss_family);
+	}
 
 	initid->ptr = (char *)st;
 	return 0;
@@ -372,6 +554,7 @@ static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 	size_t qlen = queue ? args->lengths[0] : 0;
 	size_t n;
 	ssize_t sent;
+	bool denied;
 	int fd;
 
 	/* kyud knows queues of up to 256 bytes (64 characters) without NUL.
@@ -382,11 +565,11 @@ static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 		qlen = 0;
 	if (already_sent(args, queue, qlen))
 		return 1;
-	t = row_target(st, args);
+	t = row_target(st, args, &denied);
 	if (!t)
-		return 0;
+		return denied ? -1 : 0;
 	fd = shared_socket(t->addr.ss_family);
-	if (fd < 0)
+	if (fd < 0 || !take_token())
 		return 0;
 	if (qlen)
 		memcpy(st->payload + KYU_NOTIFY_PREFIX_LEN, queue, qlen);

@@ -216,9 +216,53 @@ expect "stamps coalesce per (target, queue)" "kyu:st
 kyu:st2
 kyu:st"
 
-# A send that fails (broadcast without SO_BROADCAST: EACCES) returns 0, no error.
-[ "$(sql -e "SELECT kyu_notify('q', '255.255.255.255:9')")" = 0 ] || fail "failed send did not return 0"
+# --- who may be sent to: loopback, and what kyu_notify.allow (beside the
+# plugin) lists; another target gets nothing, and -1.
+allow=$work/plugin/kyu_notify.allow
+# want_result EXPECTED SQL: the statement's result becomes EXPECTED within
+# 30 s (the function looks at the file once a second at most).
+want_result() {
+	local deadline=$(($(date +%s) + 30)) r
+	until r=$(sql -e "$2") && [ "$r" = "$1" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "[$2] gave '$r', not '$1', for 30 s"
+		sleep 0.2
+	done
+}
+[ "$(sql -e "SELECT kyu_notify('q', '255.255.255.255:9')")" = -1 ] || fail "an unlisted target did not return -1"
+# An address of this host that is not loopback, where one can be had:
+# there a datagram would arrive; it must not unless listed.
+ext=$( (hostname -I 2>/dev/null || true) | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -n1 || true)
+ext_port=
+if [ -n "$ext" ]; then
+	start_recv "$ext" "$work/recvx.out"
+	ext_port=$recv_port
+fi
+if [ -n "$ext_port" ]; then
+	[ "$(sql -e "SELECT kyu_notify('outside', '$ext:$ext_port'), kyu_notify('outside', CONCAT('$ext:', $ext_port))")" = "-1	-1" ] ||
+		fail "an unlisted address of this host (constant and per-row target) did not return -1"
+	printf '# test\n  %s:%s  \n255.255.255.255:9\nnonsense\n' "$ext" "$ext_port" >"$allow"
+	want_result 1 "SELECT kyu_notify('listed', '$ext:$ext_port')"
+	for _ in $(seq 1 200); do grep -q -x 'kyu:listed' "$work/recvx.out" && break; sleep 0.01; done
+	assert_x=$(sed -n '2,$p' "$work/recvx.out" | sort -u)
+	[ "$assert_x" = "kyu:listed" ] || fail "at $ext:$ext_port: expected [kyu:listed] only, received [$assert_x]"
+	say "ok: a non-loopback target gets datagrams only once kyu_notify.allow lists it"
+else
+	printf '255.255.255.255:9\n' >"$allow"
+	say "no non-loopback IPv4 address here: the allow list is tested with a broadcast address only"
+fi
+# A listed send that fails (broadcast without SO_BROADCAST: EACCES)
+# returns 0, no error.
+want_result 0 "SELECT kyu_notify('q', '255.255.255.255:9')"
 say "ok: a failed send returns 0"
+# The install refuses a fallback address that is not allowed.
+if { echo "SET @kyu_notify_target = '192.0.2.1:7711';"; cat "$src/sql/notify.sql"; } |
+	sql >"$work/denied.out" 2>&1; then
+	fail "notify.sql accepted the fallback 192.0.2.1:7711, which kyu_notify.allow does not list"
+fi
+grep -q "target 192.0.2.1:7711 is not allowed" "$work/denied.out" || fail "no 'not allowed' message: $(cat "$work/denied.out")"
+[ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 6 ] || fail "a refused install changed the triggers"
+say "ok: a fallback address that is not allowed is refused and changes nothing"
 
 # IPv6, when this host has ::1.
 start_recv ::1 "$work/recv6.out"
@@ -337,6 +381,20 @@ target=127.0.0.1:$rport
 sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('again', 'true')"
 expect "reinstalled after removal, a due INSERT wakes its queue" "kyu:
 kyu:again"
+
+# --- the rate: 2,000 datagrams a second per server process, from a full
+# bucket of 2,000. 50,000 uncoalesced calls send no more than the bucket
+# plus what the time they took refilled (to a port nobody listens on: a
+# sent datagram is one the kernel took).
+got=$(sql -e "SET @t0 = SYSDATE(6);
+	SELECT SUM(kyu_notify(seq, '127.0.0.1:9')), COUNT(*) FROM seq_1_to_50000;
+	SELECT TIMESTAMPDIFF(MICROSECOND, @t0, SYSDATE(6))" | tr '\n' ' ')
+read -r sent calls us <<<"$got"
+[ "$calls" = 50000 ] || fail "rate: $got"
+max=$((2000 + 2000 * (us / 1000000 + 1)))
+[ "$sent" -ge 1 ] && [ "$sent" -le "$max" ] ||
+	fail "rate: $sent of 50000 sent in $us us, more than $max (or none)"
+say "ok: $sent of 50,000 calls sent in $((us / 1000)) ms (at most $max allowed)"
 
 ok=1
 say "PASS"
