@@ -52,7 +52,7 @@ refused "a certificate without a key" "tls_cert and tls_key go together" -- web.
 refused "a name for an address" "listen address 'localhost:$port'" --listen "localhost:$port"
 port2=$(free_tcp_port)
 start_web "$port2"
-refused "a taken port" "listen address '127\.0\.0\.1:$port2': Address already in use" --listen "127.0.0.1:$port2"
+refused "a taken port" "listen address '127\.0\.0\.1:$port2': Address already in use" --listen "127.0.0.1:$port2" -- web.open_to_local_users=yes
 stop_web
 # Allowed: a password behind a proxy that terminates TLS.
 start_web "$port" --listen "0.0.0.0:$port" -- web.user=admin "web.password_hash=$hash" web.behind_proxy=yes
