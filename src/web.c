@@ -134,6 +134,8 @@ static void peer_name(struct MHD_Connection *conn, char *buf, size_t len)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
+	else if (sa && sa->sa_family == AF_UNIX)
+		snprintf(buf, len, "the socket");
 }
 
 static enum MHD_Result send_asset(struct web *w, struct MHD_Connection *conn, const char *url)

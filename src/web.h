@@ -27,8 +27,8 @@
 #include "config.h"
 
 struct web_opts {
-	int listen_fd;      /* bound and listening */
-	const char *listen; /* for messages: "127.0.0.1:7780" */
+	int listen_fd;      /* bound and listening: TCP or a Unix socket */
+	const char *listen; /* for messages: "127.0.0.1:7780" or a socket's path */
 	bool read_only;
 	/* Both set: basic authentication. Neither: none, and then only a
 	 * Host header naming localhost or an address is served. */

@@ -175,6 +175,60 @@ static void test_actions(void)
 	CHECK(action_parse("drop", &a) < 0);
 }
 
+static void test_strong(void)
+{
+	char prefix[16];
+	char *h = guard_hash_password("pw");
+
+	CHECK(h && guard_hash_is_strong(h, prefix, sizeof(prefix)));
+	free(h);
+	CHECK(!guard_hash_is_strong("$1$saltsalt$qjXMvbEw8oaL.CzflDugX/", prefix, sizeof(prefix)));
+	CHECK(strcmp(prefix, "$1$") == 0);
+	CHECK(!guard_hash_is_strong("$5$saltsalt$5YHGdtTj3cDvFYtOzLDTgEFNGbILGPU5ZVjmC17eSg1", prefix,
+				    sizeof(prefix)));
+	CHECK(strcmp(prefix, "$5$") == 0);
+	CHECK(!guard_hash_is_strong("$md5$x$y", prefix, sizeof(prefix)));
+	CHECK(strcmp(prefix, "$md5$") == 0);
+	CHECK(!guard_hash_is_strong("abJnggxhB/yWI", prefix, sizeof(prefix)));
+	CHECK(strcmp(prefix, "ab") == 0);
+	CHECK(guard_hash_is_strong("$6$saltsalt$pauPrmdmG4BTE9h2HPmywiw152IFch6BJCEsaY6D.PLTfpV8sqvXwWdyfsgVgozkYH9B80bAip/"
+				   "08R2BPH2xk/",
+				   prefix, sizeof(prefix)));
+}
+
+static void test_fails(void)
+{
+	struct guard_fails *f = guard_fails_new();
+	unsigned char a[4] = { 10, 0, 0, 1 }, b[4] = { 10, 0, 0, 2 };
+	long now = 1000;
+
+	for (int i = 1; i < GUARD_FAILS_FREE; i++) {
+		guard_fails_record(f, a, 4, now, false);
+		CHECK(guard_fails_wait(f, a, 4, now) == 0);
+	}
+	guard_fails_record(f, a, 4, now, false);
+	CHECK(guard_fails_wait(f, a, 4, now) == 1);
+	CHECK(guard_fails_wait(f, b, 4, now) == 0); /* another address */
+	CHECK(guard_fails_wait(f, a, 4, now + 1) == 0);
+	guard_fails_record(f, a, 4, now + 1, false);
+	CHECK(guard_fails_wait(f, a, 4, now + 1) == 2);
+	for (int i = 0; i < 20; i++)
+		guard_fails_record(f, a, 4, now + 1, false);
+	CHECK(guard_fails_wait(f, a, 4, now + 1) == GUARD_WAIT_MAX);
+	guard_fails_record(f, a, 4, now + 100, true);
+	CHECK(guard_fails_wait(f, a, 4, now + 100) == 0);
+	guard_fails_record(f, a, 4, now + 100, false);
+	CHECK(guard_fails_wait(f, a, 4, now + 100) == 0); /* counted from the success */
+	/* A full table: new addresses still get counted. */
+	for (unsigned i = 0; i < 2 * GUARD_FAIL_SLOTS; i++) {
+		unsigned char k[4] = { 192, 0, (unsigned char)(i >> 8), (unsigned char)i };
+		for (int j = 0; j < GUARD_FAILS_FREE; j++)
+			guard_fails_record(f, k, 4, now, false);
+		CHECK(guard_fails_wait(f, k, 4, now) == 1);
+	}
+	guard_fails_free(f);
+}
+
 int main(void)
 {
 	test_equal();
@@ -183,6 +237,8 @@ int main(void)
 	test_loopback();
 	test_token();
 	test_auth();
+	test_strong();
+	test_fails();
 	test_text();
 	test_cursor();
 	test_actions();
