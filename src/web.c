@@ -119,6 +119,11 @@ static const char *header(struct MHD_Connection *conn, const char *name)
 	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
+static const char *header_of(void *ctx, const char *name)
+{
+	return header(ctx, name);
+}
+
 static const char *query_arg(void *ctx, const char *name)
 {
 	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
@@ -290,8 +295,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (!w->auth && !guard_host_is_local(header(conn, MHD_HTTP_HEADER_HOST)))
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
-				  "refused: Host must be localhost or an IP address when [web] sets no "
+				  "refused: Host must be localhost or a loopback address when [web] sets no "
 				  "password (DNS rebinding)");
+	if (!w->auth && guard_is_proxied(header_of, conn))
+		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
+				  "refused: a request through a proxy needs a password: set [web] user, "
+				  "password_hash and behind_proxy = yes");
 	if (w->auth) {
 		unsigned char key[16];
 		size_t klen = peer_key(conn, key);

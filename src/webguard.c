@@ -49,14 +49,26 @@ static int host_part(const char *host, char *buf, size_t len)
 
 bool guard_host_is_local(const char *host)
 {
-	unsigned char addr[16];
 	char h[256];
 
 	if (!host || host_part(host, h, sizeof(h)) < 0)
 		return false;
 	if (strcasecmp(h, "localhost") == 0)
 		return true;
-	return inet_pton(AF_INET, h, addr) == 1 || inet_pton(AF_INET6, h, addr) == 1;
+	/* Loopback only: a browser that names another address reached the
+	 * dashboard through something that forwards it beyond this host. */
+	return guard_addr_is_loopback(h);
+}
+
+bool guard_is_proxied(const char *(*lookup)(void *ctx, const char *name), void *ctx)
+{
+	static const char *const names[] = { "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP",
+					     "Via" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (lookup(ctx, names[i]))
+			return true;
+	return false;
 }
 
 bool guard_origin_matches(const char *origin, const char *host)

@@ -12,12 +12,19 @@
 bool guard_equal(const char *a, const char *b);
 
 /* A Host header that a page served without a password may be reached by:
- * localhost, or an IP address literal (any port). A name such as
+ * localhost, or a loopback address literal (any port): a browser on this
+ * host, directly or through an SSH tunnel. A name such as
  * evil.example, which an attacker's DNS may point at 127.0.0.1 after the
  * browser loaded the attacker's page (DNS rebinding), is refused: the
  * browser would take the dashboard for that site and let its script read
  * the pages and the CSRF token. */
 bool guard_host_is_local(const char *host);
+
+/* Whether a request carries a header that proxies add (Forwarded,
+ * X-Forwarded-For, X-Forwarded-Host, X-Real-IP, Via): lookup(ctx, NAME)
+ * returns a header's value or NULL. Without a password such a request is
+ * refused: a proxy forwards whatever Host its client sent. */
+bool guard_is_proxied(const char *(*lookup)(void *ctx, const char *name), void *ctx);
 
 /* An Origin header (if any) names the site the Host header names, over
  * http or https. Absent: true (a browser sends Origin with every POST

@@ -30,7 +30,10 @@ static void test_host(void)
 	CHECK(guard_host_is_local("127.0.0.1:7780"));
 	CHECK(guard_host_is_local("[::1]:7780"));
 	CHECK(guard_host_is_local("[::1]"));
-	CHECK(guard_host_is_local("10.1.2.3"));
+	CHECK(guard_host_is_local("127.0.0.2:80"));
+	CHECK(!guard_host_is_local("10.1.2.3"));
+	CHECK(!guard_host_is_local("192.0.2.1:7780"));
+	CHECK(!guard_host_is_local("[2001:db8::1]:7780"));
 	CHECK(!guard_host_is_local("evil.example"));
 	CHECK(!guard_host_is_local("evil.example:7780"));
 	CHECK(!guard_host_is_local("localhost.evil.example"));
