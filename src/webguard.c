@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -62,8 +62,8 @@ bool guard_host_is_local(const char *host)
 
 bool guard_is_proxied(const char *(*lookup)(void *ctx, const char *name), void *ctx)
 {
-	static const char *const names[] = { "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP",
-					     "Via" };
+	static const char *const names[] = { "Forwarded", "X-Forwarded-For", "X-Forwarded-Host",
+					     "X-Real-IP", "Via" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (lookup(ctx, names[i]))
@@ -279,6 +279,7 @@ void guard_fails_record(struct guard_fails *f, const void *key, size_t len, long
 {
 	struct guard_fail *e = fail_find(f, key, len);
 	unsigned over;
+	long wait;
 
 	if (len > sizeof(e->key))
 		len = sizeof(e->key);
@@ -302,5 +303,6 @@ void guard_fails_record(struct guard_fails *f, const void *key, size_t len, long
 	if (e->fails < GUARD_FAILS_FREE)
 		return;
 	over = e->fails - GUARD_FAILS_FREE;
-	e->until = now + (over >= 6 ? GUARD_WAIT_MAX : (1L << over) > GUARD_WAIT_MAX ? GUARD_WAIT_MAX : (1L << over));
+	wait = over < 6 ? 1L << over : GUARD_WAIT_MAX;
+	e->until = now + (wait < GUARD_WAIT_MAX ? wait : GUARD_WAIT_MAX);
 }

@@ -64,16 +64,16 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
-#include <sys/stat.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -333,7 +333,8 @@ static void allow_refresh(void)
 		g.path[0] = '\0';
 		if (dladdr((void *)&is_loopback, &info) && info.dli_fname &&
 		    (slash = strrchr(info.dli_fname, '/')) &&
-		    (size_t)(slash - info.dli_fname) + sizeof("/" KYU_NOTIFY_ALLOW_NAME) <= sizeof(g.path))
+		    (size_t)(slash - info.dli_fname) + sizeof("/" KYU_NOTIFY_ALLOW_NAME) <=
+			    sizeof(g.path))
 			snprintf(g.path, sizeof(g.path), "%.*s/%s", (int)(slash - info.dli_fname),
 				 info.dli_fname, KYU_NOTIFY_ALLOW_NAME);
 		g.checked_ns = now - 2000000000LL;
@@ -343,8 +344,9 @@ static void allow_refresh(void)
 	g.checked_ns = now;
 	if (stat(g.path, &st) < 0)
 		memset(&st, 0, sizeof(st));
-	if (st.st_ino == g.seen.st_ino && st.st_dev == g.seen.st_dev && st.st_size == g.seen.st_size &&
-	    st.st_mtim.tv_sec == g.seen.st_mtim.tv_sec && st.st_mtim.tv_nsec == g.seen.st_mtim.tv_nsec)
+	if (st.st_ino == g.seen.st_ino && st.st_dev == g.seen.st_dev &&
+	    st.st_size == g.seen.st_size && st.st_mtim.tv_sec == g.seen.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == g.seen.st_mtim.tv_nsec)
 		return;
 	g.seen = st;
 	allow_load();
@@ -388,7 +390,8 @@ static bool take_token(void)
 
 /* The target for this row, or NULL when there is none usable (*denied:
  * because it is not allowed). */
-static const struct kyu_target *row_target(struct kyu_notify_state *st, UDF_ARGS *args, bool *denied)
+static const struct kyu_target *row_target(struct kyu_notify_state *st, UDF_ARGS *args,
+					   bool *denied)
 {
 	const char *text;
 	size_t len;
