@@ -54,6 +54,12 @@ extern char **environ;
 /* The soonest the tick fires again for a moment that has passed without
  * pump_once acting on it (arm_tick). */
 #define TICK_FLOOR 0.05
+/* A worker that has heard nothing from the supervisor for this many poll
+ * intervals claims by itself: the supervisor's poll timer fires at most
+ * 1.1 intervals apart (its jitter), and tells every worker (KYU_POLLED),
+ * so this happens only while the supervisor is stopped or stuck, when
+ * wake-up datagrams and polls do not reach the workers. */
+#define SELF_POLL 1.5
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
@@ -192,6 +198,8 @@ struct worker {
 	ev_timer grace_w;
 	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
 	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
+	double heard_at; /* last message from the supervisor (SELF_POLL) */
+	bool self_polling; /* logged that it claims by itself */
 	struct idcache idcache; /* the users of the queues' sections */
 	ev_timer stats_w;
 
@@ -1526,6 +1534,11 @@ static void arm_tick(struct worker *w, double now)
 		}
 		if (w->reg_on && !w->draining && (next == 0 || w->reg_next < next))
 			next = w->reg_next > 0 ? w->reg_next : now;
+		if (!w->draining) {
+			double t = w->heard_at + SELF_POLL * w->cfg.poll_interval;
+			if (next == 0 || t < next)
+				next = t;
+		}
 		if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
 			next = w->recheck_at;
 		if (w->sched_recheck_at > 0 && (next == 0 || w->sched_recheck_at < next))
@@ -1606,6 +1619,15 @@ static bool pump_once(struct worker *w)
 	if (w->sched_on && !w->draining && sched_ready(&w->sched, now)) {
 		send_sched(w, now);
 		return true;
+	}
+	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
+		if (!w->self_polling)
+			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
+				 "every %.0f s by itself",
+				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
+		w->self_polling = true;
+		w->heard_at = now;
+		w->wanted = true;
 	}
 	want = claim_size(w);
 	if (want > 0 && !supervisor_alive(w))
@@ -1806,7 +1828,14 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		}
 		if ((size_t)n != sizeof(m))
 			continue;
+		w->heard_at = mono_now();
+		if (w->self_polling) {
+			log_notice("the supervisor answers again");
+			w->self_polling = false;
+		}
 		switch (m.type) {
+		case KYU_POLLED:
+			break;
 		case KYU_WAKE:
 			w->wanted = true;
 			w->dir_wanted = true;
@@ -2021,6 +2050,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
 
 	w.cleanup_wanted = true;
+	w.heard_at = mono_now();
 	start_connect(&w);
 	send_msg(&w, KYU_READY, 0);
 
