@@ -92,9 +92,9 @@ static void take_row(struct job *j, struct claimed *c)
 	j->renewed = c->claimed_at;
 }
 
-/* Who the job runs as: looked up now for a queue that names a user or a
- * group (a user removed since kyud started is this job's error), else
- * kyud's own, looked up once. */
+/* Who the job runs as: for a queue that names a user or a group, looked
+ * up at most a second ago (idcache.h: a user removed since kyud started is
+ * this job's error), else kyud's own, looked up once. */
 static const struct domain_ids *job_ids(const struct domain *d, const struct job_params *p,
 					struct domain_ids *own, const char *queue, char *err, size_t errlen)
 {
@@ -102,7 +102,7 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 
 	if (!d || (!d->user && !d->group))
 		return p->self;
-	if (domain_resolve(d, own, why, sizeof(why)) < 0) {
+	if (idcache_resolve(p->ids, d, mono_now(), own, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "queue %s: rule %s: %s", queue,
 			 strncmp(why, "group", 5) == 0 ? "group" : "user", why);
 		return NULL;

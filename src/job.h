@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "domain.h"
+#include "idcache.h"
 #include "outcome.h"
 #include "store.h"
 
@@ -36,6 +37,8 @@ struct job_params {
 	int n_domains;
 	/* kyud's own user, looked up once: for queues that name no user */
 	const struct domain_ids *self;
+	/* the users and groups of the sections that name one (idcache.h) */
+	struct idcache *ids;
 };
 
 struct job {

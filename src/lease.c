@@ -58,6 +58,14 @@ bool lease_due(const struct lease *l, double now)
 	return false;
 }
 
+bool lease_renewing(const struct lease *l)
+{
+	for (int i = 0; i < l->n_slots; i++)
+		if (renewable(l->slots[i]))
+			return true;
+	return false;
+}
+
 double lease_next_in(const struct lease *l, double now)
 {
 	return l->next_beat - now;

@@ -41,6 +41,9 @@ void lease_init(struct lease *l, struct ev_loop *loop, struct job **slots, int n
 		const struct kyu_config *cfg);
 void lease_configure(struct lease *l, const struct kyu_config *cfg);
 void lease_free(struct lease *l);
+/* Whether any running job has a lease to renew (next_beat means nothing
+ * otherwise). */
+bool lease_renewing(const struct lease *l);
 /* A heartbeat should be sent now. */
 bool lease_due(const struct lease *l, double now);
 /* Seconds until the next heartbeat is due (may be <= 0). */

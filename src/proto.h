@@ -24,6 +24,8 @@ enum msg_type {
 	KYU_SCHEDULES, /* a schedule may have changed: read kyu_schedules again */
 	KYU_REPORT,    /* systemd is told how we are: send KYU_STATE when it changes (at
 			* most once a second), and every value µs when value > 0 */
+	KYU_POLLED,    /* the supervisor's poll timer fired (it woke one worker): a
+			* worker that hears nothing for long claims by itself */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
 	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */

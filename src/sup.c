@@ -234,6 +234,12 @@ static void on_poll(EV_P_ ev_timer *t, int revents)
 	for (int i = 0; i < s->n_children; i++)
 		s->children[i].wake_inflight = false;
 	sup_wake(s);
+	/* Every worker hears that the daemon is polling: one that hears
+	 * nothing for longer (this process stopped, or stuck) claims by itself
+	 * (worker.c, SELF_POLL). A message per worker per interval. */
+	for (int i = 0; i < s->n_children; i++)
+		if (!s->children[i].metrics && s->children[i].ready)
+			send_msg(&s->children[i], KYU_POLLED);
 }
 
 static void on_wake_datagram(EV_P_ ev_io *io, int revents)

@@ -51,6 +51,15 @@ extern char **environ;
 /* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
  * batch of short jobs costs one UPDATE rather than one per job. */
 #define FLUSH_DELAY 0.01
+/* The soonest the tick fires again for a moment that has passed without
+ * pump_once acting on it (arm_tick). */
+#define TICK_FLOOR 0.05
+/* A worker that has heard nothing from the supervisor for this many poll
+ * intervals claims by itself: the supervisor's poll timer fires at most
+ * 1.1 intervals apart (its jitter), and tells every worker (KYU_POLLED),
+ * so this happens only while the supervisor is stopped or stuck, when
+ * wake-up datagrams and polls do not reach the workers. */
+#define SELF_POLL 1.5
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
@@ -188,6 +197,10 @@ struct worker {
 	ev_timer tick_w;  /* wakes the loop for the next heartbeat, flush or hold expiry */
 	ev_timer grace_w;
 	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
+	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
+	double heard_at; /* last message from the supervisor (SELF_POLL) */
+	bool self_polling; /* logged that it claims by itself */
+	struct idcache idcache; /* the users of the queues' sections */
 	ev_timer stats_w;
 
 	bool draining, master_gone;
@@ -526,7 +539,9 @@ static void on_job_end(void *ctx, struct job *j)
 			w->slots[i] = NULL;
 	w->n_running--;
 	job_free(j);
-	kill_orphans(w);
+	/* Once per loop iteration (on_prepare), however many jobs ended in
+	 * it: a sweep reads /proc and asks every child's process group. */
+	w->sweep_wanted = true;
 }
 
 static void begin_drain(struct worker *w, bool now);
@@ -617,6 +632,8 @@ static void give_back_all(struct worker *w, const char *why)
 		log_info("gave back %d claimed job(s) that had not started: %s", n, why);
 }
 
+static void reap_children(struct worker *w);
+
 /* Start held jobs while slots are free; give back those held too long. */
 static void start_held(struct worker *w)
 {
@@ -632,10 +649,27 @@ static void start_held(struct worker *w)
 	if (expired)
 		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
 			 expired, w->held.hold_limit);
-	if (w->held.n > 0 && w->n_running < w->cfg.slots)
+	if (w->held.n == 0)
+		return;
+	/* A job that has exited frees its slot now, not after the held jobs
+	 * started before its SIGCHLD is handled: a spawn waits for the new
+	 * process to exec, and meanwhile short jobs end (one wait4 that finds
+	 * nothing costs a microsecond). */
+	reap_children(w);
+	if (w->n_running < w->cfg.slots)
 		(void)supervisor_alive(w);
-	while (w->n_running < w->cfg.slots && !w->draining && prefetch_pop(&w->held, &c))
+	while (w->n_running < w->cfg.slots && !w->draining && prefetch_pop(&w->held, &c)) {
 		start_job(w, &c);
+		reap_children(w);
+	}
+}
+
+static struct job *job_of_pid(const struct worker *w, pid_t pid)
+{
+	for (int i = 0; i < w->cfg.slots; i++)
+		if (w->slots[i] && w->slots[i]->pid == pid)
+			return w->slots[i];
+	return NULL;
 }
 
 /* Keep children that are running jobs, members of a running job's process
@@ -645,13 +679,17 @@ static void start_held(struct worker *w)
 static bool keep_child(void *arg, pid_t pid)
 {
 	struct worker *w = arg;
-	pid_t pgid = getpgid(pid);
+	pid_t pgid;
 	char id[512];
 	unsigned long attempt;
 
+	/* Most children are jobs: found without a system call. */
+	if (job_of_pid(w, pid))
+		return true;
+	pgid = getpgid(pid);
 	for (int i = 0; i < w->cfg.slots; i++) {
 		const struct job *j = w->slots[i];
-		if (j && (j->pid == pid || j->pid == pgid))
+		if (j && j->pid == pgid)
 			return true;
 	}
 	if (orphans_attempt_of(pid, id, sizeof(id), &attempt) < 0)
@@ -687,14 +725,6 @@ static void on_sweep(EV_P_ ev_timer *t, int revents)
 
 /* ---- reaping ------------------------------------------------------------- */
 
-static struct job *job_of_pid(const struct worker *w, pid_t pid)
-{
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i] && w->slots[i]->pid == pid)
-			return w->slots[i];
-	return NULL;
-}
-
 /* Every child of ours is reaped here, with wait4 for the attempt's cost
  * (libev's child watchers reap with waitpid and lose it; this loop has
  * none). Signals coalesce, so one SIGCHLD may stand for many exits: reap
@@ -703,14 +733,11 @@ static struct job *job_of_pid(const struct worker *w, pid_t pid)
  * A job's exit can raise SIGCHLD before start_job has put it in a slot,
  * but this runs from the loop, never inside start_job, so by then every
  * started job is in its slot. */
-static void on_sigchld(EV_P_ ev_signal *s, int revents)
+static void reap_children(struct worker *w)
 {
-	struct worker *w = s->data;
 	struct rusage ru;
 	int status;
 	pid_t pid;
-	(void)EV_A;
-	(void)revents;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) != 0) {
 		struct job *j;
@@ -725,6 +752,13 @@ static void on_sigchld(EV_P_ ev_signal *s, int revents)
 		if (j)
 			job_reaped(j, status, &ru);
 	}
+}
+
+static void on_sigchld(EV_P_ ev_signal *s, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	reap_children(s->data);
 }
 
 /* ---- statements ---------------------------------------------------------- */
@@ -1459,44 +1493,67 @@ static bool flush_now(const struct worker *w, double now)
 	return w->n_running == 0 || w->draining || now >= w->results.oldest + FLUSH_DELAY;
 }
 
+/* The tick wakes the loop for the next moment something is due that the
+ * loop can act on now. Every statement needs the connection: while one is
+ * in flight (or the connection is down) its reply, its deadline or the
+ * reconnect timer wakes the loop, and pump_once sends what fell due
+ * meanwhile. Arming for a moment already past while the connection is busy
+ * would make the loop spin (a zero timeout, again and again, for as long as
+ * the statement takes: seconds of CPU with the database stopped). Only the
+ * prefetch's hold limit needs no connection. */
 static void arm_tick(struct worker *w, double now)
 {
 	double next = 0;
+	bool idle = db_idle(w->db) && !w->exit_status;
 
-	if (w->n_running > 0)
-		next = w->lease.next_beat;
-	if (results_count(&w->results) > 0) {
-		double t = w->results.oldest + FLUSH_DELAY;
-		if (t < w->flush_after)
-			t = w->flush_after;
-		if (next == 0 || t < next)
-			next = t;
-	}
-	if (w->held.n > 0 && (next == 0 || prefetch_expiry(&w->held) < next))
+	if (w->held.n > 0)
 		next = prefetch_expiry(&w->held);
-	if (w->wanted && w->claim_after > now && (next == 0 || w->claim_after < next))
-		next = w->claim_after;
-	/* Only while the connection is idle: a reply, or the reconnect
-	 * timer, wakes the loop otherwise. */
-	if (w->sched_on && !w->draining && db_idle(w->db)) {
-		double t = sched_wake_time(&w->sched, now);
-		if (t > 0 && (next == 0 || t < next))
-			next = t;
+	if (idle) {
+		if (lease_renewing(&w->lease) && (next == 0 || w->lease.next_beat < next))
+			next = w->lease.next_beat;
+		if (results_count(&w->results) > 0) {
+			double t = w->results.oldest + FLUSH_DELAY;
+			if (t < w->flush_after)
+				t = w->flush_after;
+			if (next == 0 || t < next)
+				next = t;
+		}
+		if (w->release_token && (next == 0 || w->flush_after < next))
+			next = w->flush_after;
+		if (w->wanted && w->claim_after > now && (next == 0 || w->claim_after < next))
+			next = w->claim_after;
+		if (w->sched_on && !w->draining) {
+			double t = sched_wake_time(&w->sched, now);
+			if (t > 0 && (next == 0 || t < next))
+				next = t;
+		}
+		{
+			double t = live_next(&w->live);
+			if (t > 0 && (next == 0 || t < next))
+				next = t;
+		}
+		if (w->reg_on && !w->draining && (next == 0 || w->reg_next < next))
+			next = w->reg_next > 0 ? w->reg_next : now;
+		if (!w->draining) {
+			double t = w->heard_at + SELF_POLL * w->cfg.poll_interval;
+			if (next == 0 || t < next)
+				next = t;
+		}
+		if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
+			next = w->recheck_at;
+		if (w->sched_recheck_at > 0 && (next == 0 || w->sched_recheck_at < next))
+			next = w->sched_recheck_at;
 	}
-	if (db_idle(w->db)) {
-		double t = live_next(&w->live);
-		if (t > 0 && (next == 0 || t < next))
-			next = t;
-	}
-	if (w->reg_on && !w->draining && db_idle(w->db) && (next == 0 || w->reg_next < next))
-		next = w->reg_next > 0 ? w->reg_next : now;
-	if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
-		next = w->recheck_at;
-	if (w->sched_recheck_at > 0 && (next == 0 || w->sched_recheck_at < next))
-		next = w->sched_recheck_at;
+	/* A moment that has passed while the connection was idle means
+	 * pump_once saw it and chose not to act (nothing to send after all):
+	 * firing again at once would repeat that choice. Wake at the earliest
+	 * a little later instead; anything that changes the choice (a reply,
+	 * a job's end, a message) wakes the loop by itself. */
+	if (next > 0 && next <= now)
+		next = now + TICK_FLOOR;
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
-		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
+		ev_timer_set(&w->tick_w, next - now, 0.);
 		ev_timer_start(w->loop, &w->tick_w);
 	}
 }
@@ -1511,7 +1568,6 @@ static bool pump_once(struct worker *w)
 	int want;
 
 	start_held(w);
-	arm_tick(w, now);
 	if (w->reconnect_wanted && w->inflight != IF_CONNECT && (db_idle(w->db) || !db_connected(w->db))) {
 		w->reconnect_wanted = false;
 		db_close(w->db);
@@ -1564,6 +1620,15 @@ static bool pump_once(struct worker *w)
 		send_sched(w, now);
 		return true;
 	}
+	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
+		if (!w->self_polling)
+			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
+				 "every %.0f s by itself",
+				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
+		w->self_polling = true;
+		w->heard_at = now;
+		w->wanted = true;
+	}
 	want = claim_size(w);
 	if (want > 0 && !supervisor_alive(w))
 		want = 0;
@@ -1595,7 +1660,8 @@ static void pump(struct worker *w)
 {
 	for (int i = 0; i < 16; i++)
 		if (!pump_once(w) || !db_idle(w->db))
-			return;
+			break;
+	arm_tick(w, mono_now());
 }
 
 static void on_tick(EV_P_ ev_timer *t, int revents)
@@ -1672,7 +1738,10 @@ static void set_params(struct worker *w)
 		.domains = w->cfg.domains,
 		.n_domains = w->cfg.n_domains,
 		.self = &w->self,
+		.ids = &w->idcache,
 	};
+	/* The sections the entries point to may be gone (a reload). */
+	idcache_clear(&w->idcache);
 }
 
 static void reload(struct worker *w, int fd)
@@ -1759,7 +1828,14 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		}
 		if ((size_t)n != sizeof(m))
 			continue;
+		w->heard_at = mono_now();
+		if (w->self_polling) {
+			log_notice("the supervisor answers again");
+			w->self_polling = false;
+		}
 		switch (m.type) {
+		case KYU_POLLED:
+			break;
 		case KYU_WAKE:
 			w->wanted = true;
 			w->dir_wanted = true;
@@ -1831,6 +1907,11 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	(void)revents;
 
 	pump(w);
+	/* After pump: the jobs reaped while it started others are counted in. */
+	if (w->sweep_wanted) {
+		w->sweep_wanted = false;
+		kill_orphans(w);
+	}
 	sync_board(w);
 	report_check(&w->rep);
 	if (!w->draining || w->n_running > 0)
@@ -1969,6 +2050,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
 
 	w.cleanup_wanted = true;
+	w.heard_at = mono_now();
 	start_connect(&w);
 	send_msg(&w, KYU_READY, 0);
 
@@ -1986,6 +2068,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	forget_parts(&w);
 	lease_free(&w.lease);
 	live_free(&w.live);
+	idcache_free(&w.idcache);
 	free(w.slots);
 	db_free(w.db);
 	if (w.bw)

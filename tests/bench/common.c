@@ -422,6 +422,7 @@ void bench_stats_add(struct bench_stats *tot, const struct bench_stats *s)
 	tot->failed += s->failed;
 	tot->claim_s += s->claim_s;
 	tot->finish_s += s->finish_s;
+	tot->cpu_s += s->cpu_s;
 }
 
 void bench_sleep_until(double t)

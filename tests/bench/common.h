@@ -49,6 +49,8 @@ struct bench_stats {
 	unsigned long long failed;      /* spawn failures or non-zero exits */
 	double claim_s;                 /* wall time in claim statements */
 	double finish_s;                /* wall time in finish statements */
+	double cpu_s;                   /* the process's own CPU (user + system), not its
+					 * children's: what the loop costs beside the jobs */
 };
 
 /* Global counters from SHOW GLOBAL STATUS. */

@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -160,6 +161,46 @@ static struct db *session(void)
 		exit(1);
 	}
 	return db;
+}
+
+/* Busy CPU ticks of the whole machine (/proc/stat: user, nice, system, irq,
+ * softirq) and of one process (utime + stime), for the CPU per job of the
+ * run window alone, without the --fill before it and the check after it. */
+static long long box_ticks(void)
+{
+	long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &v[6]) != 7)
+		v[0] = -1;
+	fclose(f);
+	return v[0] < 0 ? -1 : v[0] + v[1] + v[2] + v[5] + v[6];
+}
+
+static long long pid_ticks(const char *pid)
+{
+	char path[64], buf[1024];
+	long long ut = 0, st = 0;
+	size_t n;
+	FILE *f;
+	char *p;
+
+	if (!pid || !*pid)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%s/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Fields 14 and 15, counted after the command name's closing ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut, &st) != 2)
+		return -1;
+	return ut + st;
 }
 
 static void reap(long *inflight, struct bench_stats *st)
@@ -456,6 +497,12 @@ static void worker(struct shared *sh, long idx)
 	free(fin);
 	sb_free(&sql);
 	db_free(db);
+	{
+		struct rusage ru;
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			st->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+				    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	}
 }
 
 static void child(long i, void *arg)
@@ -515,6 +562,7 @@ int main(int argc, char **argv)
 	int ch, li, timed_out;
 	long i;
 	double t0, t1, secs;
+	long long box0, box1, db0, db1;
 
 	bench_db_defaults(&opt.db);
 	opt.batch = 100;
@@ -616,10 +664,14 @@ int main(int argc, char **argv)
 	sh->remaining = opt.jobs;
 	bench_spawn_team(opt.procs + (opt.delete_batch > 0), child, sh);
 	bench_status(m, &g0);
+	box0 = box_ticks();
+	db0 = pid_ticks(getenv("BENCH_DB_PID"));
 	t0 = bench_now();
 	bench_go();
 	timed_out = bench_wait_team(opt.timeout);
 	t1 = bench_now();
+	box1 = box_ticks();
+	db1 = pid_ticks(getenv("BENCH_DB_PID"));
 	bench_status(m, &g1);
 	secs = t1 - t0;
 
@@ -629,13 +681,22 @@ int main(int argc, char **argv)
 	 * them (db_deadlocks). */
 	printf("limit shape=%s isolation=%s ride=%d timeout=%d procs=%ld batch=%ld inflight=%ld mode=%s"
 	       " jobs=%llu secs=%.3f jobs_per_s=%.0f claims=%llu empty_claims=%llu deadlocks=%llu"
-	       " mismatch=%llu rejected=%llu failed=%llu claim_ms=%.3f finish_ms=%.3f",
+	       " mismatch=%llu rejected=%llu failed=%llu claim_ms=%.3f finish_ms=%.3f"
+	       " own_cpu_ms_per_job=%.3f",
 	       shape_names[cfg.claim], opt.isolation, opt.ride, timed_out, opt.procs, opt.batch,
 	       opt.inflight, opt.as_command ? "command" : "argv", tot.jobs, secs,
 	       secs > 0 ? (double)tot.jobs / secs : 0.0, tot.claims, tot.empty, tot.deadlocks,
 	       tot.mismatch, tot.rejected, tot.failed,
 	       tot.claims + tot.empty ? tot.claim_s * 1000 / (double)(tot.claims + tot.empty) : 0.0,
-	       tot.claims ? tot.finish_s * 1000 / (double)tot.claims : 0.0);
+	       tot.claims ? tot.finish_s * 1000 / (double)tot.claims : 0.0,
+	       tot.jobs ? tot.cpu_s * 1000 / (double)tot.jobs : 0.0);
+	{
+		double hz = (double)sysconf(_SC_CLK_TCK), n = tot.jobs ? (double)tot.jobs : 1;
+		if (box0 >= 0 && box1 >= 0)
+			printf(" box_cpu_ms_per_job=%.3f", (double)(box1 - box0) * 1000 / hz / n);
+		if (db0 >= 0 && db1 >= 0)
+			printf(" db_cpu_ms_per_job=%.3f", (double)(db1 - db0) * 1000 / hz / n);
+	}
 	if (lat != NULL) {
 		long n = sh->nlat < lat_cap ? sh->nlat : lat_cap;
 		bench_sort(lat, (size_t)n);

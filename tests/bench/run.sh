@@ -252,6 +252,7 @@ export KYU_DB_SOCKET=$sock
 sql() { mariadb --no-defaults -ukyu -pkyu --socket="$sock" -N -B kyu "$@"; }
 sql_root() { mariadb --no-defaults -uroot --socket="$sock" -N -B kyu; } # SQL on stdin
 sql <"$root/sql/schema.sql"
+db_pid=$(cat "$tmp/db/mysqld.pid")
 
 status_snapshot() { # prints: questions com_update(+multi) com_select connections
 	sql -e "SHOW GLOBAL STATUS WHERE Variable_name IN
@@ -259,6 +260,22 @@ status_snapshot() { # prints: questions com_update(+multi) com_select connection
 		awk '{v[$1]=$2} END {print v["Questions"]+0, v["Com_update"]+v["Com_update_multi"],
 		      v["Com_select"]+0, v["Connections"]+0}'
 }
+# CPU per job (issue 24): what the loop or kyud costs beside the jobs, in ms
+# of CPU per job. own: the limit loop's claimer processes (getrusage, printed
+# by limit) or kyud's supervisor and workers (their own utime + stime, read
+# from /proc just before kyud stops); db: mariadbd; box: the whole machine
+# from /proc/stat (the jobs themselves included), the figure that compares
+# one machine's runs best. All in clock ticks of /proc (CLK_TCK).
+clk_tck=$(getconf CLK_TCK)
+box_busy() { awk '/^cpu / {print $2+$3+$4+$7+$8}' /proc/stat; }
+self_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+tree_ticks() { # the supervisor $1 and its direct children (the workers)
+	local t c
+	t=$(self_ticks "$1")
+	for c in $(children "$1"); do t=$((t + $(self_ticks "$c"))); done
+	echo "$t"
+}
+ms_per_job() { awk -v t="$1" -v n="$2" -v hz="$clk_tck" 'BEGIN {if (n > 0) printf "%.3f", t * 1000 / hz / n; else print "-"}'; }
 # What one status_snapshot itself adds to Questions (and Com_select: none, it is a SHOW).
 read -r q0 _ _ _ < <(status_snapshot)
 read -r q1 _ _ _ < <(status_snapshot)
@@ -319,7 +336,7 @@ row() { # row FILE FIELD...: one tab-separated line
 	shift
 	(IFS=$'\t'; printf '%s\n' "$*") >>"$f"
 }
-add() { printf '%s\n' "$*" | tr ' ' '\t' | sed 's/\t/ /14g' >>"$results"; }
+add() { printf '%s\n' "$*" | tr ' ' '\t' | sed 's/\t/ /17g' >>"$results"; }
 
 echo "kyu bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -sr)," \
 	"$(mariadb --version | sed 's/.*Distrib \([^,]*\),.*/MariaDB \1/'), N=$N, repeats=$REPEAT"
@@ -357,13 +374,15 @@ if has_case limit; then
 			for rep in $(seq 1 "$REPEAT"); do
 				copt=()
 				[ "$mode" = command ] && copt=(-c)
-				line=$("$bin/limit" --fill -n "$N" -p "$lp" -b "$lb" -k "$lk" "${copt[@]}" \
-					--timeout 600 2>&1) || { note "limit failed: $line"; continue; }
+				line=$(BENCH_DB_PID=$db_pid "$bin/limit" --fill -n "$N" -p "$lp" -b "$lb" -k "$lk" \
+					"${copt[@]}" --timeout 600 2>&1) || { note "limit failed: $line"; continue; }
 				nt="deadlocks=$(kv deadlocks "$line"),double=$(kv double_claims "$line")"
+				# CPU of the run window alone (limit reads /proc itself).
 				add "limit:p${lp}b${lb}k${lk}" "$mode" "$lp" "$rep" "$(kv succeeded "$line")" \
 					"$(kv db_span_s "$line")" "$(kv db_jobs_per_s "$line")" \
 					"$(kv q_per_job "$line")" "$(kv upd_per_job "$line")" \
-					"$(kv sel_per_job "$line")" "$lp" - - "$nt"
+					"$(kv sel_per_job "$line")" "$lp" - - "$(kv own_cpu_ms_per_job "$line")" \
+					"$(kv db_cpu_ms_per_job "$line")" "$(kv box_cpu_ms_per_job "$line")" "$nt"
 			done
 		done
 	done
@@ -380,7 +399,7 @@ if has_case naive; then
 			add "naive" "$mode" "$NAIVE_PROCS" "$rep" "$(kv succeeded "$line")" \
 				"$(kv db_span_s "$line")" "$(kv db_jobs_per_s "$line")" \
 				"$(kv q_per_job "$line")" "$(kv upd_per_job "$line")" \
-				"$(kv sel_per_job "$line")" "$NAIVE_PROCS" - - \
+				"$(kv sel_per_job "$line")" "$NAIVE_PROCS" - - - - - \
 				"stopped_after_${NAIVE_TIME}s,deadlocks=$(kv deadlocks "$line")"
 		done
 	done
@@ -510,7 +529,8 @@ if has_case kyud && [ "$kyud_ok" = 1 ]; then
 				fill "$N" "$mode"
 				log=$tmp/kyud-$mode-$w-$rep.log
 				read -r qa ua sa ca < <(status_snapshot)
-				start_kyud "$w" "$log" || { add kyud "$mode" "$w" "$rep" - - - - - - - - - kyud_failed; continue; }
+				ba=$(box_busy) da=$(self_ticks "$db_pid")
+				start_kyud "$w" "$log" || { add kyud "$mode" "$w" "$rep" - - - - - - - - - - - - kyud_failed; continue; }
 				polls=0 left=$N last=$N stall=0 why=
 				while :; do
 					sleep 0.5
@@ -525,9 +545,10 @@ if has_case kyud && [ "$kyud_ok" = 1 ]; then
 						stall=0 last=$left
 					fi
 				done
-				rss="- -"
-				[ -n "$kyud_pid" ] && rss=$(rss_pair)
+				rss="- -" own=-
+				[ -n "$kyud_pid" ] && rss=$(rss_pair) && own=$(tree_ticks "$kyud_pid")
 				read -r qb ub sb cb < <(status_snapshot)
+				bb=$(box_busy) dbb=$(self_ticks "$db_pid")
 				stop_kyud
 				read -r done span dbl < <(sql -e "SELECT SUM(status='succeeded'),
 					TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6,
@@ -538,6 +559,8 @@ if has_case kyud && [ "$kyud_ok" = 1 ]; then
 				qd=$((qb - qa - self_q - polls))
 				add kyud "$mode" "$w" "$rep" "$done" "$span" "$jps" "$(per "$qd")" \
 					"$(per $((ub - ua)))" "$(per $((sb - sa - polls)))" $((cb - ca - polls - 1)) $rss \
+					"$([ "$own" = - ] && echo - || ms_per_job "$own" "$done")" \
+					"$(ms_per_job $((dbb - da)) "$done")" "$(ms_per_job $((bb - ba)) "$done")" \
 					"${why:-ok}${dbl:+,attempts>1:$dbl}"
 				[ -n "$why" ] && note "kyud $mode workers=$w: $why; log: $(tail -n 2 "$log" | tr '\n' ' ')"
 			done
@@ -1202,20 +1225,24 @@ if [ -s "$results" ]; then
 			if (v > best[m[k]]) best[m[k]] = v
 			if (p[k] == 1 && v > best1[m[k]]) best1[m[k]] = v
 		}
-		printf "%-16s %-7s %4s %3s %6s %8s %7s %6s %5s %6s %6s %6s %5s %9s %9s  %s\n", \
+		printf "%-16s %-7s %4s %3s %6s %8s %7s %6s %5s %6s %6s %6s %5s %9s %9s %7s %7s %7s  %s\n", \
 			"case", "mode", "w/p", "run", "jobs", "secs", "jobs/s", "%limit", "%any", "q/job", "upd/j", \
-			"sel/j", "conns", "rss_m_KiB", "rss_w_KiB", "note"
+			"sel/j", "conns", "rss_m_KiB", "rss_w_KiB", "own_ms", "db_ms", "box_ms", "note"
 		for (i = 1; i <= NR; i++) {
 			n = split(rows[i], f, "\t")
 			pct = pct2 = "-"
 			if (f[7] ~ /^[0-9.]+$/ && best1[f[2]] > 0) pct = sprintf("%.0f%%", 100 * f[7] / best1[f[2]])
 			if (f[7] ~ /^[0-9.]+$/ && best[f[2]] > 0) pct2 = sprintf("%.0f%%", 100 * f[7] / best[f[2]])
-			printf "%-16s %-7s %4s %3s %6s %8s %7s %6s %5s %6s %6s %6s %5s %9s %9s  %s\n", \
+			printf "%-16s %-7s %4s %3s %6s %8s %7s %6s %5s %6s %6s %6s %5s %9s %9s %7s %7s %7s  %s\n", \
 				f[1], f[2], f[3], f[4], f[5], (f[6] ~ /^[0-9.]+$/ ? sprintf("%.2f", f[6]) : f[6]), \
-				f[7], pct, pct2, f[8], f[9], f[10], f[11], f[12], f[13], f[14]
+				f[7], pct, pct2, f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15], f[16], f[17]
 		}
 	}' "$results"
 	echo
+	echo "own_ms: CPU ms per job of the limit loop's processes or of kyud (supervisor + workers),"
+	echo "not counting the jobs; db_ms: of mariadbd; box_ms: of the whole machine (/proc/stat, jobs"
+	echo "and the database included; for limit rows the run window alone, for kyud from its start"
+	echo "to the last job's end, this script's 0.5 s progress queries included);"
 	echo "rss_m/rss_w: RSS of the kyud master / largest worker after the run;"
 	echo "conns: new connections (this script's own subtracted)."
 fi
