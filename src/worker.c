@@ -658,10 +658,22 @@ static void start_held(struct worker *w)
 	reap_children(w);
 	if (w->n_running < w->cfg.slots)
 		(void)supervisor_alive(w);
-	while (w->n_running < w->cfg.slots && !w->draining && prefetch_pop(&w->held, &c)) {
+	/* At most a slot's worth of starts per call: with short jobs each
+	 * start may free a slot again, and the loop's other work (replies,
+	 * output, fencing) must not wait for the whole prefetch ring.
+	 * arm_tick brings the loop straight back for the rest. */
+	for (int n = 0; n < w->cfg.slots && w->n_running < w->cfg.slots && !w->draining &&
+			    prefetch_pop(&w->held, &c);
+	     n++) {
 		start_job(w, &c);
 		reap_children(w);
 	}
+}
+
+/* Held jobs that could start now (start_held stopped after its share). */
+static bool startable(const struct worker *w)
+{
+	return w->held.n > 0 && w->n_running < w->cfg.slots && !w->draining;
 }
 
 static struct job *job_of_pid(const struct worker *w, pid_t pid)
@@ -1551,9 +1563,12 @@ static void arm_tick(struct worker *w, double now)
 	 * a job's end, a message) wakes the loop by itself. */
 	if (next > 0 && next <= now)
 		next = now + TICK_FLOOR;
+	/* Not a moment passed but work at hand: at once. */
+	if (startable(w))
+		next = now;
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
-		ev_timer_set(&w->tick_w, next - now, 0.);
+		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
 		ev_timer_start(w->loop, &w->tick_w);
 	}
 }
@@ -2058,8 +2073,9 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
-		 " late write(s) rejected",
-		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected);
+		 " late write(s) rejected, %u loop iteration(s)",
+		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected,
+		 ev_iteration(w.loop));
 	results_free(&w.results);
 	minutes_free(&w.pending);
 	prefetch_free(&w.held);
