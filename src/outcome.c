@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "utf8.h"
+
 static bool retryable(const struct outcome_in *in)
 {
 	/* Attempts that ended in EX_TEMPFAIL do not count against
@@ -159,4 +161,6 @@ void outcome_unstarted(const char *why, struct outcome_out *out)
 	out->outcome = OUT_FAILED;
 	out->exit_code = -1;
 	snprintf(out->error, sizeof(out->error), "%s", why);
+	/* why often holds a row's text, cut here by bytes. */
+	utf8_fix(out->error);
 }

@@ -1223,14 +1223,19 @@ static void on_finish(void *arg, const struct db_reply *r)
 		break;
 	case DB_ERROR:
 		/* The statement of one result failed and would fail again as it
-		 * is: record that result without its output, and if even that
-		 * fails, drop it (its row stays 'running' under a lease nobody
-		 * renews, so the job runs again once it expires). */
+		 * is (a data error: a lost connection or a deadlock is not
+		 * DB_ERROR): record that result without its output, then
+		 * reduced to its status and exit code with a plain ASCII error
+		 * (results.h), and only if even that fails, drop it (its row
+		 * stays 'running' under a lease nobody renews, so the job runs
+		 * again once it expires). The claim token stays on the result:
+		 * the reduced one is fenced like the whole. Local to this
+		 * reply handler (issue 25, item 1). */
 		if (done < w->sent.finish_count) {
 			uint64_t seq = f[done].seq;
 			if (results_strip(&w->results, seq, r->err))
 				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
-					"without its output",
+					"with less of it",
 					seq, r->err);
 			else
 				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
