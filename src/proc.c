@@ -105,11 +105,24 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		fail_at(a, ST_STDIN);
 	if (dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
 		fail_at(a, ST_OUTPUT);
-	/* Everything of ours is O_CLOEXEC already; this also covers descriptors
-	 * opened by libraries that forget to. All but exec_fd, which exec
-	 * closes for us (it is above 2: 0-2 were open before it). */
-	(void)close_range(3, (unsigned)a->exec_fd - 1, 0);
-	(void)close_range((unsigned)a->exec_fd + 1, ~0U, 0);
+	/* Everything of ours is close-on-exec already; this also covers
+	 * descriptors opened by libraries that forget to. All but exec_fd,
+	 * which exec closes for us (it is above 2: 0-2 were open before it).
+	 * close_range fails with ENOSYS before Linux 5.9 and with EPERM under
+	 * some seccomp profiles: then one close per possible descriptor, up
+	 * to the limit no descriptor of ours can reach (raw calls, as
+	 * everywhere in here). */
+	if (syscall(SYS_close_range, 3U, (unsigned)a->exec_fd - 1, 0U) < 0 ||
+	    syscall(SYS_close_range, (unsigned)a->exec_fd + 1, ~0U, 0U) < 0) {
+		struct rlimit nofile;
+		unsigned long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) == 0 &&
+					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
+				    ? (unsigned long)nofile.rlim_cur
+				    : 1UL << 20;
+		for (unsigned long f = 3; f < top; f++)
+			if (f != (unsigned long)a->exec_fd)
+				(void)syscall(SYS_close, (int)f);
+	}
 	if (cr) {
 		const struct domain_ids *ids = cr->ids;
 		/* Raw calls: glibc's wrappers would try to change the ids of

@@ -9,6 +9,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1996,6 +1997,18 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	log_set_level((enum log_level)w.cfg.log_level);
 	if (gethostname(w.host, sizeof(w.host)) < 0)
 		snprintf(w.host, sizeof(w.host), "unknown");
+	/* The descriptors the supervisor placed for us (the control socket
+	 * above all) are open across exec for our own exec; no job may
+	 * inherit them, whatever becomes of proc.c's closing (issue 25,
+	 * item 8). */
+	for (int fd = PROTO_FD; fd <= BOARD_FD; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+			log_err("cannot set close-on-exec on fd %d: %s", fd, strerror(errno));
+			config_free(&w.cfg);
+			return EX_OSERR;
+		}
+	}
 	/* Orphans of a job (double forks) are re-parented to us, not to init,
 	 * so that they can be found and killed. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
