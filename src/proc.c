@@ -350,6 +350,24 @@ fail:
 	return r;
 }
 
+bool proc_temporary(int err)
+{
+	switch (err) {
+	case EAGAIN:    /* clone, a user over RLIMIT_NPROC at execve */
+	case ENOMEM:    /* clone, mmap, execve */
+	case EMFILE:    /* pipe2, open */
+	case ENFILE:
+	case ENOBUFS:
+	case ETIMEDOUT: /* the spawn timeout; a name service that did not answer */
+	case EINTR:
+	case ETXTBSY:   /* the program is being written right now */
+	case EIO:       /* a name service or file system in trouble */
+		return true;
+	default:
+		return false;
+	}
+}
+
 void proc_kill_group(pid_t pgid, int sig)
 {
 	if (pgid > 1)

@@ -487,7 +487,7 @@ static void record(struct worker *w, const struct claimed *c, const struct outco
 	count_outcome(w, c->queue, o, END_NONE);
 	results_add(&w->results, c->seq, c->token, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
-		log_info("job %s failed: %s", c->id, o->error);
+		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
 }
 
 static void log_end(const struct job *j, const struct outcome_out *o)
