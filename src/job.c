@@ -11,6 +11,7 @@
 
 #include "jobspec.h"
 #include "log.h"
+#include "orphans.h"
 #include "proc.h"
 #include "util.h"
 
@@ -255,6 +256,10 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	jobspec_free(&spec);
 	take_row(j, c);
 	j->spawned_at = mono_now();
+	/* Not yet reaped (we have not waited), so readable even if it has
+	 * exited already. */
+	if (orphans_start_ticks(j->pid, &j->start_ticks) < 0)
+		j->start_ticks = 0;
 
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;

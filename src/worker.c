@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,9 @@ enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEAN
 
 struct worker {
 	struct kyu_config cfg;
+	/* The orphan sweeps under way kill what started at or after this
+	 * (keep_child); ULLONG_MAX between sweeps. */
+	unsigned long long sweep_from;
 	int index;
 	char host[256];
 	struct ev_loop *loop;
@@ -539,6 +543,10 @@ static void on_job_end(void *ctx, struct job *j)
 		if (w->slots[i] == j)
 			w->slots[i] = NULL;
 	w->n_running--;
+	/* The sweep kills what started no earlier than the earliest job
+	 * that ended before it (keep_child). */
+	if (j->start_ticks < w->sweep_from)
+		w->sweep_from = j->start_ticks;
 	job_free(j);
 	/* Once per loop iteration (on_prepare), however many jobs ended in
 	 * it: a sweep reads /proc and asks every child's process group. */
@@ -674,15 +682,14 @@ static struct job *job_of_pid(const struct worker *w, pid_t pid)
 }
 
 /* Keep children that are running jobs, members of a running job's process
- * group, or processes that left its group (setsid) but carry the job id
- * and attempt of an attempt that is still running: they are re-parented
- * here while their attempt lives and must outlive only the attempt. */
+ * group, or processes that started before every job whose end this sweep
+ * follows: none of those jobs can be theirs (orphans.h says why nothing a
+ * process can set about itself is asked; issue 25, item 10). */
 static bool keep_child(void *arg, pid_t pid)
 {
 	struct worker *w = arg;
 	pid_t pgid;
-	char id[512];
-	unsigned long attempt;
+	unsigned long long started;
 
 	/* Most children are jobs: found without a system call. */
 	if (job_of_pid(w, pid))
@@ -693,23 +700,19 @@ static bool keep_child(void *arg, pid_t pid)
 		if (j && j->pid == pgid)
 			return true;
 	}
-	if (orphans_attempt_of(pid, id, sizeof(id), &attempt) < 0)
-		return false;
-	for (int i = 0; i < w->cfg.slots; i++) {
-		const struct job *j = w->slots[i];
-		if (j && strcmp(j->id, id) == 0 && attempt == j->attempts)
-			return true;
-	}
-	return false;
+	return orphans_start_ticks(pid, &started) == 0 && started < w->sweep_from;
 }
 
 /* Killing an orphan re-parents its own children here a moment later, so
- * sweeps repeat until one finds nothing. */
+ * sweeps repeat until one finds nothing, with the same sweep_from; the
+ * next job's end sets it anew. */
 static void kill_orphans(struct worker *w)
 {
 	int n = orphans_kill(keep_child, w);
-	if (n <= 0)
+	if (n <= 0) {
+		w->sweep_from = ULLONG_MAX;
 		return;
+	}
 	log_info("killed %d process(es) left behind by finished jobs", n);
 	if (!ev_is_active(&w->sweep_w)) {
 		ev_timer_set(&w->sweep_w, 0.02, 0.);
@@ -1986,7 +1989,7 @@ static double statement_deadline(const struct kyu_config *cfg)
 
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
-	struct worker w = { .index = index, .reconnect_delay = 0.5 };
+	struct worker w = { .index = index, .reconnect_delay = 0.5, .sweep_from = ULLONG_MAX };
 	char role[32], err[512];
 
 	w.sup_pid = getppid();
