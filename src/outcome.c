@@ -168,8 +168,8 @@ void outcome_unstarted_temporary(const char *why, unsigned tempfails, struct out
 	/* The cause first, cut if need be, so that the tail is always there. */
 	room = sizeof(out->error) - 1 - strlen(tail);
 	outcome_unstarted(why, out);
-	out->error[utf8_cut(out->error, strlen(out->error), room)] = '\0';
-	strcat(out->error, tail);
+	room = utf8_cut(out->error, strlen(out->error), room);
+	snprintf(out->error + room, sizeof(out->error) - room, "%s", tail);
 	if (again) {
 		out->outcome = OUT_RETRY;
 		out->tempfail = true;

@@ -129,10 +129,8 @@ void results_unsure(struct results *rs, int n)
  * it refused. */
 static void add_ascii(struct strbuf *sb, const char *s, size_t max)
 {
-	for (size_t i = 0; s[i] && i < max; i++) {
-		char c = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-		sb_add(sb, &c, 1);
-	}
+	for (size_t i = 0; i < max && s[i]; i++)
+		sb_add(sb, s[i] >= 0x20 && s[i] < 0x7f ? &s[i] : "?", 1);
 }
 
 bool results_strip(struct results *rs, uint64_t seq, const char *why)
