@@ -112,7 +112,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	 * some seccomp profiles: then one close per possible descriptor, up
 	 * to the limit no descriptor of ours can reach (raw calls, as
 	 * everywhere in here). */
-	if (syscall(SYS_close_range, 3U, (unsigned)a->exec_fd - 1, 0U) < 0 ||
+	if ((a->exec_fd > 3 && syscall(SYS_close_range, 3U, (unsigned)a->exec_fd - 1, 0U) < 0) ||
 	    syscall(SYS_close_range, (unsigned)a->exec_fd + 1, ~0U, 0U) < 0) {
 		struct rlimit nofile;
 		unsigned long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) == 0 &&
