@@ -1,6 +1,7 @@
 #include "db.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -512,6 +513,18 @@ static bool next_step(struct db *db)
 			snprintf(what, sizeof(what), "cannot connect to %s", db->peer);
 			set_err_from_mysql(db, what);
 			return end_round(db, DB_LOST);
+		}
+		/* Connector/C opens its socket without close-on-exec: no job
+		 * may inherit our authenticated connection. */
+		{
+			int fd = (int)mysql_get_socket(db->my), fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+			if (fl < 0 || (!(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)) {
+				db->err_no = CR_UNKNOWN_ERROR;
+				snprintf(db->err, sizeof(db->err),
+					 "cannot set close-on-exec on the connection to %s: %s", db->peer,
+					 fd < 0 ? "no socket" : strerror(errno));
+				return end_round(db, DB_LOST);
+			}
 		}
 		db->setup = true;
 		sb_reset(&db->sql);

@@ -486,6 +486,8 @@ int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, si
 				break;
 			}
 			if (want <= ng || want > 65536) {
+				/* The user exists: the name service failed us. */
+				r = -EAGAIN;
 				snprintf(err, errlen, "the groups of user '%s' cannot be listed", ids->name);
 				goto fail;
 			}
@@ -497,7 +499,7 @@ int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, si
 fail:
 	free(buf);
 	domain_ids_free(ids);
-	return -1;
+	return r < 0 ? r : -EINVAL;
 }
 
 void domain_ids_free(struct domain_ids *ids)

@@ -93,8 +93,10 @@ struct domain_ids {
 	char *name, *home, *shell;
 };
 
-/* Resolve d's user and group (d may be NULL). On failure returns -1 with
- * why in err ("user 'bob' does not exist"). */
+/* Resolve d's user and group (d may be NULL). On failure returns -errno
+ * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
+ * group that does not exist, else the name service's trouble (-EAGAIN
+ * when the groups could not be listed). */
 int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
 void domain_ids_free(struct domain_ids *ids);
 

@@ -31,19 +31,20 @@ int idcache_resolve(struct idcache *c, const struct domain *d, double now, struc
 {
 	struct idcache_entry *e = find(c, d);
 	struct domain_ids fresh;
+	int r;
 
 	if (e && now - e->at < IDCACHE_TTL && now >= e->at) {
 		copy_ids(ids, &e->ids);
 		return 0;
 	}
-	if (domain_resolve(d, &fresh, err, errlen) < 0) {
+	if ((r = domain_resolve(d, &fresh, err, errlen)) < 0) {
 		/* Not kept: the next job asks the name service again. */
 		if (e) {
 			domain_ids_free(&e->ids);
 			*e = c->e[--c->n];
 		}
 		memset(ids, 0, sizeof(*ids));
-		return -1;
+		return r;
 	}
 	if (!e) {
 		if (c->n == c->cap) {

@@ -11,6 +11,7 @@
 
 #include "jobspec.h"
 #include "log.h"
+#include "orphans.h"
 #include "proc.h"
 #include "util.h"
 
@@ -94,15 +95,20 @@ static void take_row(struct job *j, struct claimed *c)
 
 /* Who the job runs as: for a queue that names a user or a group, looked
  * up at most a second ago (idcache.h: a user removed since kyud started is
- * this job's error), else kyud's own, looked up once. */
+ * this job's error), else kyud's own, looked up once. *temporary: the
+ * failure was the name service's, not "no such user". */
 static const struct domain_ids *job_ids(const struct domain *d, const struct job_params *p,
-					struct domain_ids *own, const char *queue, char *err, size_t errlen)
+					struct domain_ids *own, const char *queue, char *err, size_t errlen,
+					bool *temporary)
 {
 	char why[256];
+	int r;
 
+	*temporary = false;
 	if (!d || (!d->user && !d->group))
 		return p->self;
-	if (idcache_resolve(p->ids, d, mono_now(), own, why, sizeof(why)) < 0) {
+	if ((r = idcache_resolve(p->ids, d, mono_now(), own, why, sizeof(why))) < 0) {
+		*temporary = r != -ENOENT;
 		snprintf(err, errlen, "queue %s: rule %s: %s", queue,
 			 strncmp(why, "group", 5) == 0 ? "group" : "user", why);
 		return NULL;
@@ -174,14 +180,18 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	char **base = NULL, *path = NULL;
 	char err[512];
 	int exec_errno, r;
+	bool temporary;
 
 	if (outcome_bad_row(c, fail))
 		goto out;
 	if (outcome_exhausted(c->attempts, c->tempfails, c->max_attempts, fail))
 		goto out;
-	ids = job_ids(d, p, &own, c->queue, err, sizeof(err));
+	ids = job_ids(d, p, &own, c->queue, err, sizeof(err), &temporary);
 	if (!ids) {
-		outcome_unstarted(err, fail);
+		if (temporary)
+			outcome_unstarted_temporary(err, c->tempfails, fail);
+		else
+			outcome_unstarted(err, fail);
 		goto out;
 	}
 	base = domain_base_env(d, ids, p->kyud_env);
@@ -228,12 +238,15 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		char ruled[600];
 		/* A rule of the queue's section could not be applied: say which
 		 * queue's. */
-		if (strncmp(err, "rule ", 5) == 0) {
+		if (strncmp(err, "rule ", 5) == 0)
 			snprintf(ruled, sizeof(ruled), "queue %s: %s", c->queue, err);
+		else
+			snprintf(ruled, sizeof(ruled), "%s", err);
+		/* The machine's trouble is not the job's (issue 25, item 3). */
+		if (proc_temporary(-r))
+			outcome_unstarted_temporary(ruled, c->tempfails, fail);
+		else
 			outcome_unstarted(ruled, fail);
-		} else {
-			outcome_unstarted(err, fail);
-		}
 		jobspec_free(&spec);
 		capture_free(&j->cap);
 		free(j);
@@ -243,6 +256,10 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	jobspec_free(&spec);
 	take_row(j, c);
 	j->spawned_at = mono_now();
+	/* Not yet reaped (we have not waited), so readable even if it has
+	 * exited already. */
+	if (orphans_start_ticks(j->pid, &j->start_ticks) < 0)
+		j->start_ticks = 0;
 
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;

@@ -57,6 +57,10 @@ struct job {
 	 * was sent: the server's lease runs at least `lease` s from here. */
 	double renewed;
 	double spawned_at;
+	/* When its process started, in /proc's clock ticks (orphans.h); 0 if
+	 * unknown, which makes the orphan sweep at its end kill every
+	 * re-parented process that belongs to no running job. */
+	unsigned long long start_ticks;
 	int wstatus; /* once ended */
 	struct rusage rusage; /* once ended: wait4's, the process and what it waited for */
 	struct capture cap;

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "cmdline.h"
+#include "utf8.h"
 #include "util.h"
 
 /* jansson's reason, except where it names jansson's own flags: a row's
@@ -137,12 +138,14 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 		json_object_foreach(root, key, v)
 		{
 			if (!valid_env_name(key)) {
-				snprintf(err, errlen, "env: invalid variable name '%.64s'", key);
+				snprintf(err, errlen, "env: invalid variable name '%.*s'",
+					 (int)utf8_cut(key, strlen(key), 64), key);
 				json_decref(root);
 				return -1;
 			}
 			if (!json_is_string(v)) {
-				snprintf(err, errlen, "env: value of %.64s is not a string", key);
+				snprintf(err, errlen, "env: value of %.*s is not a string",
+					 (int)utf8_cut(key, strlen(key), 64), key);
 				json_decref(root);
 				return -1;
 			}

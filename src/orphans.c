@@ -47,30 +47,35 @@ int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg)
 	return killed;
 }
 
-int orphans_attempt_of(pid_t pid, char *id, size_t idlen, unsigned long *attempt)
+int orphans_start_ticks(pid_t pid, unsigned long long *ticks)
 {
-	char path[64], env[65536];
-	size_t got = 0;
+	char path[64], buf[1024], *p;
 	ssize_t n;
-	int fd, found = 0;
+	int fd, field;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
-	while (got < sizeof(env) - 1 && (n = read(fd, env + got, sizeof(env) - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	env[got] = '\0';
-	for (size_t off = 0; off < got; off += strlen(env + off) + 1) {
-		const char *v = env + off;
-		if (strncmp(v, "KYU_JOB_ID=", 11) == 0) {
-			snprintf(id, idlen, "%s", v + 11);
-			found |= 1;
-		} else if (strncmp(v, "KYU_ATTEMPT=", 12) == 0) {
-			*attempt = strtoul(v + 12, NULL, 10);
-			found |= 2;
-		}
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
 	}
-	return found == 3 ? 0 : -1;
+	close(fd);
+	buf[n] = '\0';
+	/* The name (field 2) may hold anything, ')' and spaces included:
+	 * count from the last ')'. It is followed by field 3. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (field = 2; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	errno = 0;
+	*ticks = strtoull(p + 1, NULL, 10);
+	return errno ? -errno : 0;
 }

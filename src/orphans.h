@@ -1,7 +1,20 @@
 /* Processes a job left behind after double-forking into a new session are
  * re-parented to the worker (a child subreaper), and the jobs of a worker that
  * died are re-parented to the supervisor (a subreaper too); this finds and
- * kills them. */
+ * kills them.
+ *
+ * Which job such a process came from cannot be known: its parents are gone,
+ * and its session and process group are its own after setsid. What it says
+ * about itself (KYU_JOB_ID and KYU_ATTEMPT in its environment) it may have
+ * chosen, to be kept alive as another, running job's. So the rule rests
+ * only on what the kernel records and a job cannot change: its process
+ * group (a process can join no group of another session, and each job has
+ * a session of its own), and the time it started (/proc/PID/stat), which
+ * is never before that of the job it descends from. When a job ends, every
+ * re-parented process outside the running jobs' process groups that
+ * started no earlier than that job is killed: each could be the job's, and
+ * its own job's end kills it at the latest. One that started before (the
+ * daemon of a longer job that is still running) is kept. */
 #ifndef KYU_ORPHANS_H
 #define KYU_ORPHANS_H
 
@@ -14,9 +27,8 @@
  * number of children killed, or -errno if the list is unreadable. */
 int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg);
 
-/* The job attempt pid was started for: KYU_JOB_ID (copied into id) and
- * KYU_ATTEMPT of the environment it was started with (/proc/PID/environ,
- * read once); -1 if either is absent or the environment is unreadable. */
-int orphans_attempt_of(pid_t pid, char *id, size_t idlen, unsigned long *attempt);
+/* When pid started, in clock ticks since boot (/proc/PID/stat's field
+ * 22): 0, or -errno if unreadable (the process is gone, or no /proc). */
+int orphans_start_ticks(pid_t pid, unsigned long long *ticks);
 
 #endif

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "utf8.h"
+
 static bool retryable(const struct outcome_in *in)
 {
 	/* Attempts that ended in EX_TEMPFAIL do not count against
@@ -152,6 +154,28 @@ bool outcome_bad_row(const struct claimed *c, struct outcome_out *out)
 	return true;
 }
 
+void outcome_unstarted_temporary(const char *why, unsigned tempfails, struct outcome_out *out)
+{
+	char tail[96];
+	size_t room;
+	bool again = tempfails + 1 < START_RETRIES;
+
+	if (again)
+		snprintf(tail, sizeof(tail), " (temporary: retrying later)");
+	else
+		snprintf(tail, sizeof(tail), " (temporary, but %u attempts were temporary failures: giving up)",
+			 tempfails + 1);
+	/* The cause first, cut if need be, so that the tail is always there. */
+	room = sizeof(out->error) - 1 - strlen(tail);
+	outcome_unstarted(why, out);
+	room = utf8_cut(out->error, strlen(out->error), room);
+	snprintf(out->error + room, sizeof(out->error) - room, "%s", tail);
+	if (again) {
+		out->outcome = OUT_RETRY;
+		out->tempfail = true;
+	}
+}
+
 void outcome_unstarted(const char *why, struct outcome_out *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -159,4 +183,6 @@ void outcome_unstarted(const char *why, struct outcome_out *out)
 	out->outcome = OUT_FAILED;
 	out->exit_code = -1;
 	snprintf(out->error, sizeof(out->error), "%s", why);
+	/* why often holds a row's text, cut here by bytes. */
+	utf8_fix(out->error);
 }

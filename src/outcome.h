@@ -48,6 +48,14 @@ bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attem
  * error naming the column and value. Returns true and fills out then. */
 bool outcome_bad_row(const struct claimed *c, struct outcome_out *out);
 
+/* A job that could not start for a reason that may pass (proc_temporary)
+ * is not failed for it: it waits again after the backoff, the attempt
+ * counted in tempfails (as an exit 75 is) rather than against
+ * max_attempts, until the row's tempfails reach START_RETRIES; then it
+ * fails, saying so. tempfails is the row's count before this attempt. */
+#define START_RETRIES 20
+void outcome_unstarted_temporary(const char *why, unsigned tempfails, struct outcome_out *out);
+
 /* A job that could not be started (bad argv/env, exec failure): fails for
  * good with why as its error. */
 void outcome_unstarted(const char *why, struct outcome_out *out);

@@ -105,11 +105,24 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		fail_at(a, ST_STDIN);
 	if (dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
 		fail_at(a, ST_OUTPUT);
-	/* Everything of ours is O_CLOEXEC already; this also covers descriptors
-	 * opened by libraries that forget to. All but exec_fd, which exec
-	 * closes for us (it is above 2: 0-2 were open before it). */
-	(void)close_range(3, (unsigned)a->exec_fd - 1, 0);
-	(void)close_range((unsigned)a->exec_fd + 1, ~0U, 0);
+	/* Everything of ours is close-on-exec already; this also covers
+	 * descriptors opened by libraries that forget to. All but exec_fd,
+	 * which exec closes for us (it is above 2: 0-2 were open before it).
+	 * close_range fails with ENOSYS before Linux 5.9 and with EPERM under
+	 * some seccomp profiles: then one close per possible descriptor, up
+	 * to the limit no descriptor of ours can reach (raw calls, as
+	 * everywhere in here). */
+	if ((a->exec_fd > 3 && syscall(SYS_close_range, 3U, (unsigned)a->exec_fd - 1, 0U) < 0) ||
+	    syscall(SYS_close_range, (unsigned)a->exec_fd + 1, ~0U, 0U) < 0) {
+		struct rlimit nofile;
+		unsigned long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) == 0 &&
+					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
+				    ? (unsigned long)nofile.rlim_cur
+				    : 1UL << 20;
+		for (unsigned long f = 3; f < top; f++)
+			if (f != (unsigned long)a->exec_fd)
+				(void)syscall(SYS_close, (int)f);
+	}
 	if (cr) {
 		const struct domain_ids *ids = cr->ids;
 		/* Raw calls: glibc's wrappers would try to change the ids of
@@ -335,6 +348,24 @@ fail:
 			close(execfd[i]);
 	}
 	return r;
+}
+
+bool proc_temporary(int err)
+{
+	switch (err) {
+	case EAGAIN:    /* clone, a user over RLIMIT_NPROC at execve */
+	case ENOMEM:    /* clone, mmap, execve */
+	case EMFILE:    /* pipe2, open */
+	case ENFILE:
+	case ENOBUFS:
+	case ETIMEDOUT: /* the spawn timeout; a name service that did not answer */
+	case EINTR:
+	case ETXTBSY:   /* the program is being written right now */
+	case EIO:       /* a name service or file system in trouble */
+		return true;
+	default:
+		return false;
+	}
 }
 
 void proc_kill_group(pid_t pgid, int sig)

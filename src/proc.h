@@ -6,6 +6,7 @@
 #define KYU_PROC_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "domain.h"
@@ -30,6 +31,14 @@ struct proc_creds {
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *exec_errno, char *err,
 	       size_t errlen);
+
+/* Whether a start that failed with err (proc_spawn's -r, a lookup's
+ * errno) is the machine's trouble, which may pass (out of processes,
+ * descriptors or memory, a limit_nproc the user is over for now, a
+ * spawn that timed out on a stalled file system), rather than the job's,
+ * which will not (no such file, user or directory, permission denied,
+ * a rule that cannot be applied). */
+bool proc_temporary(int err);
 
 /* Signal a job's whole process group; ESRCH (already gone) is not an error. */
 void proc_kill_group(pid_t pgid, int sig);

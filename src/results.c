@@ -3,14 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "util.h"
 
 struct result_entry {
 	struct finish f; /* error and output point into the fields below */
 	char *error;
 	struct strbuf out;
-	bool stripped;
+	int stripped; /* 0, STRIP_OUTPUT or STRIP_ALL: see results_strip */
 };
+
+enum { STRIP_OUTPUT = 1, STRIP_ALL };
 
 static struct result_entry *push(struct result_entry **v, int *n, int *cap)
 {
@@ -45,8 +48,12 @@ void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, cons
 	else
 		e = push(&rs->other, &rs->n_other, &rs->cap_other);
 	e->f = f;
-	if (o->error[0])
+	if (o->error[0]) {
+		/* The error column is utf8mb4: a text cut inside a character
+		 * would be refused (utf8.h). */
 		e->error = xstrdup(o->error);
+		utf8_fix(e->error);
+	}
 	if (has_out)
 		capture_render(out, &e->out);
 }
@@ -118,6 +125,14 @@ void results_unsure(struct results *rs, int n)
 		rs->other[i].f.unsure = true;
 }
 
+/* Only printable ASCII of the server's message, which quotes the bytes
+ * it refused. */
+static void add_ascii(struct strbuf *sb, const char *s, size_t max)
+{
+	for (size_t i = 0; i < max && s[i]; i++)
+		sb_add(sb, s[i] >= 0x20 && s[i] < 0x7f ? &s[i] : "?", 1);
+}
+
 bool results_strip(struct results *rs, uint64_t seq, const char *why)
 {
 	struct strbuf msg = { 0 };
@@ -126,23 +141,36 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 		struct result_entry *e = &rs->other[i];
 		if (e->f.seq != seq)
 			continue;
-		if (e->stripped) {
+		if (e->stripped == STRIP_ALL) {
 			free(e->error);
 			sb_free(&e->out);
 			memmove(e, e + 1, (size_t)(rs->n_other - i - 1) * sizeof(*e));
 			rs->n_other--;
 			return false;
 		}
-		sb_printf(&msg, "%s; kyud could not record the rest of this result (%s)",
-			  e->error ? e->error : "finished", why);
+		if (e->stripped == STRIP_OUTPUT) {
+			/* Its error text or another value of it was refused too:
+			 * keep only what cannot be, the status and exit code,
+			 * and say what happened in plain ASCII. */
+			sb_adds(&msg, "kyud could not record this attempt's error text and output (the server said: ");
+			add_ascii(&msg, why, 400);
+			sb_adds(&msg, ")");
+			e->f.cost.known = false;
+			e->stripped = STRIP_ALL;
+		} else {
+			sb_printf(&msg, "%s; kyud could not record the rest of this result (%s)",
+				  e->error ? e->error : "finished", why);
+			/* The error column is text: keep it well inside any
+			 * limit, cut on a character. */
+			msg.len = utf8_cut(msg.buf, msg.len, 1000);
+			msg.buf[msg.len] = '\0';
+			utf8_fix(msg.buf);
+			e->stripped = STRIP_OUTPUT;
+		}
 		free(e->error);
-		/* The error column is text: keep it well inside any limit. */
-		if (msg.len > 1000)
-			msg.buf[1000] = '\0';
 		e->error = xstrdup(msg.buf);
 		sb_free(&msg);
 		sb_free(&e->out);
-		e->stripped = true;
 		return true;
 	}
 	for (int i = 0; i < rs->n_plain; i++) {

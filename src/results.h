@@ -41,9 +41,13 @@ void results_forget(struct results *rs, int n);
  * lost: they may be recorded already (finish.unsure). */
 void results_unsure(struct results *rs, int n);
 /* The statement recording row seq's result failed and will fail again as
- * it is: keep the result but drop its output and put why in its error.
- * Returns false (and forgets the result) when it had been stripped
- * already: the job then runs again after its lease. */
+ * it is (the server refused a value: 1366, 1406, 1264...). The first time,
+ * keep the result but drop its output and put why in its error; the
+ * second time, reduce it to its status and exit code with a plain ASCII
+ * error saying what was refused, which no column can refuse. Returns
+ * false (and forgets the result) only when it had been reduced already,
+ * or for a plain success (there is nothing to reduce): the job then runs
+ * again after its lease. */
 bool results_strip(struct results *rs, uint64_t seq, const char *why);
 void results_free(struct results *rs);
 

@@ -10,6 +10,7 @@
 #include "cron.h"
 #include "log.h"
 #include "tz.h"
+#include "utf8.h"
 
 /* missed = all looks at most this many missed instants; beyond, the
  * period is treated as skip (an every-second schedule down for a day). */
@@ -388,6 +389,9 @@ bool sched_build(struct sched *s, struct strbuf *sb, double now)
 	if (sched_plan(&s->rows[i], s->db_now_us + (int64_t)((now - s->scanned) * 1e6), &s->sent_step,
 		       err, sizeof(err)) < 0) {
 		s->sent = SCHED_MARK;
+		/* It quotes the row's text, cut by bytes: whole characters
+		 * only, or a strict utf8mb4 server refuses it (utf8.h). */
+		utf8_fix(err);
 		s->sent_error = xstrdup(err);
 		sched_mark_build(sb, &s->rows[i], err);
 		return false;

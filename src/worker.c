@@ -9,7 +9,9 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +109,9 @@ enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEAN
 
 struct worker {
 	struct kyu_config cfg;
+	/* The orphan sweeps under way kill what started at or after this
+	 * (keep_child); ULLONG_MAX between sweeps. */
+	unsigned long long sweep_from;
 	int index;
 	char host[256];
 	struct ev_loop *loop;
@@ -486,7 +491,7 @@ static void record(struct worker *w, const struct claimed *c, const struct outco
 	count_outcome(w, c->queue, o, END_NONE);
 	results_add(&w->results, c->seq, c->token, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
-		log_info("job %s failed: %s", c->id, o->error);
+		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
 }
 
 static void log_end(const struct job *j, const struct outcome_out *o)
@@ -538,6 +543,10 @@ static void on_job_end(void *ctx, struct job *j)
 		if (w->slots[i] == j)
 			w->slots[i] = NULL;
 	w->n_running--;
+	/* The sweep kills what started no earlier than the earliest job
+	 * that ended before it (keep_child). */
+	if (j->start_ticks < w->sweep_from)
+		w->sweep_from = j->start_ticks;
 	job_free(j);
 	/* Once per loop iteration (on_prepare), however many jobs ended in
 	 * it: a sweep reads /proc and asks every child's process group. */
@@ -685,15 +694,14 @@ static struct job *job_of_pid(const struct worker *w, pid_t pid)
 }
 
 /* Keep children that are running jobs, members of a running job's process
- * group, or processes that left its group (setsid) but carry the job id
- * and attempt of an attempt that is still running: they are re-parented
- * here while their attempt lives and must outlive only the attempt. */
+ * group, or processes that started before every job whose end this sweep
+ * follows: none of those jobs can be theirs (orphans.h says why nothing a
+ * process can set about itself is asked; issue 25, item 10). */
 static bool keep_child(void *arg, pid_t pid)
 {
 	struct worker *w = arg;
 	pid_t pgid;
-	char id[512];
-	unsigned long attempt;
+	unsigned long long started;
 
 	/* Most children are jobs: found without a system call. */
 	if (job_of_pid(w, pid))
@@ -704,23 +712,19 @@ static bool keep_child(void *arg, pid_t pid)
 		if (j && j->pid == pgid)
 			return true;
 	}
-	if (orphans_attempt_of(pid, id, sizeof(id), &attempt) < 0)
-		return false;
-	for (int i = 0; i < w->cfg.slots; i++) {
-		const struct job *j = w->slots[i];
-		if (j && strcmp(j->id, id) == 0 && attempt == j->attempts)
-			return true;
-	}
-	return false;
+	return orphans_start_ticks(pid, &started) == 0 && started < w->sweep_from;
 }
 
 /* Killing an orphan re-parents its own children here a moment later, so
- * sweeps repeat until one finds nothing. */
+ * sweeps repeat until one finds nothing, with the same sweep_from; the
+ * next job's end sets it anew. */
 static void kill_orphans(struct worker *w)
 {
 	int n = orphans_kill(keep_child, w);
-	if (n <= 0)
+	if (n <= 0) {
+		w->sweep_from = ULLONG_MAX;
 		return;
+	}
 	log_info("killed %d process(es) left behind by finished jobs", n);
 	if (!ev_is_active(&w->sweep_w)) {
 		ev_timer_set(&w->sweep_w, 0.02, 0.);
@@ -1235,14 +1239,19 @@ static void on_finish(void *arg, const struct db_reply *r)
 		break;
 	case DB_ERROR:
 		/* The statement of one result failed and would fail again as it
-		 * is: record that result without its output, and if even that
-		 * fails, drop it (its row stays 'running' under a lease nobody
-		 * renews, so the job runs again once it expires). */
+		 * is (a data error: a lost connection or a deadlock is not
+		 * DB_ERROR): record that result without its output, then
+		 * reduced to its status and exit code with a plain ASCII error
+		 * (results.h), and only if even that fails, drop it (its row
+		 * stays 'running' under a lease nobody renews, so the job runs
+		 * again once it expires). The claim token stays on the result:
+		 * the reduced one is fenced like the whole. Local to this
+		 * reply handler (issue 25, item 1). */
 		if (done < w->sent.finish_count) {
 			uint64_t seq = f[done].seq;
 			if (results_strip(&w->results, seq, r->err))
 				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
-					"without its output",
+					"with less of it",
 					seq, r->err);
 			else
 				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
@@ -1995,7 +2004,7 @@ static double statement_deadline(const struct kyu_config *cfg)
 
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
-	struct worker w = { .index = index, .reconnect_delay = 0.5 };
+	struct worker w = { .index = index, .reconnect_delay = 0.5, .sweep_from = ULLONG_MAX };
 	char role[32], err[512];
 
 	w.sup_pid = getppid();
@@ -2006,6 +2015,18 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	log_set_level((enum log_level)w.cfg.log_level);
 	if (gethostname(w.host, sizeof(w.host)) < 0)
 		snprintf(w.host, sizeof(w.host), "unknown");
+	/* The descriptors the supervisor placed for us (the control socket
+	 * above all) are open across exec for our own exec; no job may
+	 * inherit them, whatever becomes of proc.c's closing (issue 25,
+	 * item 8). */
+	for (int fd = PROTO_FD; fd <= BOARD_FD; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+			log_err("cannot set close-on-exec on fd %d: %s", fd, strerror(errno));
+			config_free(&w.cfg);
+			return EX_OSERR;
+		}
+	}
 	/* Orphans of a job (double forks) are re-parented to us, not to init,
 	 * so that they can be found and killed. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);

@@ -334,6 +334,45 @@ static void test_unstarted(void)
 	CHECK(strncmp(o.error, longer, sizeof(o.error) - 1) == 0);
 }
 
+/* A start that failed for the machine's trouble: retried, counted in
+ * tempfails, up to START_RETRIES; the cause always whole-charactered and
+ * the verdict always there, however long the cause. */
+static void test_unstarted_temporary(void)
+{
+	struct outcome_out o;
+	char longer[400];
+
+	memset(&o, 0x5a, sizeof(o));
+	outcome_unstarted_temporary("cannot start a process: Resource temporarily unavailable", 0, &o);
+	CHECK(o.record);
+	CHECK(o.outcome == OUT_RETRY);
+	CHECK(o.tempfail);
+	CHECK(o.exit_code == -1);
+	CHECK(!o.cost.known);
+	CHECK_STR(o.error, "cannot start a process: Resource temporarily unavailable (temporary: retrying later)");
+
+	outcome_unstarted_temporary("x", START_RETRIES - 2, &o);
+	CHECK(o.outcome == OUT_RETRY);
+	outcome_unstarted_temporary("x", START_RETRIES - 1, &o);
+	CHECK(o.outcome == OUT_FAILED);
+	CHECK(!o.tempfail);
+	CHECK_STR(o.error, "x (temporary, but 20 attempts were temporary failures: giving up)");
+
+	/* "é" is two bytes: cut where it may, the text stays whole
+	 * characters and ends with the verdict. */
+	for (int i = 0; i + 1 < (int)sizeof(longer); i += 2)
+		memcpy(longer + i, "\xC3\xA9", 2);
+	longer[sizeof(longer) - 1] = '\0';
+	outcome_unstarted_temporary(longer, 0, &o);
+	CHECK(strlen(o.error) < sizeof(o.error));
+	CHECK(strstr(o.error, " (temporary: retrying later)") != NULL);
+	CHECK(((unsigned char)o.error[strlen(o.error) - strlen(" (temporary: retrying later)") - 1]) == 0xA9);
+	longer[0] = 'x'; /* a stray continuation byte follows: "?" */
+	outcome_unstarted(longer, &o);
+	CHECK(strlen(o.error) == sizeof(o.error) - 2 || strlen(o.error) == sizeof(o.error) - 1);
+	CHECK(((unsigned char)o.error[strlen(o.error) - 1]) == 0xA9);
+}
+
 /* The attempt's cost: wait4's rusage in, microseconds and bytes out,
  * whatever the end; unknown without a reaped process. */
 static void test_cost(void)
@@ -398,6 +437,7 @@ int main(void)
 	test_reasons();
 	test_exhausted();
 	test_unstarted();
+	test_unstarted_temporary();
 	test_cost();
 	return check_done("outcome");
 }
