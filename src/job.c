@@ -179,6 +179,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	struct job *j = NULL;
 	char **base = NULL, *path = NULL;
 	char err[512];
+	unsigned long long start_ticks;
 	int exec_errno, r;
 	bool temporary;
 
@@ -225,6 +226,10 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	j->end = end;
 	j->ctx = ctx;
 	capture_init(&j->cap, d && d->output_limit >= 0 ? (size_t)d->output_limit : p->output_limit);
+	/* Taken before the process exists, so at or before its start time
+	 * in /proc (orphans.h): what the leftover rule compares with, without
+	 * reading /proc for every job. */
+	start_ticks = orphans_now_ticks();
 	r = spawn_spec(&spec, path, job_cwd(c, d, ids), &cr, j, &exec_errno, err, sizeof(err));
 	if (r < 0 && exec_errno && spec.direct) {
 		/* A line run without the shell could not be executed: let the
@@ -256,10 +261,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	jobspec_free(&spec);
 	take_row(j, c);
 	j->spawned_at = mono_now();
-	/* Not yet reaped (we have not waited), so readable even if it has
-	 * exited already. */
-	if (orphans_start_ticks(j->pid, &j->start_ticks) < 0)
-		j->start_ticks = 0;
+	j->start_ticks = start_ticks;
 
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;

@@ -31,4 +31,10 @@ int orphans_kill(bool (*keep)(void *arg, pid_t pid), void *arg);
  * 22): 0, or -errno if unreadable (the process is gone, or no /proc). */
 int orphans_start_ticks(pid_t pid, unsigned long long *ticks);
 
+/* Now, on the clock of orphans_start_ticks (CLOCK_BOOTTIME in clock
+ * ticks, rounded down as the kernel rounds a process's start): a process
+ * started after this call has a start time >= the value. Read from the
+ * vDSO, without a system call; 0 if the clock cannot be read. */
+unsigned long long orphans_now_ticks(void);
+
 #endif
