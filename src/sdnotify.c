@@ -239,7 +239,14 @@ static void check_kill(struct sdn *n)
 		struct sdn_worker *w = &n->w[i];
 		if (!w->pid || w->killed || !w->reported)
 			continue;
-		if (now - w->seen >= after) {
+		if (now - w->seen >= after && !w->overdue) {
+			/* Look once more after one turn of the loop: if the
+			 * supervisor itself was stopped, its poll returned EINTR
+			 * on SIGCONT and the reports that came meanwhile are
+			 * still unread in the sockets. */
+			w->overdue = true;
+			next = now;
+		} else if (now - w->seen >= after) {
 			log_err("worker %d (pid %d) stopped reporting for %.1f s (its loop is stuck or "
 				"the process is stopped; lease - fence_margin - heartbeat is %.1f s): "
 				"killing it and its jobs before their leases run out",
@@ -308,9 +315,8 @@ void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg)
 	n->ping_w.data = n;
 	ev_init(&n->kill_w, on_kill);
 	n->kill_w.data = n;
-	/* After the supervisor itself was stopped, the workers' reports wait
-	 * in their sockets while this timer is overdue: both become pending
-	 * in the same loop iteration, and the reports must be read first. */
+	/* When reports and this timer are pending in the same loop
+	 * iteration, the reports are read first. */
 	ev_set_priority(&n->kill_w, EV_MINPRI);
 	/* > 0 only when WATCHDOG_PID is unset or ours. */
 	if (n->notify && sd_watchdog_enabled(0, &us) > 0 && us > 0) {
@@ -386,6 +392,7 @@ void sdn_report(struct sdn *n, int i, int64_t value)
 	w = &n->w[i];
 	w->seen = mono_now();
 	w->reported = true;
+	w->overdue = false;
 	if (w->silent)
 		log_notice("worker %d (pid %d) reports again: watchdog pings resume", i + 1, (int)w->pid);
 	w->silent = false;

@@ -34,6 +34,7 @@ struct sdn_worker {
 	bool silent; /* pings withheld for it; said once */
 	bool killed; /* silent too long: SIGKILL sent */
 	bool reported; /* it reported once: its loop runs, it may hold leases */
+	bool overdue;  /* found silent too long once: killed if still so a loop turn later */
 	struct worker_state st;
 };
 

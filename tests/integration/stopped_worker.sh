@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 25, item 2: a worker that stops reporting is killed with its jobs
 # before their leases can run out, without systemd's watchdog (no
-# NOTIFY_SOCKET, no WATCHDOG_USEC: kyud in the foreground).
+# NOTIFY_SOCKET, no WATCHDOG_USEC: kyud in the foreground); a supervisor
+# that was itself stopped kills nobody for it.
 #
 # kyud a and kyud b, one worker each, lease 10 s, fence_margin 3 s. A job
 # whose first run lasts 25 s starts under a's worker; that worker is then
@@ -21,6 +22,18 @@ common=(kyud.workers=1 kyud.slots=1 kyud.lease="$lease" kyud.fence_margin=3 job.
 	job.backoff_base=1 job.backoff_cap=2)
 chaos_watch_start
 d_start a "${common[@]}"
+
+# First the supervisor itself stopped, for longer than the silence that
+# gets a worker killed (lease - fence_margin - heartbeat = 4.5 s): on
+# resume it reads the reports waiting in its sockets before it judges
+# anyone silent, and kills nobody.
+kill -STOP "${D_PID[a]}"
+EXIT_HOOKS+=("kill -CONT ${D_PID[a]} 2>/dev/null")
+sleep 7
+kill -CONT "${D_PID[a]}"
+sleep 2
+grep 'stopped reporting' "${D_LOG[a]}" && fail "kyud a killed a worker after its supervisor was stopped for 7 s"
+
 chaos_submit long 1 1 200 200 25000
 for _ in $(seq 200); do grep -q '^S long1 ' "$CHAOS_MARKS" && break; sleep 0.1; done
 read -r _ _ attempt1 _ job1 parent1 < <(grep -m1 '^S long1 ' "$CHAOS_MARKS") ||
