@@ -140,7 +140,7 @@ assert_log_contains 'ignored [0-9]+ malformed wake-up datagram'
 sleep 0.5
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('after-flood', 'echo \$KYU_JOB_ID > $T_DIR/after')"
 printf 'kyu:' >"/dev/udp/127.0.0.1/$port"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'after-flood'" succeeded 15
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'after-flood'" succeeded 30
 assert_eq after-flood "$(cat "$T_DIR/after")" "what the job after the flood wrote"
 assert_eq "$workers" "$(worker_pids)" "worker pids at the end (none restarted)"
 stop_kyud
