@@ -436,28 +436,40 @@ fail:
 /* Anything bigger is not a configuration file, and would only cost memory. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
-/* Read fd from offset 0 to its end into a NUL-terminated buffer. */
+/* What a file that is not a regular one is, for the message refusing it. */
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "a directory";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "not a regular file";
+	}
+}
+
+/* Read fd from offset 0 to its end into a NUL-terminated buffer. Only a
+ * regular file (or memfd) is read: a FIFO without a writer or a terminal
+ * would block kyud --check-config and kyu for ever, a directory used to
+ * read as an empty file, and a device may never end. */
 static int read_all(int fd, const char *name, char **out, size_t *outlen, char *err, size_t errlen)
 {
 	struct strbuf sb = { 0 };
 	struct stat st;
-	bool seekable = true;
 
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory", name);
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: cannot stat: %s", name, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: is %s, not a regular file", name, file_kind(st.st_mode));
 		return -1;
 	}
 	for (;;) {
 		ssize_t n;
 		sb_reserve(&sb, 4096);
-		if (seekable)
-			n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
-		else
-			n = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
-		if (n < 0 && errno == ESPIPE && seekable) {
-			seekable = false; /* a pipe: read it as it comes */
-			continue;
-		}
+		n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -484,7 +496,10 @@ fail:
 
 static int read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), r;
+	/* O_NONBLOCK: opening a FIFO without a writer would block before
+	 * read_all could look at what it is; on a regular file it changes
+	 * nothing. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -81,7 +82,25 @@ static void check_sources(void)
 
 	/* A directory used to read as an empty file: defaults, "OK". */
 	CHECK(config_load("/tmp", &cfg, err, sizeof(err)) < 0);
-	CHECK_STR(err, "/tmp: is a directory");
+	CHECK_STR(err, "/tmp: is a directory, not a regular file");
+
+	/* A FIFO without a writer used to block the open for ever (kyud
+	 * --check-config, kyu -c): refused without waiting for a writer.
+	 * The alarm turns a hang into a failure. */
+	{
+		char fifo[128];
+		snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+		unlink(fifo);
+		CHECK(mkfifo(fifo, 0600) == 0);
+		alarm(20);
+		CHECK(config_load(fifo, &cfg, err, sizeof(err)) < 0);
+		alarm(0);
+		CONTAINS(err, ": is a FIFO, not a regular file");
+		CHECK(strncmp(err, fifo, strlen(fifo)) == 0);
+		unlink(fifo);
+	}
+	CHECK(config_load("/dev/null", &cfg, err, sizeof(err)) < 0);
+	CHECK_STR(err, "/dev/null: is a character device, not a regular file");
 
 	/* From bytes: the name is used in messages; NUL bytes are refused. */
 	CHECK(config_parse("mem.ini", "[kyud]\nworkers = 3", 18, &cfg, err, sizeof(err)) == 0);
