@@ -16,6 +16,7 @@
 #include "domain.h"
 #include "hosts.h"
 #include "log.h"
+#include "text.h"
 #include "util.h"
 
 enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
@@ -107,6 +108,7 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool failed;
+	bool have_key; /* a key since the last section: what inih continues */
 	int key_line[N_KEYS];
 };
 
@@ -204,10 +206,13 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 			return "too many queues (at most 32)";
 		}
 		for (int i = 0; i < n; i++) {
-			/* The column is VARCHAR(64) of utf8mb4: 64 characters. */
-			size_t chars = 0;
-			for (const char *p = cfg->queues[i]; *p; p++)
-				chars += ((unsigned char)*p & 0xc0) != 0x80;
+			/* The column is VARCHAR(64) of utf8mb4: 64 characters;
+			 * a name it cannot hold would match no row. */
+			long chars = name_chars(cfg->queues[i]);
+			if (chars < 0) {
+				free(raw);
+				return "a queue name is not valid UTF-8 or holds a control character";
+			}
 			if (chars > 64) {
 				free(raw);
 				return "a queue name is longer than 64 characters";
@@ -261,6 +266,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	const char *reason;
 	bool known_section = false;
 
+	ctx->have_key = true;
 	if (ctx->failed)
 		return 1;
 	if (strncmp(section, "queue.", 6) == 0) {
@@ -291,6 +297,62 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 0;
 }
 
+/* inih's buffer for a section name (MAX_SECTION in ini.c): a longer one
+ * is cut to this many bytes less one, silently. */
+#define INI_SECTION_BYTES 50
+
+/* inih takes a section name up to the first ']' and ignores whatever
+ * follows it ("[queue.a]b]" is [queue.a]), and cuts a long name short;
+ * it accepts any bytes in between. Each would configure a section other
+ * than the one written, or one no queue can match, so the line is checked
+ * here, where its raw text is seen. Returns NULL or why not. */
+static const char *section_problem(const char *line, size_t n)
+{
+	const char *end = line + n, *close, *p;
+	char name[INI_SECTION_BYTES];
+	size_t len;
+
+	/* Where inih looks for the ']': up to an inline comment (';' after
+	 * white space). Without one, inih itself reports a syntax error. */
+	for (close = line + 1; close < end && *close != ']'; close++)
+		if (*close == ';' && (close[-1] == ' ' || close[-1] == '\t'))
+			return NULL;
+	if (close >= end)
+		return NULL;
+	for (p = close + 1; p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p++)
+		;
+	if (p < end && *p != ';' && *p != '#')
+		return "text after the section name's closing ']' (a section is [NAME], "
+		       "optionally followed by a ; comment)";
+	len = (size_t)(close - (line + 1));
+	if (len >= sizeof(name))
+		return "section name longer than 49 bytes, which the INI reader would cut short (a "
+		       "queue name in [queue.NAME] has at most 43 bytes)";
+	memcpy(name, line + 1, len);
+	name[len] = '\0';
+	if (name_chars(name) < 0)
+		return "the section name is not valid UTF-8 or holds a control character";
+	return NULL;
+}
+
+/* Whether inih will read this line (n bytes) as a section header: the
+ * same order of tests as its ini_parse_stream, where an indented line
+ * after a key continues that key's value. */
+static bool is_section_line(const struct parse_ctx *ctx, const char *line, size_t n,
+			    const char **start)
+{
+	const char *p = line, *end = line + n;
+
+	if (ctx->line == 1 && n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\v' || *p == '\f' || *p == '\r'))
+		p++;
+	*start = p;
+	if (p >= end || *p != '[')
+		return false;
+	return !(ctx->have_key && p > line);
+}
+
 /* inih reads through this, one line per call, so that the handler knows
  * the current line. inih's line buffer has a fixed size (num): a longer
  * line would reach it in pieces, the rest read as a line of its own (a
@@ -313,6 +375,17 @@ static char *buffer_reader(char *str, int num, void *stream)
 		 * character longer, which is not worth explaining. */
 		ctx->max_line = num > 2 ? num - 2 : 0;
 		return NULL;
+	}
+	{
+		const char *start, *why;
+		if (is_section_line(ctx, ctx->pos, n, &start)) {
+			why = section_problem(start, n - (size_t)(start - ctx->pos));
+			if (why) {
+				fail_at(ctx, ctx->line, NULL, NULL, NULL, why);
+				return NULL;
+			}
+			ctx->have_key = false;
+		}
 	}
 	memcpy(str, ctx->pos, n);
 	str[n] = '\0';
