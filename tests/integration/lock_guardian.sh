@@ -21,7 +21,10 @@ mkdir -p "$D"
 wait_gone() {
 	local deadline=$(($(date +%s) + $2))
 	while pid_alive "$1"; do
-		[ "$(date +%s)" -lt "$deadline" ] || { ps -eo pid,ppid,pgid,sid,stat,args | grep -E "317[1]|kyu -c" >&2; fail "$3 (pid $1) still running $2 s after kyu was killed"; }
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			ps -o pid,ppid,pgid,sid,stat,args -p "$1" >&2 || true
+			fail "$3 (pid $1) still running $2 s after kyu was killed"
+		fi
 		sleep 0.1
 	done
 }
