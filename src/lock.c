@@ -1,6 +1,7 @@
 /* kyu lock: hold a row of kyu_locks while a command runs (lock.h). */
 #include "lock.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -502,9 +503,42 @@ static void send_msg(int fd, int kind, int value)
 	while (n < 0 && errno == EINTR);
 }
 
-/* SIGKILL each child of this (single-threaded) process. Without the
- * children file (a kernel without CONFIG_PROC_CHILDREN) only the group
- * kill reaches the command. */
+/* Without the children file (a kernel without CONFIG_PROC_CHILDREN):
+ * every process whose parent is this one, from /proc/PID/stat. */
+static void kill_children_slowly(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long self = (long)getpid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300], buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10), ppid;
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0 || *p)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "PID (COMM) STATE PPID ...": COMM may hold anything. */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == self)
+			(void)kill((pid_t)pid, SIGKILL);
+	}
+	closedir(d);
+}
+
+/* SIGKILL each child of this (single-threaded) process. */
 static void kill_children(void)
 {
 	char path[64], buf[4096];
@@ -513,14 +547,24 @@ static void kill_children(void)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		kill_children_slowly();
 		return;
+	}
 	/* Each round kills what it read; more come at the next. */
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
+	/* A full buffer may end inside a number: leave that one to the next
+	 * round rather than kill a pid cut short. */
+	if ((size_t)n == sizeof(buf) - 1) {
+		char *last = strrchr(buf, ' ');
+		if (!last)
+			return;
+		*last = '\0';
+	}
 	for (char *p = buf, *end; *p; p = end) {
 		long pid = strtol(p, &end, 10);
 		if (end == p)
