@@ -532,7 +532,10 @@ static void kill_children_slowly(void)
 		buf[n] = '\0';
 		/* "PID (COMM) STATE PPID ...": COMM may hold anything. */
 		p = strrchr(buf, ')');
-		if (p && sscanf(p + 1, " %*c %ld", &ppid) == 1 && ppid == self)
+		if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+			continue;
+		ppid = strtol(p + 4, &p, 10);
+		if (*p == ' ' && ppid == self)
 			(void)kill((pid_t)pid, SIGKILL);
 	}
 	closedir(d);
