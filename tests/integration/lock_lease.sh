@@ -50,7 +50,7 @@ wait "$victim" 2>/dev/null || true
 old=$(sql "SELECT CONCAT(holder, ' ', expires) FROM kyu_locks WHERE name = 'dead'")
 old_holder=${old%% *}
 old_expires=${old#* }
-# The command does not outlive kyu (PR_SET_PDEATHSIG).
+# The command does not outlive kyu (its guardian kills it).
 wait_gone "$child" 30 "the command of a kyu killed with SIGKILL"
 "${KYU_CMD[@]}" locks dead >"$T_DIR/locks.txt" || fail "kyu locks dead"
 grep -P "^dead\t0\t$(hostname)\t$victim\t" "$T_DIR/locks.txt" >/dev/null ||
