@@ -1,38 +1,6 @@
 #include "text.h"
 
-#include <stdint.h>
-
-size_t utf8_char_len(const char *s, size_t left)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned c, n;
-	uint32_t cp;
-
-	if (left == 0)
-		return 0;
-	c = p[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 1, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 2, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 3, cp = c & 0x07;
-	else
-		return 0;
-	if (left < n + 1)
-		return 0;
-	for (unsigned i = 1; i <= n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n + 1;
-}
+#include "utf8.h"
 
 /* C0, DEL, or C1 (U+0080..U+009F, encoded as C2 80..C2 9F). */
 static bool is_control(const unsigned char *p, size_t n)

@@ -7,11 +7,6 @@
 
 #include "util.h"
 
-/* The length (1 to 4) of the UTF-8 character at s, reading at most left
- * bytes, or 0 when s does not start with one. Valid means what utf8mb4
- * stores: the shortest form, no surrogates, nothing past U+10FFFF. */
-size_t utf8_char_len(const char *s, size_t left);
-
 /* The number of characters of the name s when it is valid UTF-8 with no
  * control character (C0, DEL, C1), else -1: a name nobody could type or
  * see, and no row could match. */

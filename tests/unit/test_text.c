@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "text.h"
+#include "utf8.h"
 
 static const char *esc(const char *s, size_t len, enum escape e)
 {
