@@ -191,7 +191,8 @@ static int group_id(const char *name, gid_t *gid, char *err, size_t errlen)
 
 	errno = 0;
 	n = strtoul(name, &end, 10);
-	if (*name >= '0' && *name <= '9' && !*end && !errno && n < (gid_t)-1) {
+	if (*name >= '0' && *name <= '9' && !*end && !errno && (unsigned long)(gid_t)n == n &&
+	    (gid_t)n != (gid_t)-1) {
 		*gid = (gid_t)n;
 		return 0;
 	}

@@ -53,6 +53,7 @@ struct sup {
 	int n_children; /* slots in use: >= cfg.workers after a shrinking reload */
 	ev_signal term_w, int_w, hup_w;
 	ev_timer poll_w, kill_w, sweep_w;
+	double polled_at; /* ev_now of the last KYU_POLLED to every worker */
 	ev_io wake_w;
 	int wake_fd;
 	struct rate_limit rl;
@@ -88,6 +89,23 @@ static double jittered(double v)
 {
 	/* ±10%, so that many daemons started together drift apart. */
 	return v * (0.9 + 0.2 * ((double)random() / RAND_MAX));
+}
+
+/* Every worker hears, once per poll interval, that the daemon is polling:
+ * one that hears nothing for longer (this process stopped, or stuck)
+ * claims by itself (worker.c, SELF_POLL). Also from the idle answers,
+ * which re-arm the poll timer and can keep it from ever firing while
+ * wake-ups come often. A message per worker per interval. */
+static void tell_polled(struct sup *s, bool polled)
+{
+	double now = ev_now(s->loop);
+
+	if (!polled && now - s->polled_at < s->cfg.poll_interval)
+		return;
+	s->polled_at = now;
+	for (int i = 0; i < s->n_children; i++)
+		if (!s->children[i].metrics && s->children[i].ready)
+			send_msg(&s->children[i], KYU_POLLED);
 }
 
 static void arm_poll(struct sup *s, double after)
@@ -202,6 +220,7 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 				next = due < 0.01 ? 0.01 : due;
 			if (!s->stopping)
 				arm_poll(s, next);
+			tell_polled(s, false);
 			if (s->hint_pending) {
 				s->hint_pending = false;
 				sup_wake(s);
@@ -234,12 +253,7 @@ static void on_poll(EV_P_ ev_timer *t, int revents)
 	for (int i = 0; i < s->n_children; i++)
 		s->children[i].wake_inflight = false;
 	sup_wake(s);
-	/* Every worker hears that the daemon is polling: one that hears
-	 * nothing for longer (this process stopped, or stuck) claims by itself
-	 * (worker.c, SELF_POLL). A message per worker per interval. */
-	for (int i = 0; i < s->n_children; i++)
-		if (!s->children[i].metrics && s->children[i].ready)
-			send_msg(&s->children[i], KYU_POLLED);
+	tell_polled(s, true);
 }
 
 static void on_wake_datagram(EV_P_ ev_io *io, int revents)
