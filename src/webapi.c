@@ -123,6 +123,9 @@ static bool is_numeric(const char *name, const char *const *numeric)
 	return false;
 }
 
+/* Number.MAX_SAFE_INTEGER: 2^53 - 1. */
+#define JS_SAFE_INT 9007199254740991LL
+
 static json_t *cell_json(const struct db_result *r, size_t row, unsigned col, const char *const *numeric)
 {
 	const char *v = db_cell(r, row, col);
@@ -136,8 +139,13 @@ static json_t *cell_json(const struct db_result *r, size_t row, unsigned col, co
 		double d;
 		errno = 0;
 		i = strtoll(v, &end, 10);
-		if (errno == 0 && end != v && *end == '\0')
+		/* A JavaScript number holds integers exactly up to 2^53 only: a
+		 * larger one (a BIGINT UNSIGNED beyond that) would be shown
+		 * rounded, so it goes as its decimal text. */
+		if (errno == 0 && end != v && *end == '\0' && i <= JS_SAFE_INT && i >= -JS_SAFE_INT)
 			return json_integer(i);
+		if (end != v && *end == '\0')
+			return webapi_text(v, len);
 		d = strtod(v, &end);
 		if (end != v && *end == '\0')
 			return json_real(d);
@@ -569,10 +577,11 @@ failed:
 	return db_failed(w, out, "overview");
 }
 
-static const char *const job_num_cols[] = { "seq", "pid", "attempts", "max_attempts", "tempfails",
+/* Not seq nor owner: BIGINT UNSIGNED identifiers, sent as strings whatever
+ * their value, so that a client never sees one rounded or its type change. */
+static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
 					    "priority", "time_limit", "exit_code", "signal", "duration",
-					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
-					    "owner", NULL };
+					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left", NULL };
 
 /* Running jobs, newest claim first: status = 'running' is a prefix of two
  * indexes, and there are never more running rows than slots. */

@@ -9,7 +9,7 @@
 # changes the rows as kyu(1) documents and refuses a job in the wrong
 # status; a POST without or with a wrong CSRF token, or from another
 # origin, is refused; a Host that is not localhost or an address is
-# refused.
+# refused; a 64-bit owner above 2^53 is sent exactly, as a string.
 . "$KYU_SRC/tests/lib.sh"
 . "$KYU_SRC/tests/weblib.sh"
 
@@ -23,7 +23,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('a-due1', 'alpha', 'true'
 sql "INSERT INTO kyu_jobs (id, queue, command, run_at) VALUES ('a-later1', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY),
      ('a-later2', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at)
-     VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 7, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
+     VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 5169991159545666686, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
              NOW(6) - INTERVAL 5 SECOND)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, finished_at)
      VALUES ('a-fail1', 'alpha', 'exit 3', 'failed', 3, 3, 3, 'exited with status 3', NOW(6)),
@@ -128,6 +128,11 @@ assert_eq '200 "a\ufffdb\ufffd"' "$(webq "$u/api/job?id=binary" "json.dumps(d['j
 assert_eq "200 [\"a-run\", \"running\", 4242, 1, \"sleep 100\"]" \
 	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('id', 'status', 'pid', 'attempts', 'command')]")" "a job's columns"
 assert_eq 32 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" "columns of a job"
+# 64-bit identifiers as strings: a JavaScript number would round this owner
+# (above 2^53) to 5169991159545667000.
+assert_eq "200 [\"5169991159545666686\", true]" \
+	"$(webq "$u/api/job?id=a-run" "[d['job']['owner'], isinstance(d['job']['seq'], str) and d['job']['seq'].isdigit()]")" "owner and seq, as strings"
+assert_eq "200 true" "$(webq "$u/api/running" "isinstance(d['rows'][0]['seq'], str)")" "seq in a list, as a string"
 assert_eq "404" "$(webq "$u/api/job?id=nope")" "a job that does not exist"
 assert_eq "200 text/html; charset=utf-8 DENY" "$(webq --header Content-Type --header X-Frame-Options "$u/")" "the page"
 assert_eq "200 text/javascript; charset=utf-8" "$(webq --header Content-Type "$u/app.js")" "the script"
