@@ -830,6 +830,10 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 		st = db_failed(w, out, action_name(a));
 	else if (!action_on_queue(a) && r->affected == 0)
 		st = fail(out, 409, "%s: no %s job with id '%s'", action_name(a), action_needs(a), target);
+	else if (r->affected == 0)
+		st = fail(out, 404, a == ACT_RESET ? "%s: queue '%s' has no settings"
+						   : "%s: no queue '%s' (no job, no settings)",
+			  action_name(a), target);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
 	sb_free(&sb);

@@ -183,6 +183,14 @@ assert_eq "200 paused" "$(post --csrf "$u/api/queue/pause?queue=alpha" "d['done'
 assert_eq 1 "$(sql "SELECT paused FROM kyu_queues WHERE name = 'alpha'")" "alpha after pause"
 assert_eq "200 resumed" "$(post --csrf "$u/api/queue/resume?queue=beta" "d['done']")" "resume"
 assert_eq "0 2" "$(sql "SELECT paused, max_running FROM kyu_queues WHERE name = 'beta'" | tr '\t' ' ')" "beta after resume (limit kept)"
+# A queue that has no jobs and no settings: refused, no row made (a typo
+# must not create a queue); reset removes a queue's settings.
+assert_eq "404 pause: no queue 'nosuch' (no job, no settings)" "$(post --csrf "$u/api/queue/pause?queue=nosuch" "d['error']")" "pause of a queue that does not exist"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'nosuch'")" "rows of nosuch after the refused pause"
+assert_eq "200 settings removed" "$(post --csrf "$u/api/queue/reset?queue=beta" "d['done']")" "reset"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'beta'")" "beta's settings after reset"
+assert_eq 404 "$(post --csrf "$u/api/queue/reset?queue=beta")" "reset of a queue without settings"
+assert_eq "200 paused" "$(post --csrf "$u/api/queue/pause?queue=beta" "d['done']")" "pause of a queue with jobs and no settings"
 assert_eq 404 "$(post --csrf "$u/api/job/pause?id=a-due2")" "a queue action on a job"
 assert_eq 400 "$(post --csrf "$u/api/job/cancel")" "an action without an id"
 # The same statements as kyu's own commands: kyu run-now and kyu delete.
