@@ -533,6 +533,7 @@ static int cmd_list(struct db *db, int argc, char **argv)
 	const char *queue = NULL, *status = NULL;
 	int64_t limit = 20;
 	struct strbuf sb = { 0 };
+	size_t mark;
 	int c, rc = 1;
 
 	optind = 1;
@@ -573,8 +574,12 @@ static int cmd_list(struct db *db, int argc, char **argv)
 	}
 	if (!db)
 		return 0; /* the arguments checked, before connecting */
-	sb_adds(&sb, "SELECT id, queue, status, attempts, exit_code, run_at, finished_at, "
-		     "LEFT(COALESCE(command, argv), 60) AS what FROM kyu_jobs WHERE 1");
+	/* exit_code: a killed job's signal where its exit code is NULL; the
+	 * start of error, the cause that an operator looks for first. */
+	sb_adds(&sb, "SELECT id, queue, status, attempts, "
+		     "IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, run_at, "
+		     "finished_at, LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
+		     "FROM kyu_jobs WHERE 1");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
 		sql_quotes(&sb, queue);
@@ -585,11 +590,22 @@ static int cmd_list(struct db *db, int argc, char **argv)
 		sb_adds(&sb, " AND status = ");
 		sql_quotes(&sb, status);
 	}
+	mark = sb.len;
 	sb_printf(&sb, " ORDER BY seq DESC LIMIT %lld", (long long)limit);
-	if (print_query(db, sb.buf, sb.len, false) < 0)
+	if (print_query(db, sb.buf, sb.len, false) < 0) {
 		die_db(db, "list");
-	else
+	} else {
+		/* A full page may hide more: said on stderr (stdout stays the
+		 * table), found by one more row past it on the same index. */
+		const struct db_reply *reply;
+		sb.len = mark;
+		sb_printf(&sb, " ORDER BY seq DESC LIMIT 1 OFFSET %lld", (long long)limit);
+		if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+		    reply->r[reply->n - 1].n_rows > 0)
+			fprintf(stderr, "kyu: list: more than the %lld jobs shown (-n N shows more)\n",
+				(long long)limit);
 		rc = 0;
+	}
 	sb_free(&sb);
 	return rc;
 }

@@ -7,7 +7,8 @@
 # of arguments exits 64 with an error that names the value (and, for a
 # choice, the accepted ones), nothing on stdout, with or without a
 # reachable database; kyu list -s retrying lists the jobs waiting after a
-# failed attempt.
+# failed attempt; kyu list shows the error column and a killed job's signal,
+# and says on stderr when more rows exist than it shows.
 . "$KYU_SRC/tests/lib.sh"
 
 [ -x "${KYU:-}" ] || { echo "kyu not built: skipped"; exit 77; }
@@ -88,4 +89,17 @@ kyu list -s retrying >"$T_DIR/out" || fail "kyu list -s retrying"
 assert_eq again "$(awk -F'\t' 'NR > 1 { print $1 }' "$T_DIR/out")" "kyu list -s retrying"
 kyu list -s waiting -q r >"$T_DIR/out" || fail "kyu list -s waiting"
 assert_eq "fresh again" "$(awk -F'\t' 'NR > 1 { print $1 }' "$T_DIR/out" | sort -r | tr '\n' ' ' | sed 's/ $//')" "kyu list -s waiting"
+
+# ---- kyu list: the error column, a killed job's signal, more rows said
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, \`signal\`, error, finished_at) VALUES
+     ('killed', 'k', 'sleep 100', 'failed', 1, 9, 'killed by signal 9', NOW(6))"
+kyu list -q k >"$T_DIR/out" 2>"$T_DIR/err" || fail "kyu list -q k"
+assert_eq "id	queue	status	attempts	exit_code	run_at	finished_at	error	what" "$(head -n 1 "$T_DIR/out")" "kyu list's columns"
+assert_eq "killed	signal 9	killed by signal 9" "$(awk -F'\t' 'NR == 2 { print $1 "\t" $5 "\t" $8 }' "$T_DIR/out")" "a killed job's row"
+[ ! -s "$T_DIR/err" ] || fail "kyu list of every row says more: $(cat "$T_DIR/err")"
+kyu list -q r -n 1 >"$T_DIR/out" 2>"$T_DIR/err" || fail "kyu list -n 1"
+assert_eq 2 "$(wc -l <"$T_DIR/out")" "kyu list -n 1: header and one row"
+assert_eq "kyu: list: more than the 1 jobs shown (-n N shows more)" "$(cat "$T_DIR/err")" "kyu list -n 1 says there is more"
+kyu list -q r -n 2 >/dev/null 2>"$T_DIR/err" || fail "kyu list -n 2"
+[ ! -s "$T_DIR/err" ] || fail "kyu list -n 2 of 2 rows says more: $(cat "$T_DIR/err")"
 echo ok
