@@ -309,6 +309,8 @@ static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 			      "max_waiting", "failed_1h", 0, "succeeded_1h",
 			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
 			      per_queue ? zero_minutes() : json_null());
+		/* true once it has a kyu_queues row (which reset removes). */
+		json_object_set_new(q, "settings", json_false());
 		json_object_set_new(queues, name, q);
 	}
 	return q;
@@ -548,6 +550,7 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 			}
 			json_object_set_new(q, r->names[c], v);
 		}
+		json_object_set_new(q, "settings", json_true());
 	}
 	if (run(w, "SELECT NOW(6)", 13, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0))
 		now = json_string(db_cell(r, 0, 0));

@@ -189,7 +189,9 @@ async function pageOverview(main) {
       el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
         limits.join(", ")),
       el("td", {}, q.paused ? button("resume", "queue", "resume", q.queue)
-                            : button("pause", "queue", "pause", q.queue)));
+                            : button("pause", "queue", "pause", q.queue),
+        q.settings ? button("reset", "queue", "reset", q.queue, "Remove the settings of queue " + q.queue +
+          " (paused, limits, weight, intake bound: back to the defaults)?") : null));
   });
   rows.push(el("tr", { id: "totals", class: "totals" },
     el("td", {}, "all queues"),

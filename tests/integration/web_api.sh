@@ -67,7 +67,7 @@ assert_eq "200 [\"kyu_minutes\", null, true, 6, 1, 2, 7, 2, 3]" \
 assert_eq "200 [8, 4, 2, 12]" "$(ov "[d['all'][k] for k in ('succeeded_1h', 'failed_1h', 'retried_1h')] + [sum(d['all']['per_minute'])]")" \
 	"all queues' hour from kyu_minutes"
 sql "DELETE FROM kyu_minutes WHERE queue = 'delta'"
-assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
+assert_eq "200 [true, 2, 1, 1, true, false]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due', 'settings')] + [q('alpha')['settings']]")" "beta's settings and counts"
 assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
 # A backlog is counted up to the cap and one more: the page says "more than".
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) - INTERVAL 1 MINUTE FROM seq_1_to_1005"

@@ -8,7 +8,8 @@
 # live output shows on the running page and on its own, which follows it;
 # every page, with jobs of every outcome, shows no "null", "undefined" or
 # "NaN" and logs no error to the console, a 64-bit owner exactly, and
-# output boxes that open at their end. The screenshot of
+# output boxes that open at their end; a queue's reset button removes its
+# settings after a confirmation. The screenshot of
 # the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
 # docs/web-overview.png is made).
 . "$KYU_SRC/tests/lib.sh"
@@ -165,12 +166,26 @@ try:
                      at_end: o.scrollTop + o.clientHeight >= o.scrollHeight - 4}""")
     if got != {"overflows": True, "at_end": True}:
         problems.append("long-1's output in the succeeded list: %r" % got)
+    # A queue's settings removed from the overview (after a confirmation);
+    # a queue without settings has no such button.
+    b.show(url, "#/overview")
+    if b.js("return !!document.querySelector(\"tr[data-queue='mail'] button.act-reset\")"):
+        problems.append("a reset button for mail, which has no settings")
+    b.js("window.confirm = (m) => { window.asked = m; return true; }")
+    b.click("tr[data-queue='reports'] button.act-reset")
+    b.wait("return document.getElementById('flash').textContent === 'queue reports: settings removed' && "
+           "!document.querySelector(\"tr[data-queue='reports'] button.act-reset\")", "the reset of reports")
+    if not (b.js("return window.asked") or "").startswith("Remove the settings of queue reports"):
+        problems.append("no confirmation asked before the reset: %r" % b.js("return window.asked"))
+    problems += ["#/overview after the reset: " + p for p in b.page_problems()]
 finally:
     b.close()
 if problems:
     raise SystemExit("\n".join(problems))
 print("pages ok")
 PY
+
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'reports'")" "reports' settings after the reset in the page"
 
 # A running job's live output: on the running page, and on its own page,
 # which follows it as it grows without a reload and shows the whole output
