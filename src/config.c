@@ -16,6 +16,7 @@
 #include "domain.h"
 #include "hosts.h"
 #include "log.h"
+#include "text.h"
 #include "util.h"
 
 enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
@@ -111,6 +112,7 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool failed;
+	bool have_key; /* a key since the last section: what inih continues */
 	int key_line[N_KEYS];
 };
 
@@ -208,10 +210,13 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 			return "too many queues (at most 32)";
 		}
 		for (int i = 0; i < n; i++) {
-			/* The column is VARCHAR(64) of utf8mb4: 64 characters. */
-			size_t chars = 0;
-			for (const char *p = cfg->queues[i]; *p; p++)
-				chars += ((unsigned char)*p & 0xc0) != 0x80;
+			/* The column is VARCHAR(64) of utf8mb4: 64 characters;
+			 * a name it cannot hold would match no row. */
+			long chars = name_chars(cfg->queues[i]);
+			if (chars < 0) {
+				free(raw);
+				return "a queue name is not valid UTF-8 or holds a control character";
+			}
 			if (chars > 64) {
 				free(raw);
 				return "a queue name is longer than 64 characters";
@@ -265,6 +270,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	const char *reason;
 	bool known_section = false;
 
+	ctx->have_key = true;
 	if (ctx->failed)
 		return 1;
 	if (strncmp(section, "queue.", 6) == 0) {
@@ -295,6 +301,62 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 0;
 }
 
+/* inih's buffer for a section name (MAX_SECTION in ini.c): a longer one
+ * is cut to this many bytes less one, silently. */
+#define INI_SECTION_BYTES 50
+
+/* inih takes a section name up to the first ']' and ignores whatever
+ * follows it ("[queue.a]b]" is [queue.a]), and cuts a long name short;
+ * it accepts any bytes in between. Each would configure a section other
+ * than the one written, or one no queue can match, so the line is checked
+ * here, where its raw text is seen. Returns NULL or why not. */
+static const char *section_problem(const char *line, size_t n)
+{
+	const char *end = line + n, *close, *p;
+	char name[INI_SECTION_BYTES];
+	size_t len;
+
+	/* Where inih looks for the ']': up to an inline comment (';' after
+	 * white space). Without one, inih itself reports a syntax error. */
+	for (close = line + 1; close < end && *close != ']'; close++)
+		if (*close == ';' && (close[-1] == ' ' || close[-1] == '\t'))
+			return NULL;
+	if (close >= end)
+		return NULL;
+	for (p = close + 1; p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p++)
+		;
+	if (p < end && *p != ';' && *p != '#')
+		return "text after the section name's closing ']' (a section is [NAME], "
+		       "optionally followed by a ; comment)";
+	len = (size_t)(close - (line + 1));
+	if (len >= sizeof(name))
+		return "section name longer than 49 bytes, which the INI reader would cut short (a "
+		       "queue name in [queue.NAME] has at most 43 bytes)";
+	memcpy(name, line + 1, len);
+	name[len] = '\0';
+	if (name_chars(name) < 0)
+		return "the section name is not valid UTF-8 or holds a control character";
+	return NULL;
+}
+
+/* Whether inih will read this line (n bytes) as a section header: the
+ * same order of tests as its ini_parse_stream, where an indented line
+ * after a key continues that key's value. */
+static bool is_section_line(const struct parse_ctx *ctx, const char *line, size_t n,
+			    const char **start)
+{
+	const char *p = line, *end = line + n;
+
+	if (ctx->line == 1 && n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\v' || *p == '\f' || *p == '\r'))
+		p++;
+	*start = p;
+	if (p >= end || *p != '[')
+		return false;
+	return !(ctx->have_key && p > line);
+}
+
 /* inih reads through this, one line per call, so that the handler knows
  * the current line. inih's line buffer has a fixed size (num): a longer
  * line would reach it in pieces, the rest read as a line of its own (a
@@ -317,6 +379,17 @@ static char *buffer_reader(char *str, int num, void *stream)
 		 * character longer, which is not worth explaining. */
 		ctx->max_line = num > 2 ? num - 2 : 0;
 		return NULL;
+	}
+	{
+		const char *start, *why;
+		if (is_section_line(ctx, ctx->pos, n, &start)) {
+			why = section_problem(start, n - (size_t)(start - ctx->pos));
+			if (why) {
+				fail_at(ctx, ctx->line, NULL, NULL, NULL, why);
+				return NULL;
+			}
+			ctx->have_key = false;
+		}
 	}
 	memcpy(str, ctx->pos, n);
 	str[n] = '\0';
@@ -440,28 +513,40 @@ fail:
 /* Anything bigger is not a configuration file, and would only cost memory. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
 
-/* Read fd from offset 0 to its end into a NUL-terminated buffer. */
+/* What a file that is not a regular one is, for the message refusing it. */
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "a directory";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "not a regular file";
+	}
+}
+
+/* Read fd from offset 0 to its end into a NUL-terminated buffer. Only a
+ * regular file (or memfd) is read: a FIFO without a writer or a terminal
+ * would block kyud --check-config and kyu for ever, a directory used to
+ * read as an empty file, and a device may never end. */
 static int read_all(int fd, const char *name, char **out, size_t *outlen, char *err, size_t errlen)
 {
 	struct strbuf sb = { 0 };
 	struct stat st;
-	bool seekable = true;
 
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory", name);
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: cannot stat: %s", name, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: is %s, not a regular file", name, file_kind(st.st_mode));
 		return -1;
 	}
 	for (;;) {
 		ssize_t n;
 		sb_reserve(&sb, 4096);
-		if (seekable)
-			n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
-		else
-			n = read(fd, sb.buf + sb.len, sb.cap - sb.len - 1);
-		if (n < 0 && errno == ESPIPE && seekable) {
-			seekable = false; /* a pipe: read it as it comes */
-			continue;
-		}
+		n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -488,7 +573,10 @@ fail:
 
 static int read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), r;
+	/* O_NONBLOCK: opening a FIFO without a writer would block before
+	 * read_all could look at what it is; on a regular file it changes
+	 * nothing. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

@@ -13,6 +13,7 @@
 
 #include <sys/capability.h>
 
+#include "text.h"
 #include "util.h"
 
 enum dtype { DT_NAME, DT_NAMES, DT_PAIR, DT_PATH, DT_OCTAL, DT_LIMIT, DT_INT, DT_PATHS, DT_BOOL };
@@ -213,13 +214,13 @@ static struct domain *find_or_add(struct domain **ds, int *n, const char *qname,
 
 static bool queue_name_ok(const char *q)
 {
-	size_t chars = 0;
+	long chars;
 
 	if (strcmp(q, "*") == 0)
 		return true;
-	/* The column is VARCHAR(64) of utf8mb4: 64 characters. */
-	for (const char *p = q; *p; p++)
-		chars += ((unsigned char)*p & 0xc0) != 0x80;
+	/* The column is VARCHAR(64) of utf8mb4: 64 characters, and a name
+	 * it cannot hold matches no row. */
+	chars = name_chars(q);
 	return chars >= 1 && chars <= 64;
 }
 
@@ -232,7 +233,8 @@ const char *domain_set(struct domain **ds, int *n, const char *qname, const char
 	int idx;
 
 	if (!queue_name_ok(qname))
-		return "a queue section is [queue.NAME] (NAME: 1 to 64 characters) or [queue.*]";
+		return "a queue section is [queue.NAME] (NAME: 1 to 64 characters of UTF-8, no control "
+		       "characters) or [queue.*]";
 	for (idx = 0; idx < DK_N; idx++)
 		if (strcmp(dkeys[idx].name, name) == 0) {
 			k = &dkeys[idx];

@@ -105,6 +105,16 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	int r;
 
 	*temporary = false;
+	/* Never kyud's own identity when that is root: the configuration
+	 * check gives every queue a root kyud serves a section that names its
+	 * user, so a row that comes here without one belongs to a queue the
+	 * configuration no longer serves (claimed before a reload). */
+	if ((!d || !d->user) && geteuid() == 0) {
+		snprintf(err, errlen, "queue %s: no [queue.%s] or [queue.*] section names a user, and "
+			 "kyud runs as root: not running the job as root",
+			 queue ? queue : "(none)", queue ? queue : "NAME");
+		return NULL;
+	}
 	if (!d || (!d->user && !d->group))
 		return p->self;
 	if ((r = idcache_resolve(p->ids, d, mono_now(), own, why, sizeof(why))) < 0) {

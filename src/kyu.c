@@ -19,6 +19,7 @@
 #include "lock.h"
 #include "util.h"
 #include "registry.h"
+#include "text.h"
 #include "wake.h"
 
 /* kyu reads the client file: a database account that may submit and
@@ -33,7 +34,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kyu [-c FILE] COMMAND [ARGS]\n"
+		"usage: kyu [-c FILE] [--raw] COMMAND [ARGS]\n"
 		"\n"
 		"Commands:\n"
 		"  submit [OPTIONS] -s 'SHELL LINE'    enqueue a shell command\n"
@@ -79,6 +80,10 @@ static void usage(FILE *f)
 		"\n"
 		"  -c FILE   configuration (default $KYU_CONFIG, else %s if it exists,\n"
 		"            else %s); uses [database] and [kyud] listen\n"
+		"  --raw     print values (show, list, queues, locks, ...) as stored; by default\n"
+		"            tabs, newlines and backslashes in a value print as \\t \\n \\\\, and\n"
+		"            on a terminal also other control characters (\\e, \\xNN) and bytes\n"
+		"            that are not UTF-8 (\\xNN)\n"
 		"  -h, --help  show this help (after COMMAND: its lines);  -V, --version  show the version\n",
 		DAEMON_CONFIG, CLIENT_CONFIG, DAEMON_CONFIG);
 }
@@ -111,7 +116,7 @@ static int usage_of(const char *cmd, FILE *out)
 			in = false;
 		}
 		if (in && out)
-			fprintf(out, "%s%s\n", found ? "" : "usage: kyu [-c FILE] COMMAND [ARGS]; for this command:\n",
+			fprintf(out, "%s%s\n", found ? "" : "usage: kyu [-c FILE] [--raw] COMMAND [ARGS]; for this command:\n",
 				line);
 		found += in;
 	}
@@ -208,11 +213,20 @@ int die_db(struct db *db, const char *what)
 	return 1;
 }
 
-/* Run a statement and print its result set as tab-separated rows. */
+/* How print_query writes values (set by main): ids, commands, errors and
+ * output come from rows anyone who may submit can write. */
+static bool out_raw;                    /* --raw: the bytes as stored */
+static enum escape out_escape = ESCAPE_FIELD;
+
+/* Run a statement and print its result set as tab-separated rows, or one
+ * "column: value" line per column. Unless --raw, a value never spans
+ * lines or fields, and on a terminal no control character or byte that
+ * is not UTF-8 reaches it (text.h). */
 int print_query(struct db *db, const char *sql, size_t len, bool vertical)
 {
 	const struct db_reply *reply;
 	const struct db_result *r;
+	struct strbuf sb = { 0 };
 
 	if (db_query(db, sql, len, &reply) != DB_OK)
 		return -1;
@@ -227,15 +241,27 @@ int print_query(struct db *db, const char *sql, size_t len, bool vertical)
 	for (size_t row = 0; row < r->n_rows; row++) {
 		for (unsigned i = 0; i < r->n_cols; i++) {
 			const char *v = db_cell(r, row, i);
-			int len_v = v ? (int)r->lens[row * r->n_cols + i] : 4;
-			if (vertical)
-				printf("%12s: %.*s\n", r->names[i], len_v, v ? v : "NULL");
+			size_t len_v = v ? r->lens[row * r->n_cols + i] : 4;
+
+			sb_reset(&sb);
+			if (!v)
+				sb_adds(&sb, "NULL");
+			else if (out_raw)
+				sb_add(&sb, v, len_v);
 			else
-				printf("%s%.*s", i ? "\t" : "", len_v, v ? v : "NULL");
+				text_escape(&sb, v, len_v, out_escape);
+			if (vertical)
+				printf("%12s: ", r->names[i]);
+			else if (i)
+				putchar('\t');
+			fwrite(sb.buf, 1, sb.len, stdout);
+			if (vertical)
+				putchar('\n');
 		}
 		if (!vertical)
 			printf("\n");
 	}
+	sb_free(&sb);
 	return (int)r->n_rows;
 }
 
@@ -798,12 +824,14 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 
 	while ((c = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;
+		case 'R': out_raw = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kyu %s\n", KYU_VERSION); return 0;
 		default: usage(stderr); return EXIT_USAGE;
@@ -813,6 +841,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (isatty(STDOUT_FILENO))
+		out_escape = ESCAPE_TERMINAL;
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;

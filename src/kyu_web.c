@@ -101,10 +101,22 @@ static int hash_password(void)
 static int read_pem(const char *path, char **out)
 {
 	struct strbuf sb = { 0 };
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking and regular files only: a FIFO with no writer would
+	 * hang the start (as for kyu.ini, config.c). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL; /* said as "not a regular file" */
+	}
 	for (;;) {
 		ssize_t n;
 		sb_reserve(&sb, 4096);
@@ -373,7 +385,8 @@ int main(int argc, char **argv)
 			r = read_pem(cfg.web_tls_key, &key);
 		if (r < 0) {
 			log_err("%s: [web] tls_cert = '%s', tls_key = '%s': cannot read: %s", path,
-				cfg.web_tls_cert, cfg.web_tls_key, strerror(-r));
+				cfg.web_tls_cert, cfg.web_tls_key,
+				r == -EINVAL ? "not a regular file" : strerror(-r));
 			goto out;
 		}
 		o.tls_cert = cert;

@@ -1,7 +1,9 @@
 /* kyu lock: hold a row of kyu_locks while a command runs (lock.h). */
 #include "lock.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -233,11 +236,12 @@ struct locker {
 	bool handled[N_FWD];
 };
 
-/* Sleep until mono time `until` (or forever when until < 0) or until a
- * signal arrives, whichever is first. */
-static void pause_until(const struct locker *l, double until)
+/* Sleep until mono time `until` (or forever when until < 0), until a
+ * signal arrives or until fd (when >= 0) is readable, whichever is first. */
+static void pause_until_fd(const struct locker *l, double until, int fd)
 {
 	struct timespec ts, *tsp = NULL;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 	if (until >= 0) {
 		double left = until - mono_now();
@@ -247,7 +251,12 @@ static void pause_until(const struct locker *l, double until)
 		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		tsp = &ts;
 	}
-	(void)ppoll(NULL, 0, tsp, &l->wait_mask);
+	(void)ppoll(&pfd, fd >= 0 ? 1 : 0, tsp, &l->wait_mask);
+}
+
+static void pause_until(const struct locker *l, double until)
+{
+	pause_until_fd(l, until, -1);
 }
 
 /* The first signal to pass on that arrived, cleared; 0 if none. */
@@ -429,9 +438,9 @@ static pid_t spawn(struct locker *l)
 	for (int i = 0; i < N_FWD; i++)
 		if (l->handled[i])
 			signal(fwd_sigs[i], SIG_DFL);
-	/* If kyu dies (SIGKILL), nobody renews the lease: the command must
-	 * not outlive it by much. A backstop for the command's own process;
-	 * its children are not reached. */
+	/* The parent is the guardian (below), which kills the whole command
+	 * when kyu goes; should the guardian itself be killed, this is the
+	 * backstop for the command's own process. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(LOCK_EXIT_LOST);
@@ -445,6 +454,217 @@ static pid_t spawn(struct locker *l)
 		dprintf(STDERR_FILENO, "kyu: lock %s: cannot execute %s: %s\n", l->o.name, l->o.argv[0],
 			strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
+	}
+}
+
+/* ---- the guardian ----------------------------------------------------------
+ *
+ * The lock's promise is one holder's work at a time, and the work is the
+ * command with every process it starts. kyu alone cannot keep it: killed
+ * (SIGKILL, the OOM killer), it can do nothing, while the command's
+ * children run on into the next holder's lease. So the command is the
+ * child of a small guardian process, forked by kyu, that outlives kyu:
+ *
+ *   kyu ── guardian (subreaper) ── command (a process group of its own)
+ *
+ * The guardian holds the read end of a pipe whose write end only kyu
+ * has. When kyu closes it (the command ended, or its lease is lost) or
+ * dies, the guardian SIGKILLs the command's process group, then every
+ * process left below it: as a child subreaper it inherits whatever an
+ * ended process leaves, a double-forked daemon in a session of its own
+ * included, and kills each until it has no child left.
+ *
+ * It reaps the command only after that group kill: an unreaped command
+ * keeps its pid, so the group id cannot name another group meanwhile
+ * (kyu's own signals to the group rely on the same). It tells kyu the
+ * command's pid, and its status when it ends, over a second pipe. */
+
+enum { MSG_STARTED = 1, MSG_START_FAILED, MSG_ENDED };
+struct gmsg {
+	int32_t kind;
+	int32_t value; /* pid, errno or exit status */
+};
+
+/* SIGCHLD only ends the guardian's wait in ppoll. */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+static void send_msg(int fd, int kind, int value)
+{
+	struct gmsg m = { .kind = kind, .value = value };
+	ssize_t n;
+
+	/* Smaller than PIPE_BUF: written whole or not at all. If kyu is
+	 * gone, there is nobody to tell (SIGPIPE is ignored here). */
+	do
+		n = write(fd, &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+}
+
+/* Without the children file (a kernel without CONFIG_PROC_CHILDREN):
+ * every process whose parent is this one, from /proc/PID/stat. */
+static void kill_children_slowly(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long self = (long)getpid();
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300], buf[512], *p;
+		long pid = strtol(e->d_name, &p, 10), ppid;
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0 || *p)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "PID (COMM) STATE PPID ...": COMM may hold anything. */
+		p = strrchr(buf, ')');
+		if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+			continue;
+		ppid = strtol(p + 4, &p, 10);
+		if (*p == ' ' && ppid == self)
+			(void)kill((pid_t)pid, SIGKILL);
+	}
+	closedir(d);
+}
+
+/* SIGKILL each child of this (single-threaded) process. */
+static void kill_children(void)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		kill_children_slowly();
+		return;
+	}
+	/* Each round kills what it read; more come at the next. */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* A full buffer may end inside a number: leave that one to the next
+	 * round rather than kill a pid cut short. */
+	if ((size_t)n == sizeof(buf) - 1) {
+		char *last = strrchr(buf, ' ');
+		if (!last)
+			return;
+		*last = '\0';
+	}
+	for (char *p = buf, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		/* A child not yet reaped: its pid is still its own. */
+		if (pid > 0)
+			(void)kill((pid_t)pid, SIGKILL);
+	}
+}
+
+/* The end of the command: the group while its leader is unreaped, then
+ * whatever else is below us, until nothing is. */
+_Noreturn static void guardian_finish(pid_t cmd)
+{
+	if (cmd > 0)
+		(void)kill(-cmd, SIGKILL);
+	for (;;) {
+		pid_t r;
+		kill_children();
+		r = waitpid(-1, NULL, 0);
+		if (r < 0 && errno == ECHILD)
+			break;
+	}
+	_exit(0);
+}
+
+/* In the child kyu forked: start the command and watch over it. */
+_Noreturn static void guardian(struct locker *l, int life_fd, int report_fd)
+{
+	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 };
+	struct sigaction sa = { .sa_handler = on_child };
+	sigset_t all, wait_mask;
+	struct pollfd pfd = { .fd = life_fd, .events = POLLIN };
+	bool reported = false;
+	pid_t cmd;
+
+	/* Until the handlers below are in place, nothing may end us. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	/* Not PR_SET_PDEATHSIG: this process must outlive kyu. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		dprintf(STDERR_FILENO, "kyu: lock %s: cannot become a subreaper (%s): a process "
+			"that leaves the command's process group may outlive it\n",
+			l->o.name, strerror(errno));
+	cmd = spawn(l);
+	if (cmd < 0) {
+		send_msg(report_fd, MSG_START_FAILED, errno);
+		_exit(0);
+	}
+	send_msg(report_fd, MSG_STARTED, (int)cmd);
+	/* A Control-C or a signal to kyu's process group is kyu's to pass
+	 * on; this process ends only when kyu says so or is gone. */
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		signal(quiet[i], SIG_IGN);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigfillset(&wait_mask);
+	sigdelset(&wait_mask, SIGCHLD);
+	/* Nothing of kyu's (its database connection) and no terminal:
+	 * only the two pipes. */
+	{
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			(void)dup2(null, STDIN_FILENO);
+			(void)dup2(null, STDOUT_FILENO);
+			(void)dup2(null, STDERR_FILENO);
+			if (null > STDERR_FILENO)
+				close(null);
+		}
+		int lo = life_fd < report_fd ? life_fd : report_fd;
+		int hi = life_fd < report_fd ? report_fd : life_fd;
+		/* EINVAL for an empty range is as good as done. */
+		(void)close_range(3, (unsigned)lo - 1, 0);
+		(void)close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+		(void)close_range((unsigned)hi + 1, ~0U, 0);
+	}
+	for (;;) {
+		siginfo_t si;
+
+		/* Orphans that ended are reaped; the command only when it is
+		 * finished with. Once it has ended (a zombie), others wait: the
+		 * end comes at once, as kyu learns of it. */
+		while (!reported) {
+			si.si_pid = 0;
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+				break;
+			if (si.si_pid != cmd) {
+				(void)waitpid(si.si_pid, NULL, 0);
+				continue;
+			}
+			send_msg(report_fd, MSG_ENDED,
+				 si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
+			reported = true;
+		}
+		pfd.revents = 0;
+		if (ppoll(&pfd, 1, NULL, &wait_mask) > 0 && pfd.revents)
+			guardian_finish(cmd); /* kyu closed the pipe, or died */
 	}
 }
 
@@ -475,32 +695,80 @@ static enum renew renew(struct locker *l, double kill_at, double *ret_sent)
 	return reply->r[0].affected == 1 ? RENEWED : RENEW_LOST;
 }
 
-static int exit_status(int wstatus)
+/* Start the guardian, which starts the command (see above). Returns the
+ * guardian's pid, the command's in *cmd, and in *life and *report kyu's
+ * ends of the pipes; -1 with errno when either could not be started. */
+static pid_t start_guarded(struct locker *l, pid_t *cmd, int *life, int *report)
 {
-	if (WIFEXITED(wstatus))
-		return WEXITSTATUS(wstatus);
-	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return 1;
+	int lp[2], rp[2], e;
+	struct gmsg m;
+	ssize_t n;
+	pid_t g;
+
+	if (pipe2(lp, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		e = errno;
+		close(lp[0]);
+		close(lp[1]);
+		errno = e;
+		return -1;
+	}
+	fflush(NULL);
+	g = fork();
+	if (g == 0) {
+		close(lp[1]);
+		close(rp[0]);
+		guardian(l, lp[0], rp[1]);
+	}
+	e = errno;
+	close(lp[0]);
+	close(rp[1]);
+	if (g < 0) {
+		close(lp[1]);
+		close(rp[0]);
+		errno = e;
+		return -1;
+	}
+	/* The first message comes at once: the command's pid, or why there
+	 * is none. */
+	do
+		n = read(rp[0], &m, sizeof(m));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(m) || m.kind != MSG_STARTED) {
+		e = n == (ssize_t)sizeof(m) && m.kind == MSG_START_FAILED ? m.value : ECHILD;
+		close(lp[1]);
+		close(rp[0]);
+		(void)waitpid(g, NULL, 0);
+		errno = e;
+		return -1;
+	}
+	(void)fcntl(rp[0], F_SETFL, O_NONBLOCK);
+	*cmd = (pid_t)m.value;
+	*life = lp[1];
+	*report = rp[0];
+	return g;
 }
 
 /* Run the command while holding the lock; extend, pass signals on, and
- * stop the command when the lease cannot be kept. Returns the exit status. */
+ * stop the command when the lease cannot be kept. The lock is released
+ * only once the guardian has ended, with every process of the command.
+ * Returns the exit status. */
 static int run_held(struct locker *l)
 {
 	const double ttl = (double)l->o.ttl;
 	double kill_at = l->lease_end - l->grace, next_renew = l->lease_end - ttl + ttl / 3;
 	double retry = ttl / 10 < 1 ? ttl / 10 : 1, sigkill_at = -1;
-	bool lost = false, reaped = false, killed = false, release_lost;
-	int wstatus = 0, sig;
-	pid_t pid;
+	bool lost = false, ended = false, guard_gone = false, release_lost;
+	int status = 0, sig, life = -1, report = -1;
+	pid_t guard, pid = 0;
 
 	if ((sig = take_signal())) {
 		release(l, l->slot, false, &release_lost);
 		return 128 + sig;
 	}
-	pid = spawn(l);
-	if (pid < 0) {
+	guard = start_guarded(l, &pid, &life, &report);
+	if (guard < 0) {
 		fprintf(stderr, "kyu: lock %s: cannot start %s: %s\n", l->o.name, l->o.argv[0], strerror(errno));
 		release(l, l->slot, false, &release_lost);
 		return LOCK_EXIT_OSERR;
@@ -508,14 +776,35 @@ static int run_held(struct locker *l)
 	for (;;) {
 		double now, wake;
 
-		if (!reaped && waitpid(pid, &wstatus, WNOHANG) == pid)
-			reaped = true;
-		/* Done: the command ended, and when the lease was lost, its
-		 * group has had its SIGKILL too. */
-		if (reaped && (!lost || killed))
+		if (waitpid(guard, NULL, WNOHANG) == guard)
+			guard_gone = true;
+		while (report >= 0) {
+			struct gmsg m;
+			ssize_t n = read(report, &m, sizeof(m));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				break;
+			if (n == (ssize_t)sizeof(m) && m.kind == MSG_ENDED) {
+				status = m.value;
+				ended = true;
+				continue;
+			}
+			close(report); /* the guardian is gone */
+			report = -1;
+		}
+		/* The command's main process ended, or its lease is lost and
+		 * the grace is over: the guardian ends the rest of it. From
+		 * here on the group id is not ours to signal. */
+		if (life >= 0 && (ended || (lost && mono_now() >= sigkill_at && sigkill_at >= 0))) {
+			close(life);
+			life = -1;
+		}
+		if (guard_gone)
 			break;
 		while ((sig = take_signal()))
-			(void)kill(-pid, sig);
+			if (life >= 0)
+				(void)kill(-pid, sig);
 		now = mono_now();
 		if (!lost && now >= kill_at) {
 			fprintf(stderr, "kyu: lock %s: the lease could not be extended before it expires; "
@@ -541,26 +830,37 @@ static int run_held(struct locker *l)
 			continue; /* the statement took time: look again */
 		}
 		if (lost && sigkill_at < 0) {
-			(void)kill(-pid, SIGTERM);
+			if (life >= 0)
+				(void)kill(-pid, SIGTERM);
 			sigkill_at = mono_now() + l->grace;
-		}
-		if (lost && !killed && mono_now() >= sigkill_at) {
-			(void)kill(-pid, SIGKILL);
-			killed = true;
 			continue;
 		}
-		if (lost)
+		if (life < 0)
+			wake = -1; /* until the guardian has ended */
+		else if (lost)
 			wake = sigkill_at;
 		else
 			wake = next_renew < kill_at ? next_renew : kill_at;
 		/* Our signals are blocked outside ppoll: one that came since the
 		 * checks above ends this wait at once. */
-		pause_until(l, wake);
+		pause_until_fd(l, wake, report);
 	}
+	if (life >= 0)
+		close(life);
+	if (report >= 0)
+		close(report);
 	if (lost)
 		return LOCK_EXIT_LOST;
+	if (!ended) {
+		/* Killed from outside: the command died with it (its parent-death
+		 * signal), but what it started may not have. */
+		fprintf(stderr, "kyu: lock %s: the process watching over the command was killed; "
+				"releasing the lock\n", l->o.name);
+		release(l, l->slot, true, &release_lost);
+		return LOCK_EXIT_OSERR;
+	}
 	release(l, l->slot, false, &release_lost);
-	return release_lost ? LOCK_EXIT_LOST : exit_status(wstatus);
+	return release_lost ? LOCK_EXIT_LOST : status;
 }
 
 int lock_main(const struct kyu_config *cfg, int argc, char **argv)

@@ -27,7 +27,7 @@
 #define LOCK_EXIT_USAGE 64     /* bad arguments, as every kyu command (EX_USAGE) */
 #define LOCK_EXIT_DB 69        /* EX_UNAVAILABLE: database error; the command did not run */
 #define LOCK_EXIT_LOST 70      /* the lease was lost: the command was killed (or had ended) */
-#define LOCK_EXIT_OSERR 71     /* EX_OSERR: the command could not be started (fork failed) */
+#define LOCK_EXIT_OSERR 71     /* EX_OSERR: the command could not be started (fork failed), or its guardian was killed */
 #define LOCK_EXIT_BUSY 75      /* EX_TEMPFAIL: not obtained within --wait; the command did not run */
 
 #define LOCK_NAME_MAX 191      /* characters: kyu_locks.name VARCHAR(191) */

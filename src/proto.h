@@ -22,8 +22,8 @@ enum msg_type {
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
 	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
 	KYU_SCHEDULES, /* a schedule may have changed: read kyu_schedules again */
-	KYU_REPORT,    /* systemd is told how we are: send KYU_STATE when it changes (at
-			* most once a second), and every value µs when value > 0 */
+	KYU_REPORT,    /* send KYU_STATE when it changes (at most once a second), and
+			* every value µs when value > 0: the proof that the loop turns */
 	KYU_POLLED,    /* the supervisor's poll timer fired (it woke one worker): a
 			* worker that hears nothing for long claims by itself */
 	/* worker -> supervisor */

@@ -1,15 +1,14 @@
 /* A worker's reports to the supervisor (KYU_STATE, proto.h): whether its
  * connection works and how many jobs run. The supervisor tells systemd
- * (sdnotify.h); a report sent from this loop's timer is also the proof,
- * for the watchdog, that the loop turns.
+ * (sdnotify.h); a report sent from this loop's timer is also the proof
+ * that the loop turns: a worker silent too long is killed with its jobs.
  *
  * What is sent when:
  * - a change of the connection (or of why it fails): at once, always
  *   (readiness waits for it);
- * - once the supervisor asked (KYU_REPORT, only when systemd listens):
- *   any other change too, at most once per second, and every `every`
- *   seconds whatever changed when the watchdog is on.
- * Without KYU_REPORT no timer runs: an idle worker costs nothing. */
+ * - once the supervisor asked (KYU_REPORT, sent to every worker): any
+ *   other change too, at most once per second, and every `every` seconds
+ *   whatever changed, whatever the database does. */
 #ifndef KYU_REPORT_H
 #define KYU_REPORT_H
 
@@ -27,7 +26,7 @@ struct report {
 	report_state_fn *state;
 	void *ctx;
 	ev_timer timer; /* the next periodic report, or a change held back */
-	double every;   /* > 0: the watchdog's share, in seconds */
+	double every;   /* > 0: seconds between reports, changed or not */
 	bool changes;   /* KYU_REPORT came: send every change */
 	int64_t sent;   /* what the supervisor last got */
 	double sent_at; /* monotonic */

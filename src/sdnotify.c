@@ -210,34 +210,47 @@ static void try_ready(struct sdn *n)
 	sd_notifyf(0, "READY=1\nSTATUS=%s", text);
 }
 
-/* Silent this long, a worker is killed (see on_kill); never before it
- * counts as silent. */
+/* Silent this long, a worker is killed (see check_kill). At least a
+ * second, so that a configuration with no time to spare (heartbeat close to
+ * lease - fence_margin) does not kill workers for a late timer. */
 static double kill_after(const struct sdn *n)
 {
-	double limit = (double)n->watchdog_us / 2e6;
-	return n->kill_after > limit ? n->kill_after : limit;
+	return n->kill_after > 1.0 ? n->kill_after : 1.0;
 }
 
-/* A worker silent for kill_after is killed. Its jobs' leases are no
- * longer renewed and its own fencing timer cannot fire: they must stop
- * (the supervisor sweeps them once it is gone) before another daemon may
- * claim them. Its last renewal started at most a heartbeat before its
- * loop stopped, and its last report came before that, so
+/* A worker that stopped reporting for kill_after is killed, whether or not
+ * systemd watches us: its jobs' leases are no longer renewed and its own
+ * fencing timer cannot fire, so they must stop (the supervisor sweeps them
+ * once it is gone, as a subreaper) before another daemon may claim them.
+ * Its reports come from its loop's timer whatever the database does, so a
+ * worker merely waiting on a slow database keeps reporting and fences its
+ * own jobs (lease.h). Its last renewal started at most a heartbeat before
+ * its loop stopped, and its last report came before that, so
  * lease - fence_margin - heartbeat after the last report is within the
- * fencing deadline. Armed for the earliest deadline; a report since only
- * makes it fire early and look again. */
+ * fencing deadline. A worker that never reported has claimed nothing (its
+ * first report precedes its first claim) and is left alone. Armed for the
+ * earliest deadline; a report since only makes it fire early and look
+ * again. */
 static void check_kill(struct sdn *n)
 {
 	double now = mono_now(), next = 0, after = kill_after(n);
 
 	for (int i = 0; i < SDN_MAX_WORKERS; i++) {
 		struct sdn_worker *w = &n->w[i];
-		if (!w->pid || w->killed)
+		if (!w->pid || w->killed || !w->reported)
 			continue;
-		if (now - w->seen >= after) {
-			log_err("worker %d (pid %d) silent for %.1f s, longer than lease - fence_margin "
-				"- heartbeat: killing it",
-				i + 1, (int)w->pid, now - w->seen);
+		if (now - w->seen >= after && !w->overdue) {
+			/* Look once more after one turn of the loop: if the
+			 * supervisor itself was stopped, its poll returned EINTR
+			 * on SIGCONT and the reports that came meanwhile are
+			 * still unread in the sockets. */
+			w->overdue = true;
+			next = now;
+		} else if (now - w->seen >= after) {
+			log_err("worker %d (pid %d) stopped reporting for %.1f s (its loop is stuck or "
+				"the process is stopped; lease - fence_margin - heartbeat is %.1f s): "
+				"killing it and its jobs before their leases run out",
+				i + 1, (int)w->pid, now - w->seen, after);
 			kill(w->pid, SIGKILL);
 			w->killed = true;
 		} else if (next == 0 || w->seen + after < next) {
@@ -283,8 +296,6 @@ static void on_ping(EV_P_ ev_timer *t, int revents)
 	}
 	if (ok)
 		sd_notify(0, "WATCHDOG=1");
-	if (!ev_is_active(&n->kill_w))
-		check_kill(n);
 }
 
 void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg)
@@ -295,7 +306,7 @@ void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg)
 	memset(n, 0, sizeof(*n));
 	n->loop = loop;
 	n->workers = cfg->workers;
-	n->kill_after = cfg->lease - cfg->fence_margin - config_heartbeat(cfg);
+	sdn_configure(n, cfg);
 	n->notify = sock && *sock;
 	n->status_at = -1e9;
 	ev_init(&n->status_w, on_status);
@@ -304,13 +315,15 @@ void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg)
 	n->ping_w.data = n;
 	ev_init(&n->kill_w, on_kill);
 	n->kill_w.data = n;
+	/* When reports and this timer are pending in the same loop
+	 * iteration, the reports are read first. */
+	ev_set_priority(&n->kill_w, EV_MINPRI);
 	/* > 0 only when WATCHDOG_PID is unset or ours. */
 	if (n->notify && sd_watchdog_enabled(0, &us) > 0 && us > 0) {
 		n->watchdog_us = us;
 		ev_timer_set(&n->ping_w, 0., (double)us / 2e6);
 		ev_timer_start(loop, &n->ping_w);
-		log_info("systemd watchdog: %.1f s; workers report every %.1f s", (double)us / 1e6,
-			 (double)us / 4e6);
+		log_info("systemd watchdog: %.1f s", (double)us / 1e6);
 	}
 }
 
@@ -323,11 +336,14 @@ void sdn_free(struct sdn *n)
 
 int64_t sdn_report_us(const struct sdn *n)
 {
-	if (!n->notify)
-		return -1;
-	/* Four reports per ping interval's worth of staleness: a late timer
-	 * or two under load still leaves the worker counted as alive. */
-	return (int64_t)(n->watchdog_us / 4);
+	/* Four reports per silence the supervisor tolerates (and per ping
+	 * interval's worth of staleness): a late timer or two under load
+	 * still leaves the worker counted as alive. */
+	double every = kill_after(n) / 4;
+
+	if (n->watchdog_us && (double)n->watchdog_us / 4e6 < every)
+		every = (double)n->watchdog_us / 4e6;
+	return (int64_t)(every * 1e6);
 }
 
 char **sdn_worker_env(void)
@@ -375,6 +391,8 @@ void sdn_report(struct sdn *n, int i, int64_t value)
 		return;
 	w = &n->w[i];
 	w->seen = mono_now();
+	w->reported = true;
+	w->overdue = false;
 	if (w->silent)
 		log_notice("worker %d (pid %d) reports again: watchdog pings resume", i + 1, (int)w->pid);
 	w->silent = false;
@@ -382,6 +400,8 @@ void sdn_report(struct sdn *n, int i, int64_t value)
 	fold_db(n);
 	try_ready(n);
 	send_status(n);
+	if (!ev_is_active(&n->kill_w))
+		check_kill(n);
 }
 
 void sdn_started(struct sdn *n, int workers)
@@ -401,12 +421,16 @@ void sdn_reloading(struct sdn *n)
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, (uint64_t)(mono_now() * 1e6));
 }
 
+void sdn_configure(struct sdn *n, const struct kyu_config *cfg)
+{
+	n->kill_after = cfg->lease - cfg->fence_margin - config_heartbeat(cfg);
+}
+
 void sdn_reloaded(struct sdn *n, const struct kyu_config *cfg)
 {
 	n->workers = cfg->workers;
-	n->kill_after = cfg->lease - cfg->fence_margin - config_heartbeat(cfg);
-	if (n->watchdog_us)
-		check_kill(n);
+	sdn_configure(n, cfg);
+	check_kill(n);
 	if (n->reloading) {
 		n->reloading = false;
 		sd_notify(0, "READY=1");

@@ -7,10 +7,12 @@
  * - STATUS= with the jobs running, the workers and the database's state,
  *   when it changes, at most about once a second;
  * - WATCHDOG=1 every half of WATCHDOG_USEC, but only while every worker
- *   process has reported within that half (its loop turns); a worker
- *   silent for lease - fence_margin - heartbeat is killed (and restarted).
- * Without NOTIFY_SOCKET nothing is sent and workers are not asked for
- * reports beyond connection changes, which the "ready" log line waits for. */
+ *   process has reported within that half (its loop turns).
+ * Whatever systemd does, workers report at least four times per
+ * lease - fence_margin - heartbeat, and one silent that long is killed with
+ * its jobs (and restarted): a stopped worker must not leave its jobs
+ * running past their leases. Without NOTIFY_SOCKET nothing is sent to
+ * systemd. */
 #ifndef KYU_SDNOTIFY_H
 #define KYU_SDNOTIFY_H
 
@@ -31,6 +33,8 @@ struct sdn_worker {
 	double seen; /* monotonic: its last report, or its start */
 	bool silent; /* pings withheld for it; said once */
 	bool killed; /* silent too long: SIGKILL sent */
+	bool reported; /* it reported once: its loop runs, it may hold leases */
+	bool overdue;  /* found silent too long once: killed if still so a loop turn later */
 	struct worker_state st;
 };
 
@@ -52,8 +56,8 @@ struct sdn {
 /* Reads NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID; starts the pings. */
 void sdn_init(struct sdn *n, struct ev_loop *loop, const struct kyu_config *cfg);
 void sdn_free(struct sdn *n);
-/* The KYU_REPORT value for a new worker (µs between reports: a quarter of
- * the watchdog's interval, 0 without one), or -1: send none. */
+/* The KYU_REPORT value for a worker: µs between reports, a quarter of the
+ * silence that gets it killed (or of the watchdog's interval, if shorter). */
 int64_t sdn_report_us(const struct sdn *n);
 /* A copy of environ without NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID,
  * for a worker: only the supervisor speaks to systemd. The array is the
@@ -67,6 +71,9 @@ void sdn_report(struct sdn *n, int i, int64_t value);
 /* Every one of the `workers` configured workers has started. */
 void sdn_started(struct sdn *n, int workers);
 void sdn_reloading(struct sdn *n);
+/* A new configuration is in force: its lease sets kill_after (before the
+ * workers are sent sdn_report_us()). */
+void sdn_configure(struct sdn *n, const struct kyu_config *cfg);
 /* The reload is over (applied or refused); cfg is what is in force. */
 void sdn_reloaded(struct sdn *n, const struct kyu_config *cfg);
 void sdn_stopping(struct sdn *n);

@@ -587,8 +587,8 @@ static void spawn_worker(struct sup *s, struct child *c)
 		return;
 	}
 	sdn_spawned(&s->sdn, c->index - 1, c->pid);
-	if (report.value >= 0)
-		(void)proto_send_fd(c->fd, &report, -1);
+	/* Its reports are the proof that its loop turns (sdnotify.h). */
+	(void)proto_send_fd(c->fd, &report, -1);
 	log_info("worker %d started (pid %d)", c->index, (int)c->pid);
 }
 
@@ -696,12 +696,15 @@ static void on_int(EV_P_ ev_signal *w, int revents)
 static void send_reload(struct sup *s, struct child *c)
 {
 	struct msg m = { .type = KYU_RELOAD };
+	struct msg report = { .type = KYU_REPORT, .value = sdn_report_us(&s->sdn) };
 
 	if (!c->pid || c->fd < 0)
 		return;
 	if (proto_send_fd(c->fd, &m, s->cfg_fd) < 0)
 		log_err("worker %d (pid %d) keeps its old configuration: cannot send it the new one: %s",
 			c->index, (int)c->pid, strerror(errno));
+	/* The new lease may ask for reports more often. */
+	(void)proto_send_fd(c->fd, &report, -1);
 }
 
 static void on_hup(EV_P_ ev_signal *w, int revents)
@@ -737,6 +740,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	s->cfg = nc;
 	close(s->cfg_fd);
 	s->cfg_fd = nfd;
+	sdn_configure(&s->sdn, &s->cfg);
 	if (listen_changed) {
 		close_wake(s);
 		if (open_wake(s, &s->cfg) < 0)

@@ -44,6 +44,13 @@ static size_t char_len(const unsigned char *s, size_t len, int *partial)
 	return n;
 }
 
+size_t utf8_char_len(const char *s, size_t left)
+{
+	int partial;
+
+	return left ? char_len((const unsigned char *)s, left, &partial) : 0;
+}
+
 size_t utf8_cut(const char *s, size_t len, size_t max)
 {
 	const unsigned char *u = (const unsigned char *)s;

@@ -15,6 +15,12 @@
  * character of its own). For "%.*s": (int)utf8_cut(s, strlen(s), 64). */
 size_t utf8_cut(const char *s, size_t len, size_t max);
 
+/* The length (1 to 4) of the UTF-8 character at s, reading at most left
+ * bytes, or 0 when s does not start with one (or it is cut short). Valid
+ * means what utf8mb4 stores: the shortest form, no surrogates, nothing
+ * past U+10FFFF. */
+size_t utf8_char_len(const char *s, size_t left);
+
 /* Make NUL-terminated s well-formed UTF-8 in place: an incomplete
  * character at its end (what a byte-wise cut leaves) is removed, and every
  * other byte that is not part of a well-formed character (overlong forms,

@@ -229,6 +229,7 @@ struct worker {
 	uint64_t board_deadlocks, board_fences;
 	bool ever_connected;
 	double beat_due; /* monotonic: when the lease renewal in flight was due */
+	double reloaded_at; /* monotonic: the last reload (dropped_by_reload) */
 };
 
 static void pump(struct worker *w);
@@ -581,6 +582,38 @@ static bool supervisor_alive(struct worker *w)
 	return !w->master_gone;
 }
 
+static void give_back(struct worker *w, struct claimed *c);
+
+/* Whether cfg serves queue, as the claim's filter compares (utf8mb4_bin
+ * pads with spaces; NULL is in no list). */
+static bool serves(const struct kyu_config *cfg, const char *queue)
+{
+	size_t lq;
+
+	if (cfg->n_queues == 0)
+		return true;
+	if (!queue)
+		return false;
+	for (lq = strlen(queue); lq > 0 && queue[lq - 1] == ' '; lq--)
+		;
+	for (int i = 0; i < cfg->n_queues; i++) {
+		size_t l;
+		for (l = strlen(cfg->queues[i]); l > 0 && cfg->queues[i][l - 1] == ' '; l--)
+			;
+		if (l == lq && memcmp(cfg->queues[i], queue, l) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A row claimed under an older configuration (held, or a claim in flight
+ * during a reload) of a queue the new one no longer serves has no section
+ * to run under any more: it goes back for a daemon that serves it. */
+static bool dropped_by_reload(const struct worker *w, const struct claimed *c)
+{
+	return c->claimed_at < w->reloaded_at && !serves(&w->cfg, c->queue);
+}
+
 static void start_job(struct worker *w, struct claimed *c)
 {
 	struct outcome_out fail;
@@ -589,6 +622,12 @@ static void start_job(struct worker *w, struct claimed *c)
 
 	bool c_had_key = c->key != NULL;
 
+	if (dropped_by_reload(w, c)) {
+		log_info("gave back job %s of queue %s: the configuration no longer serves it", c->id,
+			 c->queue ? c->queue : "(none)");
+		give_back(w, c);
+		return;
+	}
 	for (slot = 0; slot < w->cfg.slots && w->slots[slot]; slot++)
 		;
 	j = job_start(w->loop, c, &w->params, on_job_end, w, &fail);
@@ -1810,6 +1849,25 @@ static void reload(struct worker *w, int fd)
 		sched_poke(&w->sched, mono_now());
 	/* The queues or the wake-up address may have changed. */
 	w->reg_next = 0;
+	w->reloaded_at = mono_now();
+	{
+		/* Held rows of queues no longer served go back now rather than
+		 * wait for a slot; the others keep their order. */
+		struct claimed c;
+		int n = w->held.n, back = 0;
+
+		while (n-- > 0 && prefetch_pop(&w->held, &c)) {
+			if (dropped_by_reload(w, &c)) {
+				give_back(w, &c);
+				back++;
+			} else if (!prefetch_push(&w->held, &c)) {
+				give_back(w, &c);
+			}
+		}
+		if (back)
+			log_info("gave back %d claimed job(s) of queues the configuration no longer serves",
+				 back);
+	}
 }
 
 static bool same(const char *a, const char *b)

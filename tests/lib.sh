@@ -223,6 +223,20 @@ wait_for() {
 	fail "waited $(($3 * KYU_TIME_SCALE)) s for [$query] = '$want', last value '$got'"
 }
 
+# wait_until TIMEOUT_S WHAT COMMAND [ARG...]: run COMMAND every 0.1 s until
+# it succeeds; fails naming WHAT after TIMEOUT_S. For waits on the host
+# (a pid file written, a process gone): give a generous TIMEOUT_S, it costs
+# nothing when the event comes early, and a loaded machine needs it.
+wait_until() {
+	local limit=$(($1 * KYU_TIME_SCALE)) what=$2 deadline
+	shift 2
+	deadline=$(($(date +%s) + limit))
+	until "$@"; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "waited $limit s for $what"
+		sleep 0.1
+	done
+}
+
 # wait_progress "SELECT returning a count" TARGET STALL_S
 # For bulk tests whose duration is the machine's throughput, not the point:
 # polls until the count is TARGET; fails only when it has not moved for
@@ -313,7 +327,8 @@ start_kyud() {
 	# are skipped) under memcheck, one log per process in $T_DIR.
 	env --default-signal "${VALGRIND[@]}" "$KYUD" -c "$KYUD_INI" 2>>"$KYUD_LOG" &
 	KYUD_PID=$!
-	deadline=$(($(date +%s) + 20 * KYU_TIME_SCALE))
+	# A bound for a hang, not a figure: a loaded machine can take 10 s or more.
+	deadline=$(($(date +%s) + 60 * KYU_TIME_SCALE))
 	until tail -n +"$from" "$KYUD_LOG" | grep 'kyud\[sup\]: ready:' >/dev/null; do
 		if ! kill -0 "$KYUD_PID" 2>/dev/null; then
 			local rc=0
@@ -321,7 +336,7 @@ start_kyud() {
 			KYUD_PID=
 			fail "kyud exited with status $rc before it was ready"
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud not ready after $((20 * KYU_TIME_SCALE)) s"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud not ready after $((60 * KYU_TIME_SCALE)) s"
 		sleep 0.1
 	done
 }
@@ -366,6 +381,7 @@ pid_alive() {
 	state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
 	[ "${state%% *}" != Z ]
 }
+pid_gone() { ! pid_alive "$1"; }
 
 # Print PID's descendants, deepest first (workers, then their jobs).
 descendants() {
@@ -549,12 +565,12 @@ start_extra_kyud() {
 	env --default-signal "$KYUD" -c "$T_DIR/$name.ini" 2>>"$T_DIR/$name.log" &
 	pid=$!
 	EXTRA_PIDS="$EXTRA_PIDS $pid"
-	for _ in $(seq $((200 * KYU_TIME_SCALE))); do
-		grep -q 'kyud\[sup\]: ready:' "$T_DIR/$name.log" 2>/dev/null && return 0
+	local deadline=$(($(date +%s) + 60 * KYU_TIME_SCALE))
+	until grep -q 'kyud\[sup\]: ready:' "$T_DIR/$name.log" 2>/dev/null; do
 		kill -0 "$pid" 2>/dev/null || fail "kyud $name exited before it was ready"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud $name not ready after $((60 * KYU_TIME_SCALE)) s"
 		sleep 0.1
 	done
-	fail "kyud $name not ready"
 }
 
 # stop_extra_kyuds: TERM every extra kyud and wait; fail on a bad status.
@@ -668,6 +684,30 @@ db_updates() {
 	root_sql -N -B -e "SELECT COALESCE(SUM(UPDATE_COMMANDS), 0)
 		FROM information_schema.USER_STATISTICS WHERE USER = '$T_USER'"
 }
+
+# count_statements S: sleep S seconds; IDLE_N is then the statements
+# T_USER's connections ran meanwhile, IDLE_MS the real length of the window
+# in milliseconds, from before the first reading to after the second. A
+# loaded machine stretches the window (the readings are client processes):
+# a bound must be computed from IDLE_MS, never from S.
+count_statements() {
+	local t0 s0 s1
+	t0=$(date +%s%N)
+	s0=$(db_statements)
+	sleep "$1"
+	s1=$(db_statements)
+	# shellcheck disable=SC2034 # read by the tests
+	IDLE_MS=$((($(date +%s%N) - t0) / 1000000)) IDLE_N=$((s1 - s0))
+}
+
+# max_polls MS POLL: the polls of one poll_interval timer that fit in MS
+# milliseconds at the shortest jittered interval (0.9 x POLL), plus one for
+# the phase.
+max_polls() { echo $(($1 / (900 * $2) + 1)); }
+
+# max_registry MS: the refreshes of a daemon's row of kyu_daemons that fit
+# in MS milliseconds (20 s apart at least), plus one for the phase.
+max_registry() { echo $(($1 / 20000 + 1)); }
 
 # ms_between FROM_EXPR TO_EXPR ID: milliseconds from one column (or SQL
 # expression) to another of job ID, by the database clock.

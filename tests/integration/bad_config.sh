@@ -57,3 +57,19 @@ rc=0
 "$KYUD" -c "$T_DIR" --check-config 2>"$T_DIR/err" >/dev/null || rc=$?
 assert_eq 78 "$rc" "exit status of kyud -c DIRECTORY --check-config"
 grep -qF "is a directory" "$T_DIR/err" || fail "kyud -c DIRECTORY: $(cat "$T_DIR/err")"
+
+# Nor is a FIFO: with no writer, opening it used to block kyud
+# --check-config, kyud and kyu for ever (issue 25, item 11). The timeout
+# only turns a hang into a failure.
+mkfifo "$T_DIR/fifo.ini"
+assert_config_refused "$T_DIR/fifo.ini" - "is a FIFO, not a regular file"
+if [ -x "${KYU:-}" ]; then
+	rc=0
+	timeout 20 "$KYU" -c "$T_DIR/fifo.ini" list 2>"$T_DIR/err" >/dev/null || rc=$?
+	assert_eq 78 "$rc" "exit status of kyu -c FIFO list ($(cat "$T_DIR/err"))"
+	grep -qF "kyu: $T_DIR/fifo.ini: is a FIFO, not a regular file" "$T_DIR/err" ||
+		fail "kyu -c FIFO: $(cat "$T_DIR/err")"
+fi
+# A section line that inih would read as another section (issue 25, item 12).
+ini=$(bad_ini trailing "[kyud]" "workers = 1" "[queue.a]b]" "user = nobody")
+assert_config_refused "$ini" 8 "text after the section name's closing ']'"

@@ -7,9 +7,9 @@
 # workers run jobs. Then:
 #   - each orphaned worker logs "supervisor went away; draining" and starts
 #     no job after the kill (no S mark whose parent is an orphaned worker
-#     later than 1.5 s after the supervisor died; no "attempt N started" line of that
+#     later than 5 s after the supervisor died; no "attempt N started" line of that
 #     worker after its "went away" line);
-#   - each exits by itself within shutdown_grace + kill_grace + 5 s (the
+#   - each exits by itself within shutdown_grace + kill_grace + 15 s (the
 #     drain: jobs get shutdown_grace, then TERM, KILL after kill_grace, and
 #     the interrupted ones are put back as due);
 #   - a is restarted at once with the same ini (own log, a2.log) and takes
@@ -23,7 +23,9 @@ grace=4 kill_grace=2 lease=6
 if [ "${SOAK:-0}" = 1 ]; then N=${CHAOS_JOBS:-600} ROUNDS=3; else N=${CHAOS_JOBS:-120} ROUNDS=1; fi
 common=(kyud.workers=2 kyud.slots=4 kyud.lease="$lease" kyud.fence_margin=2 kyud.shutdown_grace="$grace"
 	job.kill_grace="$kill_grace" job.max_attempts=50 job.backoff_base=1 job.backoff_cap=2)
-bound=$((grace + kill_grace + 5))
+# 15 s of slack: a loaded machine takes a while to put the interrupted
+# jobs back; an orphan that never leaves is caught all the same.
+bound=$((grace + kill_grace + 15))
 
 chaos_watch_start
 d_start a "${common[@]}"
@@ -36,7 +38,7 @@ while [ "$round" -lt "$ROUNDS" ]; do
 	round=$((round + 1))
 	alog=${D_LOG[a]}
 	# Wait until a's workers run jobs (both, if they can).
-	deadline=$((SECONDS + 20))
+	deadline=$((SECONDS + 60))
 	while :; do
 		ws=$(d_workers a)
 		busy=0
@@ -86,7 +88,7 @@ while [ "$round" -lt "$ROUNDS" ]; do
 		done
 		exit_at+=("$(awk -v a="$t_kill" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')")
 	done
-	say "orphaned workers ${orphans[*]} gone after ${exit_at[*]} s (bound: shutdown_grace $grace + kill_grace $kill_grace + 5 = $bound s)"
+	say "orphaned workers ${orphans[*]} gone after ${exit_at[*]} s (bound: shutdown_grace $grace + kill_grace $kill_grace + 15 = $bound s)"
 
 	for w in "${orphans[@]}"; do
 		i=${idx[$w]}
@@ -97,11 +99,12 @@ while [ "$round" -lt "$ROUNDS" ]; do
 			gone && index($0, p) == 1 && /attempt [0-9]+ started/' | sed -n 1,3p)
 		[ -z "$late" ] || problems+=("orphaned worker $i (pid $w) started jobs after it saw the supervisor go: $late")
 		# A job forked just before the death writes its S mark only once
-		# bash runs, which under load can be a second later: 1.5 s of slack.
-		# An orphan that missed the death would go on starting jobs (they
-		# last 1-3 s) for its whole life, well past that.
-		late=$(awk -v w="$w" -v t="$t_dead" '$1 == "S" && $6 == w && $4 > t + 1.5 { print $2 "#" $3 }' "$CHAOS_MARKS" | sed -n 1,5p | tr '\n' ' ')
-		[ -z "$late" ] || problems+=("orphaned worker pid $w started jobs more than 1.5 s after its supervisor died: $late")
+		# bash runs, which on a loaded machine can be seconds later: 5 s of
+		# slack (the log check above is the exact one). An orphan that
+		# missed the death would go on starting jobs (they last 1-3 s) for
+		# its whole life, well past that.
+		late=$(awk -v w="$w" -v t="$t_dead" '$1 == "S" && $6 == w && $4 > t + 5 { print $2 "#" $3 }' "$CHAOS_MARKS" | sed -n 1,5p | tr '\n' ' ')
+		[ -z "$late" ] || problems+=("orphaned worker pid $w started jobs more than 5 s after its supervisor died: $late")
 	done
 	echo "  orphaned workers' log after the kill:"
 	tail -n +"$from" "$alog" | grep -Ev 'job .* (attempt [0-9]+ started|succeeded)' | sed 's/^/    /' | sed -n 1,20p

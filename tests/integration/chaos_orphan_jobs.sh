@@ -21,7 +21,7 @@ chaos_watch_start
 d_start a "${common[@]}"
 chaos_submit long 1 4 200 200 15000
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running' AND pid IS NOT NULL" 4 20
-for _ in $(seq 50); do [ "$(grep -c '^S ' "$CHAOS_MARKS")" -ge 4 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(grep -c '^S ' "$CHAOS_MARKS")" -ge 4 ] && break; sleep 0.1; done
 worker=$(d_workers a)
 [[ $worker =~ ^[0-9]+$ ]] || fail "expected one worker under kyud a, found '$worker'"
 assert_eq "$worker $worker $worker $worker" "$(awk '$1 == "S" { print $6 }' "$CHAOS_MARKS" | tr '\n' ' ' | sed 's/ $//')" \

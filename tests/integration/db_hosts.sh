@@ -25,7 +25,7 @@ mariadb --no-defaults -uroot --socket="$REPLICA_SOCKET" -D "$T_DB" \
 	-e "INSERT INTO kyu_jobs (id, command, status) VALUES ('on-replica', 'true', 'succeeded')"
 
 start_kyud database.socket= database.host="$hosts" job.max_attempts=1
-wait_for_log "connected to 127\.0\.0\.1:$PRIVATE_DB_PORT" 10
+wait_for_log "connected to 127\.0\.0\.1:$PRIVATE_DB_PORT" 30
 assert_log_lacks "connected to 127\.0\.0\.1:$dead"
 
 ini=$T_DIR/kyu.ini

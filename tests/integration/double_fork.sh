@@ -26,7 +26,7 @@ for f in $names; do
 	[ -s "$T_DIR/$f.pid" ] || fail "the job did not write $f.pid"
 done
 # The kill follows the job's end at once; allow a little for the reaping.
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	left=
 	for f in $names; do
 		p=$(cat "$T_DIR/$f.pid")

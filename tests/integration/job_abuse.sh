@@ -55,10 +55,13 @@ sql "INSERT INTO kyu_jobs (id, command, time_limit) VALUES
 
 # Memory while the writers run (they end at their 4 s limit).
 rss_max=$rss0
+since=$SECONDS
 until [ "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'write-%' AND status IN ('succeeded', 'failed')")" = 2 ]; do
 	r=$(rss_kb "$worker") || fail "the worker (pid $worker) is gone"
 	[ "$r" -gt "$rss_max" ] && rss_max=$r
-	[ "$SECONDS" -lt 60 ] || fail "the writers did not end within 60 s"
+	# Their limit is 4 s; the bound is for a hang (measured from their
+	# INSERT, not from the test's start, which a loaded machine makes slow).
+	[ $((SECONDS - since)) -lt 120 ] || fail "the writers did not end within 120 s"
 	sleep 0.2
 done
 
@@ -73,7 +76,7 @@ echo "fork-wait forked $spawned children before its 5 s limit"
 assert_eq 1000 "$(sort -u "$T_DIR/fork-exit.pids" | wc -l)" "children fork-exit spawned"
 for id in fork-wait fork-exit; do
 	# The kill follows the end at once; allow a little for the reaping.
-	for _ in $(seq 50); do
+	for _ in $(seq 150); do
 		n=$(alive "$T_DIR/$id.pids")
 		e=$(with_env "$id" | wc -l)
 		[ "$n" = 0 ] && [ "$e" = 0 ] && break

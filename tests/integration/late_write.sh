@@ -34,13 +34,14 @@ wait_log() { # wait_log ERE TIMEOUT_S
 }
 
 # ---- (1) the results arrive after the takeover. No heartbeat in between
-# (the first one is due 20 s after the claim), so the attempts run to their
-# end and kyud tries to record them: a plain success and a failure with
-# output (two different statements). They end when the test opens their
-# gate, after the takeover, however slowly the test gets there.
-start_kyud kyud.workers=1 kyud.lease=30 kyud.heartbeat=20
-# (At most 15 s: the heartbeat is due at 20 s.)
-gate="for i in \$(seq 150); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
+# (the first one is due 100 s after the claim, far beyond what a loaded
+# machine takes for the steps below), so the attempts run to their end and
+# kyud tries to record them: a plain success and a failure with output
+# (two different statements). They end when the test opens their gate,
+# after the takeover, however slowly the test gets there.
+start_kyud kyud.workers=1 kyud.lease=120 kyud.heartbeat=100
+# (At most 60 s of sleeps, well before the heartbeat.)
+gate="for i in \$(seq 600); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
 sql "INSERT INTO kyu_jobs (id, command) VALUES
      ('plain', '$gate'),
      ('failing', '$gate; echo output; exit 3')"
@@ -48,7 +49,7 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 30
 assert_eq 2 "$(steal plain failing)" "rows taken over while their attempts ran"
 before=$(snapshot)
 touch "$T_DIR/gate"
-wait_log 'late write; 2 so far' 30
+wait_log 'late write; 2 so far' 60
 # Give a wrongly accepted write time to land before looking.
 sleep 0.5
 assert_eq "$before" "$(snapshot)" "rows after kyud's late results"
@@ -56,25 +57,26 @@ assert_log_contains 'kyud\[worker 1\]: [0-9] result\(s\) rejected: the job.s lea
 stop_kyud
 assert_log_contains 'exiting: .* 2 late write\(s\) rejected'
 
-# ---- (2) the takeover is seen by a heartbeat (lease 4 s: every second):
+# ---- (2) the takeover is seen by a heartbeat (lease 8 s: every 2 s; a
+# shorter lease could run out on a loaded machine before the takeover, and
+# kyud would then rightly claim the row again itself):
 # the attempt is killed, nothing is written.
-start_kyud kyud.workers=1 kyud.lease=4 job.kill_grace=1
+start_kyud kyud.workers=1 kyud.lease=8 job.kill_grace=1
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('stolen', 'echo \$\$ > $T_DIR/stolen.pid; sleep 30; touch $T_DIR/stolen.done')"
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'stolen'" running 30
-for _ in $(seq 200); do [ -s "$T_DIR/stolen.pid" ] && break; sleep 0.1; done
+wait_until 60 "the job's pid file" test -s "$T_DIR/stolen.pid"
 job_pid=$(cat "$T_DIR/stolen.pid")
 # The shell starts its sleep just after writing its pid.
-for _ in $(seq 200); do sleeper=$(pgrep -P "$job_pid" -x sleep) && break; sleep 0.1; done
-[ -n "$sleeper" ] || fail "no sleep under the job's shell $job_pid"
+sleeper_of() { sleeper=$(pgrep -P "$job_pid" -x sleep); }
+wait_until 60 "a sleep under the job's shell $job_pid" sleeper_of
 assert_eq 1 "$(steal stolen)" "row taken over while its attempt ran"
 before=$(snapshot)
 wait_log 'job stolen: lease lost to another claim; killing attempt 1' 30
 wait_log 'job stolen: attempt 1 abandoned: its lease was lost' 30
 for p in $job_pid $sleeper; do
-	for _ in $(seq 100); do pid_alive "$p" || break; sleep 0.1; done
-	! pid_alive "$p" || fail "process $p of the attempt that lost its lease still runs"
+	wait_until 60 "process $p of the attempt that lost its lease to end" pid_gone "$p"
 done
-sleep 1.5 # another heartbeat: it must not touch the row either
+sleep 2.5 # another heartbeat: it must not touch the row either
 assert_eq "$before" "$(snapshot)" "rows after the attempt that lost its lease was killed"
 stop_kyud
 [ ! -e "$T_DIR/stolen.done" ] || fail "the attempt that lost its lease ran to its end"

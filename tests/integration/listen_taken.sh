@@ -38,7 +38,7 @@ port2=$(free_udp_port)
 write_ini "$T_DIR/second.ini" kyud.workers=1 kyud.slots=2 kyud.prefetch=0 kyud.listen="127.0.0.1:$port2"
 env --default-signal "$KYUD" -c "$T_DIR/second.ini" 2>>"$T_DIR/second.log" &
 second_pid=$!
-for _ in $(seq 200); do
+for _ in $(seq 600); do
 	grep 'kyud\[sup\]: ready:' "$T_DIR/second.log" >/dev/null && break
 	kill -0 "$second_pid" 2>/dev/null || break
 	sleep 0.1

@@ -24,9 +24,10 @@ status_output() { sql "SELECT CONCAT(status, ' ', REPLACE(CAST(output AS CHAR), 
 
 use_own_db_user
 # shellcheck disable=SC2086
-# Heartbeats far apart (every 8 s): a row taken over by another claim is
-# noticed late, after several live writes were due.
-start_kyud $T_USER_KV kyud.workers=1 kyud.live_output=1 kyud.shutdown_grace=0 kyud.lease=20 kyud.heartbeat=8
+# Heartbeats far apart (every 20 s): a row taken over by another claim is
+# noticed late, after several live writes were due. The lease (60 s) never
+# runs out under a loaded machine while a part below looks at a row.
+start_kyud $T_USER_KV kyud.workers=1 kyud.live_output=1 kyud.shutdown_grace=0 kyud.lease=60 kyud.heartbeat=20
 port=$(free_tcp_port)
 start_web "$port"
 u=$WEB_URL
@@ -66,10 +67,17 @@ assert_eq '200 [false, "succeeded", "first line\nsecond line\nlast\n"]' \
 
 # ---- (b) short jobs that print cost no live write (each runs a third of
 # the interval after its output: without the threshold, some would be
-# written)
+# written). What kyud promises is "not before the attempt has run an
+# interval": a job that a loaded machine stretched past the interval may
+# be written, so only the rows whose duration (claim to result, which
+# covers spawn to exit) stayed under it must have none.
 sql "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('short-', seq), 'echo out; echo err >&2; sleep 0.3' FROM seq_1_to_20"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'short-%' AND status = 'succeeded'" 20 60
-assert_eq 0 "$(sql "SELECT COUNT(*) FROM live_writes WHERE id LIKE 'short-%'")" "live writes of short jobs"
+read -r n_short n_long <<<"$(sql "SELECT SUM(duration < 1), SUM(duration >= 1) FROM kyu_jobs WHERE id LIKE 'short-%'")"
+echo "short jobs: $n_short ran under the 1 s interval, $n_long over it (a loaded machine)"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM live_writes w JOIN kyu_jobs j ON j.id = w.id
+                    WHERE w.id LIKE 'short-%' AND j.duration < 1")" "live writes of jobs shorter than the interval"
+[ "$n_short" -gt 0 ] || fail "none of the 20 short jobs ran under the 1 s interval: nothing was tested"
 assert_eq 20 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'short-%' AND output = 'out\nerr\n'")" \
 	"short jobs' output"
 
@@ -80,14 +88,18 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES ('chatty-a', '$(chatty chatty)'),
 wait_for "SELECT COUNT(DISTINCT id) FROM live_writes WHERE id LIKE 'chatty-%'" 2 30
 u0=$(db_updates)
 t0=$(sql "SELECT NOW(6)")
-sleep 5
-t1=$(sql "SELECT NOW(6)")
+# Four statements at least, however long a loaded machine takes for them;
+# the bound is then taken from the window's real length (database clock).
+wait_for "SELECT COUNT(DISTINCT at) >= 4 FROM live_writes WHERE id LIKE 'chatty-%' AND at > '$t0'" 1 60
+IFS=$'\t' read -r t1 window <<<"$(sql "SELECT NOW(6), TIMESTAMPDIFF(MICROSECOND, '$t0', NOW(6)) / 1e6")"
 u1=$(db_updates)
 read -r rows stmts <<<"$(sql "SELECT COUNT(*), COUNT(DISTINCT at) FROM live_writes
                               WHERE id LIKE 'chatty-%' AND at > '$t0' AND at <= '$t1'")"
-echo "chatty jobs, 5 s at live_output = 1: $rows row writes in $stmts statements; $((u1 - u0)) UPDATEs in all"
-# 5 s at one write per second, one more for the phase.
-[ "$stmts" -ge 1 ] && [ "$stmts" -le 6 ] || fail "live write statements in 5 s: $stmts (expected 1 to 6)"
+echo "chatty jobs, $window s at live_output = 1: $rows row writes in $stmts statements; $((u1 - u0)) UPDATEs in all"
+# One write per second, one more for the phase, one more for a statement
+# that reached the server late and the next in time.
+max_stmts=$(awk -v w="$window" 'BEGIN { printf "%d", w + 2 }')
+[ "$stmts" -le "$max_stmts" ] || fail "live write statements in $window s: $stmts (at most $max_stmts)"
 [ "$rows" -gt "$stmts" ] || fail "$rows row writes in $stmts statements: never both jobs in one"
 max_len=$(sql "SELECT MAX(len) FROM live_writes WHERE id LIKE 'chatty-%'")
 [ "$max_len" -le 4200 ] || fail "a live tail of $max_len bytes (at most 4 KiB and its first line)"
@@ -105,12 +117,9 @@ wait_for "SELECT COUNT(*) > 0 FROM live_writes WHERE id = 'taken'" 1 30
 # row is not changed by any.
 n0=$(grep -c 'wrote the output tail' "$KYUD_LOG")
 taken_at=$(sql "UPDATE kyu_jobs SET owner = 1, output = 'the other claim' WHERE id = 'taken'; SELECT NOW(6)")
-for _ in $(seq 1 $((300 * KYU_TIME_SCALE))); do
-	[ "$(grep -c 'wrote the output tail' "$KYUD_LOG")" -ge $((n0 + 3)) ] && break
-	sleep 0.1
-done
-[ "$(grep -c 'wrote the output tail' "$KYUD_LOG")" -ge $((n0 + 3)) ] || fail "no live writes sent after the takeover"
-wait_for_log "job taken: lease lost to another claim" 30
+three_more() { [ "$(grep -c 'wrote the output tail' "$KYUD_LOG")" -ge $((n0 + 3)) ]; }
+wait_until 60 "three live writes sent after the takeover" three_more
+wait_for_log "job taken: lease lost to another claim" 60
 # Only writes under the other claim's token count: on a slow machine the
 # row's lease can run out meanwhile, and kyud then claims it again (a new
 # token) and rightly writes that attempt's tail.

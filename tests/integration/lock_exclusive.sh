@@ -41,7 +41,10 @@ pids=()
 for r in 1 2 3 4; do
 	(
 		for _ in 1 2 3; do
-			"${KYU_CMD[@]}" lock one --wait 40 --ttl 5 -- bash -c "$body" sh "$D" ||
+			# A lease far longer than a section: this part is about the
+			# exclusion, and a few seconds' lease could run out under a
+			# loaded machine (kyu then rightly stops its command, exit 70).
+			"${KYU_CMD[@]}" lock one --wait 120 --ttl 60 -- bash -c "$body" sh "$D" ||
 				echo "runner $r: kyu lock exited $?" >>"$D/errors"
 		done
 	) &
@@ -60,10 +63,12 @@ echo "one: 12 sections, never two at once"
 
 # ---- 2. a pool of two, four holders
 rm -f "$D"/intervals
-body2='echo "$$ begin $EPOCHREALTIME" >>"$1/intervals"; sleep 1; echo "$$ end $EPOCHREALTIME" >>"$1/intervals"'
+# Sections of 3 s: two holders' bash processes overlap even when a loaded
+# machine starts one of them a second or two late.
+body2='echo "$$ begin $EPOCHREALTIME" >>"$1/intervals"; sleep 3; echo "$$ end $EPOCHREALTIME" >>"$1/intervals"'
 pids=()
 for r in 1 2 3 4; do
-	"${KYU_CMD[@]}" lock pool --slots 2 --wait 40 -- bash -c "$body2" sh "$D" &
+	"${KYU_CMD[@]}" lock pool --slots 2 --wait 120 -- bash -c "$body2" sh "$D" &
 	pids+=($!)
 	EXTRA_PIDS="$EXTRA_PIDS $!"
 done
@@ -78,7 +83,7 @@ echo "pool: 4 sections, 2 at once at most and at least once"
 "${KYU_CMD[@]}" lock busy -- sleep 30 &
 holder=$!
 EXTRA_PIDS="$EXTRA_PIDS $holder"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'busy' AND holder IS NOT NULL" 1 10
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'busy' AND holder IS NOT NULL" 1 30
 rc=0
 "${KYU_CMD[@]}" lock busy --wait 1 -- touch "$D/ran-busy" 2>"$T_DIR/err" || rc=$?
 assert_eq 75 "$rc" "kyu lock --wait 1 while another holds it"

@@ -41,8 +41,8 @@ wait_exit() {
 "${KYU_CMD[@]}" lock dead --ttl 4 -- sh -c 'echo $$ >"$1/dead.pid"; exec sleep 60' sh "$D" &
 victim=$!
 EXTRA_PIDS="$EXTRA_PIDS $victim"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'dead' AND holder IS NOT NULL" 1 10
-for _ in $(seq 50); do [ -s "$D/dead.pid" ] && break; sleep 0.1; done
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'dead' AND holder IS NOT NULL" 1 30
+wait_until 60 "the command's pid file" test -s "$D/dead.pid"
 child=$(cat "$D/dead.pid")
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null || true
@@ -50,19 +50,20 @@ wait "$victim" 2>/dev/null || true
 old=$(sql "SELECT CONCAT(holder, ' ', expires) FROM kyu_locks WHERE name = 'dead'")
 old_holder=${old%% *}
 old_expires=${old#* }
-# The command does not outlive kyu (PR_SET_PDEATHSIG).
-wait_gone "$child" 5 "the command of a kyu killed with SIGKILL"
+# The command does not outlive kyu (its guardian kills it).
+wait_gone "$child" 30 "the command of a kyu killed with SIGKILL"
 "${KYU_CMD[@]}" locks dead >"$T_DIR/locks.txt" || fail "kyu locks dead"
 grep -P "^dead\t0\t$(hostname)\t$victim\t" "$T_DIR/locks.txt" >/dev/null ||
 	fail "kyu locks does not show the dead holder (pid $victim): $(cat "$T_DIR/locks.txt")"
-"${KYU_CMD[@]}" lock dead --ttl 4 --wait 30 -- sh -c 'sleep 2' &
+# (Its own lease is long: what is tested is when it gets the row.)
+"${KYU_CMD[@]}" lock dead --ttl 60 --wait 60 -- sh -c 'sleep 2' &
 waiter=$!
 EXTRA_PIDS="$EXTRA_PIDS $waiter"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'dead' AND holder <> $old_holder" 1 30
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'dead' AND holder <> $old_holder" 1 60
 late=$(sql "SELECT acquired_at >= '$old_expires', TIMESTAMPDIFF(MICROSECOND, '$old_expires', acquired_at) / 1e6
             FROM kyu_locks WHERE name = 'dead'")
 assert_eq 1 "${late%%	*}" "the next holder took the row at or after its expiry ($old_expires)"
-wait_exit "$waiter" 20 "the second holder of dead"
+wait_exit "$waiter" 60 "the second holder of dead"
 assert_eq 0 "$RC" "status of the kyu lock that waited for the dead holder's lease"
 echo "dead holder's lease expired $old_expires; taken over ${late#*	} s later"
 # After the release: 'free'; a row past its expiry: 'expired'.
@@ -78,23 +79,23 @@ cmd='trap "" TERM; sleep 60 & echo $! >"$1/stolen.bg"; echo $$ >"$1/stolen.pid";
 "${KYU_CMD[@]}" lock stolen --ttl 3 -- sh -c "$cmd" sh "$D" 2>"$T_DIR/stolen.err" &
 kyu_pid=$!
 EXTRA_PIDS="$EXTRA_PIDS $kyu_pid"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'stolen' AND holder IS NOT NULL" 1 10
-for _ in $(seq 50); do [ -s "$D/stolen.bg" ] && break; sleep 0.1; done
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'stolen' AND holder IS NOT NULL" 1 30
+wait_until 60 "the command's background pid file" test -s "$D/stolen.bg"
 sql "UPDATE kyu_locks SET holder = 77 WHERE name = 'stolen'"
-wait_exit "$kyu_pid" 20 "kyu lock whose lease was taken"
+wait_exit "$kyu_pid" 60 "kyu lock whose lease was taken"
 assert_eq 70 "$RC" "kyu lock's status when its lease was taken"
 grep -q 'lease was lost' "$T_DIR/stolen.err" || fail "no message: $(cat "$T_DIR/stolen.err")"
-wait_gone "$(cat "$D/stolen.pid")" 5 "the command whose lease was lost"
-wait_gone "$(cat "$D/stolen.bg")" 5 "the background process of the command whose lease was lost"
+wait_gone "$(cat "$D/stolen.pid")" 30 "the command whose lease was lost"
+wait_gone "$(cat "$D/stolen.bg")" 30 "the background process of the command whose lease was lost"
 assert_eq 77 "$(sql "SELECT holder FROM kyu_locks WHERE name = 'stolen'")" "the new holder's row, untouched"
 
 # ---- 3. the lease expired under the holder
 "${KYU_CMD[@]}" lock expired --ttl 3 -- sleep 60 2>"$T_DIR/expired.err" &
 kyu_pid=$!
 EXTRA_PIDS="$EXTRA_PIDS $kyu_pid"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'expired' AND holder IS NOT NULL" 1 10
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'expired' AND holder IS NOT NULL" 1 30
 sql "UPDATE kyu_locks SET expires = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE name = 'expired'"
-wait_exit "$kyu_pid" 20 "kyu lock whose lease expired"
+wait_exit "$kyu_pid" 60 "kyu lock whose lease expired"
 assert_eq 70 "$RC" "kyu lock's status when its lease expired"
 
 # ---- 4. the database does not answer the extension in time
@@ -104,7 +105,7 @@ assert_eq 70 "$RC" "kyu lock's status when its lease expired"
 "${KYU_CMD[@]}" lock frozen --ttl 8 -- sh -c 'echo $$ >"$1/frozen.pid"; exec sleep 60' sh "$D" 2>"$T_DIR/frozen.err" &
 kyu_pid=$!
 EXTRA_PIDS="$EXTRA_PIDS $kyu_pid"
-wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'frozen' AND holder IS NOT NULL" 1 10
+wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'frozen' AND holder IS NOT NULL" 1 30
 # READ COMMITTED: the row alone, no gap locks that would hold up the
 # acquisitions of other names below.
 root_sql -D "$T_DB" -e "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN; SELECT slot FROM kyu_locks WHERE name = 'frozen' FOR UPDATE; DO SLEEP(12); COMMIT" \
@@ -116,7 +117,7 @@ wait_exit "$kyu_pid" 30 "kyu lock whose extension got no answer"
 assert_eq 70 "$RC" "kyu lock's status when the database did not answer"
 grep -q 'could not be extended before it expires' "$T_DIR/frozen.err" ||
 	fail "no message: $(cat "$T_DIR/frozen.err")"
-wait_gone "$(cat "$D/frozen.pid")" 5 "the command whose lease could not be extended"
+wait_gone "$(cat "$D/frozen.pid")" 30 "the command whose lease could not be extended"
 echo "no answer: kyu lock exited 70 $(awk "BEGIN { print $EPOCHREALTIME - $start }") s after the row was locked (ttl 8)"
 kill "$blocker" 2>/dev/null || true
 wait "$blocker" 2>/dev/null || true
@@ -126,14 +127,15 @@ for s in TERM INT HUP; do
 	rm -f "$D/sig" "$D/ready"
 	# env: a background job of a script starts with INT ignored, which kyu
 	# (and so its command) would keep.
-	env --default-signal "${KYU_CMD[@]}" lock sig --ttl 5 -- \
+	# A lease far longer than the part takes: it is about the signals.
+	env --default-signal "${KYU_CMD[@]}" lock sig --ttl 60 -- \
 		sh -c 'trap "echo $0 >\"$1/sig\"; kill \$!; exit 9" '"$s"'; : >"$1/ready"; sleep 60 & wait' "$s" "$D" &
 	kyu_pid=$!
 	EXTRA_PIDS="$EXTRA_PIDS $kyu_pid"
-	wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'sig' AND holder IS NOT NULL" 1 10
-	for _ in $(seq 100); do [ -e "$D/ready" ] && break; sleep 0.1; done
+	wait_for "SELECT COUNT(*) FROM kyu_locks WHERE name = 'sig' AND holder IS NOT NULL" 1 30
+	wait_until 60 "the command's trap to be set" test -e "$D/ready"
 	kill -"$s" "$kyu_pid"
-	wait_exit "$kyu_pid" 10 "kyu lock after SIG$s"
+	wait_exit "$kyu_pid" 60 "kyu lock after SIG$s"
 	assert_eq 9 "$RC" "kyu lock's status after SIG$s (the command's trap exits 9)"
 	assert_eq "$s" "$(cat "$D/sig" 2>/dev/null)" "the signal the command trapped"
 	assert_eq 0 "$(held sig)" "holders of sig after SIG$s"

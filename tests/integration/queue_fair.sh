@@ -2,7 +2,9 @@
 # Fair shares between queues (one kyud with the default 2 workers, 8 slots,
 # prefetch 64; no wake-ups, so the directory alone must find the newcomer):
 # - equal weights: 100,000 due jobs in one queue, then 10 in another: the 10
-#   all start before the big queue has started 100 more;
+#   all start before the big queue has had more than two claims per
+#   worker (at most 288 rows), where claiming by due time alone would
+#   start them after the 99,000 big ones still due;
 # - weights 3:1, both queues saturated: every 2,000 consecutive starts split
 #   75/25 within 10 percentage points.
 . "$KYU_SRC/tests/lib.sh"
@@ -18,7 +20,15 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'small' AND status = 'succ
 more=$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'big' AND started_at > '$t'
             AND started_at <= (SELECT MAX(started_at) FROM kyu_jobs WHERE queue = 'small')")
 echo "equal weights: the big queue started $more job(s) between the small queue's INSERT and its last start"
-[ "$more" -lt 100 ] || fail "unfair: the big queue started $more jobs before the small queue's 10 had all started"
+# What kyud promises (notes/DESIGN.md, "Fair shares"; src/worker.c,
+# DIR_EVERY_CLAIM): a queue that gains due jobs waits for at most the claim
+# each worker already had planned, of at most slots + prefetch rows; one
+# more claim per worker for the big part of a claim that takes some of the
+# small rows while the other worker's takes the rest. How full each claim
+# is depends on how fast the jobs end, i.e. on the machine's load: a bound
+# of 100 was met on a quiet machine and missed (113) under load.
+max_more=$((2 * 2 * (8 + 64)))
+[ "$more" -le "$max_more" ] || fail "unfair: the big queue started $more jobs before the small queue's 10 had all started (at most $max_more)"
 sql "DELETE FROM kyu_jobs WHERE queue = 'big' AND status = 'waiting'"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 0 30
 

@@ -46,10 +46,12 @@ echo "raised to max_running 5: at most $max running"
 job="echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/starts; sleep 0.3; echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/ends"
 sql "INSERT INTO kyu_jobs (id, queue, command, concurrency_key)
      SELECT CONCAT('k', seq), 'keys', '$job', CONCAT('key', seq % 3) FROM seq_1_to_30"
-# A busy key holds up nothing else: 5 jobs of key 'slow' (1 s each), then 40
-# jobs without a key in the same queue.
+# A busy key holds up nothing else: 5 jobs of key 'slow' (4 s each: the
+# key's third start is 8 s after its first at the earliest, room for a
+# loaded machine to run 40 short jobs), then 40 jobs without a key in the
+# same queue.
 sql "INSERT INTO kyu_jobs (id, queue, command, concurrency_key)
-     SELECT CONCAT('s', seq), 'keys', 'sleep 1', 'slow' FROM seq_1_to_5"
+     SELECT CONCAT('s', seq), 'keys', 'sleep 4', 'slow' FROM seq_1_to_5"
 sql "INSERT INTO kyu_jobs (id, queue, command)
      SELECT CONCAT('u', seq), 'keys', 'true' FROM seq_1_to_40"
 wait_progress "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'keys' AND status = 'succeeded'" 75 30

@@ -84,8 +84,8 @@ start_relay() {
 	rm -f "$pf"
 	python3 "$KYU_SRC/tests/relay.py" "$pf" 127.0.0.1 "$KYU_DB_PORT" 600 2>>"$T_DIR/relay-$case.log" &
 	RELAY_PID=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.1; done
-	[ -s "$pf" ] || fail "relay did not write its port within 10 s (see $T_DIR/relay-$case.log)"
+	for _ in $(seq 300); do [ -s "$pf" ] && break; sleep 0.1; done
+	[ -s "$pf" ] || fail "relay did not write its port within 30 s (see $T_DIR/relay-$case.log)"
 	RELAY_PORT=$(cat "$pf")
 	assert_eq 1 "$(mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$RELAY_PORT" -ukyu -pkyu \
 		-D "$T_DB" -N -B -e 'SELECT 1' 2>&1)" "a query through the relay (port $RELAY_PORT to $KYU_DB_PORT)"
@@ -98,10 +98,10 @@ start_b() {
 	write_ini "$T_DIR/b-$case.ini" kyud.workers=1 kyud.slots=6 kyud.lease="$lease" kyud.fence_margin="$margin"
 	env --default-signal "$KYUD" -c "$T_DIR/b-$case.ini" 2>>"$B_LOG" &
 	B_PID=$!
-	deadline=$(($(date +%s) + 20))
+	deadline=$(($(date +%s) + 60))
 	until grep -q 'kyud\[sup\]: ready:' "$B_LOG"; do
 		kill -0 "$B_PID" 2>/dev/null || fail "kyud B exited before it was ready"
-		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud B not ready after 20 s"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "kyud B not ready after 60 s"
 		sleep 0.1
 	done
 }
@@ -165,7 +165,7 @@ run_case() {
 	     FROM seq_1_to_$N"
 	for i in $(seq "$N"); do ids+=("$pfx$i"); done
 	wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE '$pfx%' AND status = 'running'" "$N" 20
-	for _ in $(seq 100); do [ "$(wc -l <"$marks")" -ge "$N" ] && break; sleep 0.1; done
+	for _ in $(seq 300); do [ "$(wc -l <"$marks")" -ge "$N" ] && break; sleep 0.1; done
 	assert_eq "$N" "$(awk '$2 == 1' "$marks" | wc -l)" "attempt-1 starts in $marks"
 	say "$N jobs running under A (through relay port $RELAY_PORT)"
 

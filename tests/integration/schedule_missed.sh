@@ -19,7 +19,11 @@ done
 sql "INSERT INTO kyu_schedules (name, cron, command, missed, grace, next_run)
 	VALUES ('bound', '* * * * * *', 'true', 'all', 2, '1970-01-01' + INTERVAL $t150 SECOND)"
 start_kyud kyud.workers=2 kyud.slots=8 kyud.poll_interval=30 kyud.log_level=info
-sleep 5
+# Until each has the on-time instants its checks below need (a loaded
+# machine may take longer than the few seconds they take on a quiet one).
+wait_for "SELECT SUM(name = 'skip' AND n >= 2) + SUM(name = 'once' AND n >= 3) + SUM(name = 'all' AND n >= 14)
+          FROM (SELECT SUBSTRING_INDEX(SUBSTRING_INDEX(id, ':', 2), ':', -1) AS name, COUNT(*) AS n
+                FROM kyu_jobs WHERE id LIKE 'cron:%' GROUP BY name) c" 3 60
 sql "UPDATE kyu_schedules SET enabled = 0"
 start=$(grep -m1 'schedule skip: ' "$KYUD_LOG" >/dev/null && echo ok)
 assert_eq ok "$start" "the skip schedule was handled"

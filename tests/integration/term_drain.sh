@@ -3,9 +3,9 @@
 . "$KYU_SRC/tests/lib.sh"
 
 start_kyud kyud.workers=1 kyud.shutdown_grace=30
-# The running job ends when the test opens its gate (or after 25 s).
+# The running job ends when the test opens its gate (or after 90 s).
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('drain',
-     'for i in \$(seq 250); do [ -e $T_DIR/gate ] && break; sleep 0.1; done; touch $T_DIR/done')"
+     'for i in \$(seq 900); do [ -e $T_DIR/gate ] && break; sleep 0.1; done; touch $T_DIR/done')"
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'drain'" running 30
 # Due 3 s after its INSERT, which is right before the TERM: a stopping kyud
 # must not acquire it, though it is due while the drain goes on.

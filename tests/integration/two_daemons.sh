@@ -16,7 +16,7 @@ start_kyud kyud.workers=3
 write_ini "$T_DIR/second.ini" kyud.workers=3
 env --default-signal "$KYUD" -c "$T_DIR/second.ini" 2>>"$T_DIR/second.log" &
 second_pid=$!
-for _ in $(seq 200); do
+for _ in $(seq 600); do
 	grep -q 'kyud\[sup\]: ready:' "$T_DIR/second.log" && break
 	sleep 0.1
 done

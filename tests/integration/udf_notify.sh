@@ -111,7 +111,9 @@ start_recv() {
 	"$recv" -b "$1" -t 300 >"$2" 2>"$2.err" &
 	recv_pid=$!
 	pids+=("$recv_pid")
-	for _ in $(seq 1 200); do
+	# A bound for a hang: starting a process takes a loaded machine a while.
+	local deadline=$(($(date +%s) + 30))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
 		if [ -s "$2" ]; then recv_port=$(sed -n '1s/^port //p' "$2"); return 0; fi
 		kill -0 "$recv_pid" 2>/dev/null || return 0
 		sleep 0.01
@@ -137,7 +139,8 @@ received() {
 	mark="kyu:@mark$marks"
 	printf '%s' "$mark" >"/dev/udp/127.0.0.1/$rport"
 	line=
-	for _ in $(seq 1 500); do
+	local deadline=$(($(date +%s) + 30))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
 		line=$(grep -n -x -F "$mark" "$recv_file" | cut -d: -f1 || true)
 		[ -n "$line" ] && break
 		sleep 0.01
@@ -269,7 +272,7 @@ start_recv ::1 "$work/recv6.out"
 r6=$recv_port
 if [ -n "$r6" ]; then
 	[ "$(sql -e "SELECT kyu_notify('six', '[::1]:$r6')")" = 1 ] || fail "IPv6 send"
-	for _ in $(seq 1 200); do grep -q -x 'kyu:six' "$work/recv6.out" && break; sleep 0.01; done
+	for _ in $(seq 1 3000); do grep -q -x 'kyu:six' "$work/recv6.out" && break; sleep 0.01; done
 	grep -q -x 'kyu:six' "$work/recv6.out" || fail "nothing received on [::1]:$r6"
 	say "ok: IPv6 target"
 else
@@ -320,7 +323,7 @@ sql -e "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, star
 	('d4', 'h', 4, NULL, '', 'v', NOW(6), NOW(6), NOW(6) + INTERVAL 1 HOUR)"
 sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('qb', 'true'), ('qb', 'true'), ('qd', 'true')"
 expect "the fallback address gets the queue no live daemon serves" "kyu:qd"
-for _ in $(seq 1 200); do grep -q -x 'kyu:qb' "$work/recvd.out" && break; sleep 0.01; done
+for _ in $(seq 1 3000); do grep -q -x 'kyu:qb' "$work/recvd.out" && break; sleep 0.01; done
 assert_lines=$(sed -n '2,$p' "$work/recvd.out")
 [ "$assert_lines" = "kyu:qb" ] || fail "the daemon of qa,qb: expected [kyu:qb], received [$assert_lines]"
 sql -e "DELETE FROM kyu_daemons"

@@ -104,7 +104,7 @@ rport=$(udp_port 127.0.0.5)
 "$recv" -b 127.0.0.5 -p "$rport" -t 120 >"$T_DIR/recv.out" 2>"$T_DIR/recv.err" &
 recv_pid=$!
 EXIT_HOOKS+=("kill $recv_pid 2>/dev/null")
-for _ in $(seq 1 100); do [ -s "$T_DIR/recv.out" ] && break; sleep 0.05; done
+wait_until 30 "kyu_udp_recv to start" test -s "$T_DIR/recv.out"
 sql "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, started, last_seen, live_until)
      VALUES ('counter', 'test', 1, '127.0.0.5:$rport', 'q3', 'test', NOW(6), NOW(6), NOW(6) + INTERVAL 1 HOUR)"
 sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('c', seq), 'q3', 'true' FROM seq_1_to_1000"
@@ -112,7 +112,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('c', seq), 'q3', 't
 # the trigger's and ours come from two senders: wait for ours, then a
 # little, then count.
 printf 'kyu:@mark' >"/dev/udp/127.0.0.5/$rport"
-for _ in $(seq 1 200); do grep -x 'kyu:@mark' "$T_DIR/recv.out" >/dev/null && break; sleep 0.05; done
+wait_until 30 "the marker datagram" grep -q -x 'kyu:@mark' "$T_DIR/recv.out"
 sleep 0.5
 got=$(grep -c -x 'kyu:q3' "$T_DIR/recv.out" || true)
 echo "a 1,000-row INSERT into q3 sent $got datagram(s) to one daemon of q3"

@@ -12,10 +12,13 @@
 . "$KYU_SRC/tests/lib.sh"
 . "$KYU_SRC/tests/weblib.sh"
 
-# No heartbeat before the gated job's end (first one 20 s after its claim).
-start_kyud kyud.workers=2 kyud.lease=30 kyud.heartbeat=20 kyud.cleanup_every=1 \
+# No heartbeat before the gated job's end (first one 100 s after its claim:
+# the gate below opens by itself after 60 s of sleeps at most, and a heartbeat
+# that came first would kill the attempt instead of letting its result be
+# rejected).
+start_kyud kyud.workers=2 kyud.lease=120 kyud.heartbeat=100 kyud.cleanup_every=1 \
 	job.backoff_base=1 job.backoff_cap=1
-gate="for i in \$(seq 150); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
+gate="for i in \$(seq 600); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('stolen', 'm1', '$gate'), ('c1', 'm1', 'sleep 2')"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 30
 # Another claim's takeover, which ran and recorded the job (as late_write.sh
@@ -33,7 +36,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command, max_attempts) VALUES
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id NOT IN ('stolen', 'c1') AND status IN ('succeeded', 'failed')" 14 40
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'c1' AND finished_at IS NOT NULL" cancelled 20
 touch "$T_DIR/gate"
-wait_for_log 'result\(s\) rejected' 30
+wait_for_log 'result\(s\) rejected' 60
 assert_eq "succeeded 12345" "$(sql "SELECT CONCAT(status, ' ', owner) FROM kyu_jobs WHERE id = 'stolen'")" \
 	"the stolen row after the late result"
 

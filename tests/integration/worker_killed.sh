@@ -13,7 +13,7 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES
 # Attempt 1 outlives the delays of a loaded machine before the kill (it ran
 # 3 s, and once ended before the test got to kill its worker); attempt 2,
 # after the lease, ends at once.
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim' AND pid IS NOT NULL" running 10
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim' AND pid IS NOT NULL" running 30
 
 # The row's pid is the job's; its parent is the worker running it.
 job_pid=$(sql "SELECT pid FROM kyu_jobs WHERE id = 'victim'")
@@ -23,7 +23,7 @@ pgrep -P "$KYUD_PID" | grep -x "$worker" >/dev/null ||
 	fail "the parent of job pid $job_pid ($worker) is not a worker of kyud $KYUD_PID"
 kill -KILL "$worker"
 
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim'" succeeded $((lease + 20))
+wait_for "SELECT status FROM kyu_jobs WHERE id = 'victim'" succeeded $((lease + 60))
 assert_eq 2 "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'victim'")" "attempts"
 assert_eq 2 "$(wc -l <"$T_DIR/starts")" "starts in the job's marker file"
 { read -r first attempt1; read -r second attempt2; } <"$T_DIR/starts"

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -81,7 +82,25 @@ static void check_sources(void)
 
 	/* A directory used to read as an empty file: defaults, "OK". */
 	CHECK(config_load("/tmp", &cfg, err, sizeof(err)) < 0);
-	CHECK_STR(err, "/tmp: is a directory");
+	CHECK_STR(err, "/tmp: is a directory, not a regular file");
+
+	/* A FIFO without a writer used to block the open for ever (kyud
+	 * --check-config, kyu -c): refused without waiting for a writer.
+	 * The alarm turns a hang into a failure. */
+	{
+		char fifo[128];
+		snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+		unlink(fifo);
+		CHECK(mkfifo(fifo, 0600) == 0);
+		alarm(20);
+		CHECK(config_load(fifo, &cfg, err, sizeof(err)) < 0);
+		alarm(0);
+		CONTAINS(err, ": is a FIFO, not a regular file");
+		CHECK(strncmp(err, fifo, strlen(fifo)) == 0);
+		unlink(fifo);
+	}
+	CHECK(config_load("/dev/null", &cfg, err, sizeof(err)) < 0);
+	CHECK_STR(err, "/dev/null: is a character device, not a regular file");
 
 	/* From bytes: the name is used in messages; NUL bytes are refused. */
 	CHECK(config_parse("mem.ini", "[kyud]\nworkers = 3", 18, &cfg, err, sizeof(err)) == 0);
@@ -290,6 +309,38 @@ int main(void)
 	expect_error("[job]\npermanent_exit_codes = 1,x\n", "2: [job] permanent_exit_codes");
 	expect_error("[job]\nshell = sh\n", "2: [job] shell = 'sh': must be an absolute path");
 	expect_error("[kyud]\nthis is not ini\n", "2: syntax error");
+
+	/* Section names (issue 25, item 12): inih reads [queue.a]b] as
+	 * [queue.a], cuts a name after 49 bytes and takes any bytes. */
+	expect_error("[kyud]\nworkers = 3\n[queue.a]b]\nuser = nobody\n",
+		     "3: text after the section name's closing ']'");
+	expect_error("[kyud] workers = 3\n", "1: text after the section name's closing ']'");
+	expect_error("[queue.\x1b[31m]\nuser = nobody\n", "1: the section name is not valid UTF-8");
+	expect_error("[queue.a\tb]\nuser = nobody\n", "1: the section name is not valid UTF-8");
+	expect_error("\n[queue.\xff]\nuser = nobody\n", "2: the section name is not valid UTF-8");
+	expect_error("[queue.\xc2\x9b]\nuser = nobody\n", "1: the section name is not valid UTF-8");
+	/* Refused even without a key under it. */
+	expect_error("[kyud]\n[queue.\xc3]\n", "2: the section name is not valid UTF-8");
+	expect_error(line_of("[queue.", 'q', 44, "]\nuser = nobody\n"), "1: section name longer than 49 bytes");
+	CHECK(load(line_of("[queue.", 'q', 43, "]\nuser = nobody\n"), &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.n_domains == 1 && cfg.domains[0].queue && strlen(cfg.domains[0].queue) == 43);
+	config_free(&cfg);
+	/* What stays valid: a comment after the name, white space, a BOM,
+	 * UTF-8 names, and an indented line after a key, which inih reads as
+	 * the rest of that key's value, not as a section. */
+	CHECK(load("\xef\xbb\xbf[kyud] ; the daemon\nworkers = 3\n[queue.caf\xc3\xa9]  \r\nuser = nobody\n"
+		   "[job] # job defaults\n",
+		   &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.workers == 3 && cfg.n_domains == 1);
+	CHECK(cfg.n_domains == 1 && cfg.domains[0].queue && strcmp(cfg.domains[0].queue, "caf\xc3\xa9") == 0);
+	config_free(&cfg);
+	expect_error("[database]\nhost = db1\n  [x]y\n", "3: [database] host = '[x]y'");
+	/* Queue names in [kyud] queues: the same rule. */
+	expect_error("[kyud]\nqueues = mail, caf\xe9\n", "2: [kyud] queues = 'mail, caf\xe9': a queue name is not valid UTF-8");
+	expect_error("[kyud]\nqueues = a\x7f\n", "2: [kyud] queues = 'a\x7f': a queue name is not valid UTF-8");
+	CHECK(load("[kyud]\nqueues = caf\xc3\xa9\n", &cfg, err, sizeof(err)) == 0);
+	CHECK(cfg.n_queues == 1);
+	config_free(&cfg);
 	CHECK(config_load("/nonexistent/kyu.ini", &cfg, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent/kyu.ini: cannot open") != NULL);
 

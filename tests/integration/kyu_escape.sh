@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What a row holds cannot forge rows or drive the operator's terminal
+# (issue 25, item 13):
+# - kyu list and kyu show in a pipe: a tab or newline in a value prints as
+#   \t or \n, so each row is one line with its fields, and each column of
+#   kyu show one line (a forged "status: succeeded" line stays inside the
+#   error's line); a backslash prints as \\;
+# - on a terminal (a pty), no escape sequence reaches it: ESC prints as \e,
+#   other control characters and bytes that are not UTF-8 as \xNN;
+# - --raw prints the bytes as stored.
+. "$KYU_SRC/tests/lib.sh"
+
+[ -x "${KYU:-}" ] || { echo "kyu not built: skipped"; exit 77; }
+command -v script >/dev/null || { echo "script(1) not installed: skipped"; exit 77; }
+write_ini "$T_DIR/kyu.ini"
+kyu() { "$KYU" -c "$T_DIR/kyu.ini" "$@"; }
+
+id=$'forged\tqueue\nfake-id'
+kyu submit -i "$id" -s $'echo \\hi\t\x1b[2J' >/dev/null || fail "submit of the tabbed id failed"
+# An error with a colour, a title change and a forged line; output that is
+# not UTF-8.
+sql "UPDATE kyu_jobs SET
+       error = CONCAT('bad', CHAR(27 USING utf8mb4), '[31mred', CHAR(10 USING utf8mb4),
+                      '      status: succeeded'),
+       output = CONCAT('o', CHAR(27), ']0;owned', CHAR(7), 0xE9)
+     WHERE seq = (SELECT MAX(seq) FROM kyu_jobs)"
+
+# ---- a pipe
+kyu list >"$T_DIR/list" || fail "kyu list failed"
+assert_eq 2 "$(wc -l <"$T_DIR/list")" "lines of kyu list (header and one row): $(cat -A "$T_DIR/list")"
+assert_eq 8 "$(awk -F'\t' 'NR == 2 { print NF }' "$T_DIR/list")" "fields of the row of kyu list"
+assert_eq 'forged\tqueue\nfake-id' "$(awk -F'\t' 'NR == 2 { print $1 }' "$T_DIR/list")" "the id in kyu list"
+
+kyu show "$id" >"$T_DIR/show" || fail "kyu show failed"
+assert_eq 30 "$(wc -l <"$T_DIR/show")" "lines of kyu show (one per column): $(cat -A "$T_DIR/show")"
+assert_eq 1 "$(grep -c '^ *status:' "$T_DIR/show")" "status lines of kyu show"
+grep -qxF '          id: forged\tqueue\nfake-id' "$T_DIR/show" || fail "kyu show: id line: $(cat -A "$T_DIR/show")"
+grep -qF 'echo \\hi\t' "$T_DIR/show" || fail "kyu show: command line: $(cat -A "$T_DIR/show")"
+
+# ---- a terminal: script(1) gives kyu a pty; it turns \n into \r\n.
+script -qec "$(printf '%q ' "$KYU" -c "$T_DIR/kyu.ini" show "$id")" /dev/null >"$T_DIR/tty" ||
+	fail "kyu show on a pty failed: $(cat -A "$T_DIR/tty")"
+tr -d '\r' <"$T_DIR/tty" >"$T_DIR/tty.txt"
+assert_eq 0 "$(tr -cd '\033\007' <"$T_DIR/tty.txt" | wc -c)" "ESC and BEL bytes that reached the terminal"
+grep -qF '       error: bad\e[31mred\n      status: succeeded' "$T_DIR/tty.txt" ||
+	fail "kyu show on a pty: error line: $(cat -A "$T_DIR/tty.txt")"
+grep -qxF '      output: o\e]0;owned\x07\xe9' "$T_DIR/tty.txt" ||
+	fail "kyu show on a pty: output line: $(cat -A "$T_DIR/tty.txt")"
+script -qec "$(printf '%q ' "$KYU" -c "$T_DIR/kyu.ini" list)" /dev/null >"$T_DIR/tty" ||
+	fail "kyu list on a pty failed"
+assert_eq 0 "$(tr -cd '\033' <"$T_DIR/tty" | wc -c)" "ESC bytes kyu list sent to the terminal"
+assert_eq 2 "$(tr -d '\r' <"$T_DIR/tty" | wc -l)" "lines of kyu list on a pty"
+
+# ---- --raw: as stored.
+kyu --raw show "$id" >"$T_DIR/raw" || fail "kyu --raw show failed"
+assert_eq 2 "$(grep -c '^ *status:' "$T_DIR/raw")" "status lines of kyu --raw show (the forged one too)"
+assert_eq 3 "$(tr -cd '\033' <"$T_DIR/raw" | wc -c)" "ESC bytes of kyu --raw show"
+kyu --raw list >"$T_DIR/raw" || fail "kyu --raw list failed"
+assert_eq 3 "$(wc -l <"$T_DIR/raw")" "lines of kyu --raw list (the id's newline as it is)"
