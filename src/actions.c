@@ -11,8 +11,10 @@ struct action_def {
 	const char *needs;
 	/* The statement up to the quoted target. */
 	const char *head;
-	/* After the target (queue actions: the rest of the upsert). */
+	/* After the target. */
 	const char *tail;
+	/* Queue upserts: after the condition. */
+	const char *tail2;
 };
 
 static const struct action_def defs[ACT_N] = {
@@ -36,10 +38,14 @@ static const struct action_def defs[ACT_N] = {
 			 "DELETE FROM kyu_jobs "
 			 "WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = ",
 			 "" },
-	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) VALUES (",
-			", 1) ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
-	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) VALUES (",
-			 ", 0) ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	/* The queue actions: head, the name, tail (action_sql adds the
+	 * condition that the queue exists in between, unless asked not to). */
+	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
+			", 1 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
+			 ", 0 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	/* Every setting back to its default: the row goes. */
+	[ACT_RESET] = { "reset", "settings removed", NULL, "DELETE FROM kyu_queues WHERE name = ", "", "" },
 };
 
 const char *action_name(enum action a)
@@ -60,7 +66,7 @@ int action_parse(const char *name, enum action *ret)
 
 bool action_on_queue(enum action a)
 {
-	return a == ACT_PAUSE || a == ACT_RESUME;
+	return a == ACT_PAUSE || a == ACT_RESUME || a == ACT_RESET;
 }
 
 const char *action_needs(enum action a)
@@ -75,9 +81,33 @@ const char *action_done(enum action a)
 
 void action_sql(struct strbuf *sb, enum action a, const char *target)
 {
+	action_sql_create(sb, a, target, false);
+}
+
+void action_sql_create(struct strbuf *sb, enum action a, const char *target, bool create)
+{
 	if (a >= ACT_N)
 		return;
 	sb_adds(sb, defs[a].head);
 	sql_quotes(sb, target);
 	sb_adds(sb, defs[a].tail);
+	if (a != ACT_PAUSE && a != ACT_RESUME)
+		return;
+	/* A queue exists when it has jobs (the (queue, status) index answers)
+	 * or settings. With found rows (db.c), an upsert that changes nothing
+	 * still counts its row: 0 rows means that the queue does not exist,
+	 * and a mistyped name leaves no row behind. */
+	sb_adds(sb, "FROM DUAL");
+	if (!create)
+		action_queue_exists(sb, target);
+	sb_adds(sb, defs[a].tail2);
+}
+
+void action_queue_exists(struct strbuf *sb, const char *queue)
+{
+	sb_adds(sb, " WHERE EXISTS (SELECT 1 FROM kyu_jobs WHERE queue = ");
+	sql_quotes(sb, queue);
+	sb_adds(sb, ") OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
+	sql_quotes(sb, queue);
+	sb_adds(sb, ")");
 }

@@ -1,5 +1,5 @@
 /* What an operator does to a job or a queue: cancel, retry, run now,
- * delete, pause, resume. Each is one statement, the one kyu(1) documents;
+ * delete, pause, resume, reset. Each is one statement, the one kyu(1) documents;
  * the kyu tool and the dashboard (kyu web) both build it here, so that
  * the two cannot drift apart. */
 #ifndef KYU_ACTIONS_H
@@ -16,10 +16,11 @@ enum action {
 	ACT_DELETE,  /* a finished job's row */
 	ACT_PAUSE,   /* a queue: no new starts */
 	ACT_RESUME,  /* a queue: starts again */
+	ACT_RESET,   /* a queue: its settings (kyu_queues row) removed */
 	ACT_N,
 };
 
-/* "cancel", "retry", "run-now", "delete", "pause", "resume". */
+/* "cancel", "retry", "run-now", "delete", "pause", "resume", "reset". */
 const char *action_name(enum action a);
 /* -EINVAL for a name that is none of those. */
 int action_parse(const char *name, enum action *ret);
@@ -27,11 +28,18 @@ int action_parse(const char *name, enum action *ret);
 bool action_on_queue(enum action a);
 /* For messages when the statement changed no row: the statuses the job
  * must have ("waiting or running"); NULL for the queue actions, which
- * always change or create their row. */
+ * change no row only when the queue does not exist (pause, resume: no job
+ * and no settings) or has no settings (reset). */
 const char *action_needs(enum action a);
 /* What happened, for the tool's output: "cancelled", "retrying", ... */
 const char *action_done(enum action a);
 /* Append the statement, with target quoted, to sb. */
 void action_sql(struct strbuf *sb, enum action a, const char *target);
+/* The same; with create, pause and resume also make the settings of a
+ * queue that has no job yet (kyu pause --create). */
+void action_sql_create(struct strbuf *sb, enum action a, const char *target, bool create);
+/* Append " WHERE " and the condition that queue exists: it has jobs or a
+ * row of settings (the upserts of kyu_queues select their row under it). */
+void action_queue_exists(struct strbuf *sb, const char *queue);
 
 #endif

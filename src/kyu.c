@@ -43,7 +43,8 @@ static void usage(FILE *f)
 		"      -C DIR  -e NAME=VALUE (repeatable)  -k CONCURRENCY_KEY\n"
 		"      exits 75 when the queue is full (kyu_queues.max_waiting)\n"
 		"  show ID                             print every column of one job\n"
-		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20)\n"
+		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20);\n"
+		"      STATUS: waiting, running, succeeded, failed, cancelled or retrying\n"
 		"  cancel ID                           cancel a waiting or running job\n"
 		"  retry ID                            run a failed or cancelled job again\n"
 		"  run-now ID                          make a waiting job due later due now\n"
@@ -55,7 +56,10 @@ static void usage(FILE *f)
 		"  stats [--json]                      count jobs per queue and status\n"
 		"  queues                              each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
+		"      (QUEUE must have jobs or settings; --create first: make its settings anyway)\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
+		"      (QUEUE as for pause, and --create too)\n"
+		"  queue-reset QUEUE                   remove a queue's settings (kyu_queues row)\n"
 		"  schedules                           each schedule: expression, next and last run\n"
 		"  schedule add [OPTIONS] NAME 'CRON' -s 'SHELL LINE' | -- PROGRAM [ARG]...\n"
 		"      -z TIMEZONE (IANA, default UTC)  -M MISSED (skip|once|all, default once)\n"
@@ -80,8 +84,86 @@ static void usage(FILE *f)
 		"            tabs, newlines and backslashes in a value print as \\t \\n \\\\, and\n"
 		"            on a terminal also other control characters (\\e, \\xNN) and bytes\n"
 		"            that are not UTF-8 (\\xNN)\n"
-		"  -h, --help  show this help;  -V, --version  show the version\n",
+		"  -h, --help  show this help (after COMMAND: its lines);  -V, --version  show the version\n",
 		DAEMON_CONFIG, CLIENT_CONFIG, DAEMON_CONFIG);
+}
+
+/* The lines of usage() about COMMAND (its own lines and the indented ones
+ * under them), to out (NULL: none); how many. */
+static int usage_of(const char *cmd, FILE *out)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0, n = strlen(cmd);
+	bool in = false;
+	int found = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return 0;
+	usage(f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "  ", 2) == 0 && line[2] != ' ') {
+			/* A command's line: "  CMD ...", or "  A ... | CMD ...". */
+			const char *p = line + 2;
+			in = false;
+			while (p && !in) {
+				in = strncmp(p, cmd, n) == 0 && (p[n] == ' ' || p[n] == '\0');
+				p = strstr(p, " | ");
+				p = p && p < line + 38 ? p + 3 : NULL;
+			}
+		} else if (strncmp(line, "    ", 4) != 0) {
+			in = false;
+		}
+		if (in && out)
+			fprintf(out, "%s%s\n", found ? "" : "usage: kyu [-c FILE] [--raw] COMMAND [ARGS]; for this command:\n",
+				line);
+		found += in;
+	}
+	free(text);
+	if (found && out)
+		fprintf(out, "See kyu(1) for more.\n");
+	return found;
+}
+
+/* kyu COMMAND --help: its usage on stdout, 0; EXIT_USAGE for a command
+ * that does not exist. */
+static int cmd_help(const char *cmd)
+{
+	if (usage_of(cmd, NULL) == 0) {
+		fprintf(stderr, "kyu: unknown command: %s (kyu --help lists them)\n", cmd);
+		return EXIT_USAGE;
+	}
+	usage_of(cmd, stdout);
+	return 0;
+}
+
+/* Whether cmd takes argc words (itself included): checked before the
+ * configuration is read, so that a usage error says so whatever the
+ * database does. Commands that parse options check their own. */
+static bool arity_ok(const char *cmd, int argc, char **argv, int create)
+{
+	enum action a;
+
+	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "queues") == 0 || strcmp(cmd, "schedules") == 0)
+		return argc == 1;
+	if (strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)
+		return argc <= 2;
+	if (strcmp(cmd, "stats") == 0)
+		return argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0);
+	if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)
+		return argc == 2 + create;
+	if (strcmp(cmd, "limit") == 0)
+		return argc == 3 + create;
+	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 ||
+	    (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
+		return argc == 2;
+	return true;
+}
+
+static bool is_help(const char *arg)
+{
+	return arg && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0);
 }
 
 int cli_env_add(json_t *env, char *arg, const char *cmd)
@@ -324,10 +406,18 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 			id = optarg;
 			if (!id || !*id) {
 				fprintf(stderr, "kyu: submit: -i: the id must not be empty\n");
+				rc = EXIT_USAGE;
 				goto out;
 			}
 			break;
-		case 'q': queue = optarg; break;
+		case 'q':
+			queue = optarg;
+			if (!*queue) {
+				fprintf(stderr, "kyu: submit: -q: the queue name must not be empty\n");
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
 		case 's': shell = optarg; break;
 		case 'C': cwd = optarg; break;
 		case 'k': key = optarg; break;
@@ -336,20 +426,32 @@ static int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, cha
 		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
 		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
 		case 'e':
-			if (cli_env_add(env, optarg, "submit") < 0)
+			if (cli_env_add(env, optarg, "submit") < 0) {
+				rc = EXIT_USAGE;
 				goto out;
+			}
 			break;
 		default:
-			usage(stderr);
+			fprintf(stderr, "kyu: submit: see kyu submit --help\n");
+			rc = EXIT_USAGE;
 			goto out;
 		}
 		if (bad) {
-			fprintf(stderr, "kyu: submit: -%c: bad number '%s'\n", c, optarg);
+			fprintf(stderr, "kyu: submit: -%c: '%s' is not a whole number from %s\n", c, optarg,
+				c == 'p' ? "-2147483648 to 2147483647" :
+				c == 'd' ? "0 to 315360000 (seconds)" :
+				c == 'm' ? "1 to 1000000" : "0 to 31536000 (seconds)");
+			rc = EXIT_USAGE;
 			goto out;
 		}
 	}
 	if (!shell == (optind >= argc)) {
 		fprintf(stderr, "kyu: submit: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!db) {
+		rc = 0; /* the options checked, before connecting */
 		goto out;
 	}
 	sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, priority, run_at, command, argv, env, cwd, "
@@ -447,44 +549,89 @@ static int cmd_show(struct db *db, const char *id)
 	return 0;
 }
 
+/* kyu list -s: the statuses of kyu_jobs, and "retrying" (waiting after a
+ * failed attempt, as the dashboard's Retrying page). */
+static const char *const list_statuses[] = { "waiting", "running", "succeeded", "failed",
+					     "cancelled", "retrying", NULL };
+
 static int cmd_list(struct db *db, int argc, char **argv)
 {
 	const char *queue = NULL, *status = NULL;
 	int64_t limit = 20;
 	struct strbuf sb = { 0 };
+	size_t mark;
 	int c, rc = 1;
 
 	optind = 1;
 	while ((c = getopt(argc, argv, "q:s:n:")) != -1) {
 		switch (c) {
-		case 'q': queue = optarg; break;
-		case 's': status = optarg; break;
+		case 'q':
+			queue = optarg;
+			if (!*queue) {
+				fprintf(stderr, "kyu: list: -q: the queue name must not be empty\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 's':
+			status = optarg;
+			for (c = 0; list_statuses[c] && strcmp(status, list_statuses[c]) != 0; c++)
+				;
+			if (!list_statuses[c]) {
+				fprintf(stderr, "kyu: list: -s: no status '%s'; one of waiting, running, "
+						"succeeded, failed, cancelled, retrying\n", status);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'n':
 			if (parse_i64(optarg, 1, 1000000, &limit) < 0) {
-				fprintf(stderr, "kyu: list: -n: bad number '%s'\n", optarg);
-				return 1;
+				fprintf(stderr, "kyu: list: -n: '%s' is not a whole number from 1 to 1000000\n",
+					optarg);
+				return EXIT_USAGE;
 			}
 			break;
 		default:
-			usage(stderr);
-			return 1;
+			fprintf(stderr, "kyu: list: see kyu list --help\n");
+			return EXIT_USAGE;
 		}
 	}
-	sb_adds(&sb, "SELECT id, queue, status, attempts, exit_code, run_at, finished_at, "
-		     "LEFT(COALESCE(command, argv), 60) AS what FROM kyu_jobs WHERE 1");
+	if (optind < argc) {
+		fprintf(stderr, "kyu: list: unexpected argument '%s' (kyu list --help)\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!db)
+		return 0; /* the arguments checked, before connecting */
+	/* exit_code: a killed job's signal where its exit code is NULL; the
+	 * start of error, the cause that an operator looks for first. */
+	sb_adds(&sb, "SELECT id, queue, status, attempts, "
+		     "IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, run_at, "
+		     "finished_at, LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
+		     "FROM kyu_jobs WHERE 1");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
 		sql_quotes(&sb, queue);
 	}
-	if (status) {
+	if (status && strcmp(status, "retrying") == 0) {
+		sb_adds(&sb, " AND status = 'waiting' AND attempts > 0");
+	} else if (status) {
 		sb_adds(&sb, " AND status = ");
 		sql_quotes(&sb, status);
 	}
+	mark = sb.len;
 	sb_printf(&sb, " ORDER BY seq DESC LIMIT %lld", (long long)limit);
-	if (print_query(db, sb.buf, sb.len, false) < 0)
+	if (print_query(db, sb.buf, sb.len, false) < 0) {
 		die_db(db, "list");
-	else
+	} else {
+		/* A full page may hide more: said on stderr (stdout stays the
+		 * table), found by one more row past it on the same index. */
+		const struct db_reply *reply;
+		sb.len = mark;
+		sb_printf(&sb, " ORDER BY seq DESC LIMIT 1 OFFSET %lld", (long long)limit);
+		if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+		    reply->r[reply->n - 1].n_rows > 0)
+			fprintf(stderr, "kyu: list: more than the %lld jobs shown (-n N shows more)\n",
+				(long long)limit);
 		rc = 0;
+	}
 	sb_free(&sb);
 	return rc;
 }
@@ -530,19 +677,22 @@ static int cmd_queues(struct db *db)
 	return print_query(db, q, sizeof(q) - 1, false) < 0 ? die_db(db, "queues") : 0;
 }
 
-/* pause, resume, limit: one upsert of the queue's kyu_queues row. */
+/* pause, resume, limit: one upsert of the queue's kyu_queues row, made
+ * only when the queue exists (jobs or settings) unless create; reset: the
+ * row deleted. */
 static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
-			 const char *queue, const char *value)
+			 const char *queue, const char *value, bool create)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
-	const char *col = "max_running", *v = "";
+	const char *v = "";
 	char num[24];
+	bool reset = strcmp(what, "queue-reset") == 0;
 	int rc = 1;
 
 	if (!*queue) {
 		fprintf(stderr, "kyu: %s: the queue name must not be empty\n", what);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (strcmp(what, "limit") == 0) {
 		int64_t n;
@@ -551,25 +701,41 @@ static int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char
 		} else if (!value || parse_i64(value, 0, INT32_MAX, &n) < 0) {
 			fprintf(stderr, "kyu: limit: '%s' is not a number from 0 to %d or 'none'\n",
 				value ? value : "", INT32_MAX);
-			return 2;
+			return EXIT_USAGE;
 		} else {
 			snprintf(num, sizeof(num), "%lld", (long long)n);
 			v = num;
 		}
-		sb_printf(&sb, "INSERT INTO kyu_queues (name, %s) VALUES (", col);
+		sb_adds(&sb, "INSERT INTO kyu_queues (name, max_running) SELECT ");
 		sql_quotes(&sb, queue);
-		sb_printf(&sb, ", %s) ON DUPLICATE KEY UPDATE %s = VALUES(%s)", v, col, col);
+		sb_printf(&sb, ", %s FROM DUAL", v);
+		if (!create)
+			action_queue_exists(&sb, queue);
+		sb_adds(&sb, " ON DUPLICATE KEY UPDATE max_running = VALUES(max_running)");
 	} else {
-		action_sql(&sb, strcmp(what, "pause") == 0 ? ACT_PAUSE : ACT_RESUME, queue);
+		action_sql_create(&sb, reset ? ACT_RESET : strcmp(what, "pause") == 0 ? ACT_PAUSE : ACT_RESUME,
+				  queue, create);
 	}
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		die_db(db, what);
 		goto out;
 	}
+	/* Found rows (db.c): 0 only when no row was selected or deleted. */
+	if (reply->n < 1 || reply->r[0].affected == 0) {
+		if (reset)
+			fprintf(stderr, "kyu: queue-reset: queue '%s' has no settings\n", queue);
+		else
+			fprintf(stderr,
+				"kyu: %s: no queue '%s': it has no jobs and no settings (kyu queues lists "
+				"them; %s --create %s makes its settings ahead of its first job)\n",
+				what, queue, what, queue);
+		goto out;
+	}
 	if (strcmp(what, "limit") == 0)
 		printf("queue %s: max_running %s\n", queue, strcmp(v, "NULL") == 0 ? "none" : v);
 	else
-		printf("queue %s: %s\n", queue, strcmp(what, "pause") == 0 ? "paused" : "resumed");
+		printf("queue %s: %s\n", queue,
+		       reset ? "settings removed" : strcmp(what, "pause") == 0 ? "paused" : "resumed");
 	/* Jobs that may start now should not wait for a poll. */
 	if (strcmp(what, "pause") != 0)
 		send_wake(db, cfg, queue, true);
@@ -652,7 +818,7 @@ int main(int argc, char **argv)
 	char err[512];
 	const char *cmd;
 	enum action act;
-	int c, rc = 1;
+	int c, rc = 1, create = 0;
 
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -668,18 +834,48 @@ int main(int argc, char **argv)
 		case 'R': out_raw = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kyu %s\n", KYU_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (isatty(STDOUT_FILENO))
 		out_escape = ESCAPE_TERMINAL;
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	/* kyu COMMAND --help (and kyu schedule|schema SUB --help), before the
+	 * configuration is read; kyu web answers for itself. */
+	if (strcmp(cmd, "web") != 0 &&
+	    (is_help(argv[1]) || ((strcmp(cmd, "schedule") == 0 || strcmp(cmd, "schema") == 0) &&
+				  argc > 2 && is_help(argv[2]))))
+		return cmd_help(cmd);
+	if (usage_of(cmd, NULL) == 0) {
+		fprintf(stderr, "kyu: unknown command: %s (kyu --help lists them)\n", cmd);
+		return EXIT_USAGE;
+	}
+	/* Bad options are usage errors whether the database answers or not. */
+	if ((strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
+		return rc;
+	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0) &&
+	    argc > 1 && strcmp(argv[1], "--create") == 0)
+		create = 1;
+	/* A job id or queue name that begins with '-' comes after "--". */
+	if (argc > 2 && strcmp(argv[1], "--") == 0 &&
+	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 || strcmp(cmd, "limit") == 0 ||
+	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)) {
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
+	if (!arity_ok(cmd, argc, argv, create)) {
+		fprintf(stderr, "kyu: %s: wrong arguments\n", cmd);
+		usage_of(cmd, stderr);
+		return EXIT_USAGE;
+	}
 	/* The dashboard is a program of its own (kyu_web.c): only it loads
 	 * the HTTP library. It reads kyud's file unless told otherwise. */
 	if (strcmp(cmd, "web") == 0)
@@ -725,10 +921,12 @@ int main(int argc, char **argv)
 		rc = cmd_job_action(db, act, argv[1]);
 	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
 		rc = cmd_queues(db);
-	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2) {
-		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL);
-	} else if (strcmp(cmd, "limit") == 0 && argc == 3) {
-		rc = cmd_queue_set(db, &cfg, cmd, argv[1], argv[2]);
+	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
+		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
+	} else if (strcmp(cmd, "limit") == 0 && argc == 3 + create) {
+		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], argv[2 + create], create);
+	} else if (strcmp(cmd, "queue-reset") == 0 && argc == 2) {
+		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL, false);
 	} else if (strcmp(cmd, "schedules") == 0 && argc == 1) {
 		rc = cmd_schedules(db);
 	} else if (strcmp(cmd, "schedule") == 0) {
@@ -742,9 +940,9 @@ int main(int argc, char **argv)
 		   (argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0))) {
 		rc = cmd_stats(db, argc == 2);
 	} else {
-		fprintf(stderr, "kyu: unknown command or wrong arguments: %s\n", cmd);
-		usage(stderr);
-		rc = 2;
+		fprintf(stderr, "kyu: %s: wrong arguments\n", cmd);
+		usage_of(cmd, stderr);
+		rc = EXIT_USAGE;
 	}
 out:
 	db_free(db);

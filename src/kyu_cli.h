@@ -12,6 +12,10 @@
 #include "config.h"
 #include "db.h"
 
+/* The status of every usage error of kyu: an unknown command or option, a
+ * bad option value, the wrong number of arguments (EX_USAGE). */
+#define EXIT_USAGE 64
+
 /* Print "kyu: WHAT: <the database's error>"; returns 1, the exit status. */
 int die_db(struct db *db, const char *what);
 /* Run a statement and print its result set as tab-separated rows (or one

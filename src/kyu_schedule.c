@@ -109,32 +109,37 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
 		case 'g': bad = parse_i64(optarg, 1, 31536000, &grace); break;
 		case 'e':
-			if (cli_env_add(env, optarg, "schedule add") < 0)
+			if (cli_env_add(env, optarg, "schedule add") < 0) {
+				rc = EXIT_USAGE;
 				goto out;
+			}
 			break;
 		default:
-			fprintf(stderr, "kyu: schedule add: see kyu --help\n");
-			rc = 2;
+			fprintf(stderr, "kyu: schedule add: see kyu schedule --help\n");
+			rc = EXIT_USAGE;
 			goto out;
 		}
 		if (bad) {
-			fprintf(stderr, "kyu: schedule add: -%c: bad value '%s'%s\n", c, optarg,
-				c == 'M' ? " (skip, once or all)" :
-				c == 'O' ? " (allow, skip or queue)" : "");
-			rc = 2;
+			fprintf(stderr, "kyu: schedule add: -%c: bad value '%s' (%s)\n", c, optarg,
+				c == 'M' ? "skip, once or all" :
+				c == 'O' ? "allow, skip or queue" :
+				c == 'p' ? "a whole number from -2147483648 to 2147483647" :
+				c == 'm' ? "a whole number from 1 to 1000000" :
+				c == 't' ? "seconds, from 0 to 31536000" : "seconds, from 1 to 31536000");
+			rc = EXIT_USAGE;
 			goto out;
 		}
 	}
 	if (argc - optind < 2) {
 		fprintf(stderr, "kyu: schedule add: give NAME and 'CRON EXPRESSION'\n");
-		rc = 2;
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	name = argv[optind++];
 	expr = argv[optind++];
 	if (!shell == (optind >= argc)) {
 		fprintf(stderr, "kyu: schedule add: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
-		rc = 2;
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	if (check_row(db, name, expr, zone, &first) < 0)
@@ -278,5 +283,5 @@ int cmd_schedule(struct db *db, const struct kyu_config *cfg, int argc, char **a
 			  strcmp(argv[1], "run-now") == 0 || strcmp(argv[1], "remove") == 0))
 		return schedule_change(db, cfg, argv[1], argv[2]);
 	fprintf(stderr, "kyu: schedule: expected add, enable, disable, run-now or remove (kyu --help)\n");
-	return 2;
+	return EXIT_USAGE;
 }

@@ -134,17 +134,17 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 		case 'w':
 			if (parse_i64(optarg, 1, 86400, &lock_wait) < 0) {
 				fprintf(stderr, "kyu: schema upgrade: -w: bad number of seconds '%s'\n", optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			break;
 		default:
 			fprintf(stderr, "usage: kyu schema upgrade [-u USER] [-w SECONDS]\n");
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "usage: kyu schema upgrade [-u USER] [-w SECONDS]\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	db = db_new(NULL, UPGRADE_DEADLINE);
 	if (connect_db(db, cfg, "schema upgrade") < 0)
@@ -226,7 +226,7 @@ int cmd_schema(struct kyu_config *cfg, int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "upgrade") == 0)
 		return schema_upgrade(cfg, argc - 1, argv + 1);
 	fprintf(stderr, "usage: kyu schema status | kyu schema upgrade [-u USER] [-w SECONDS]\n");
-	return 2;
+	return EXIT_USAGE;
 }
 
 /* ---- kyu check ------------------------------------------------------------ */
@@ -369,7 +369,7 @@ int cmd_check(const char *path, int argc, char **argv)
 	(void)argv;
 	if (argc != 1) {
 		fprintf(stderr, "usage: kyu [-c FILE] check\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (config_load(path, &cfg, err, sizeof(err)) < 0) {
 		problem("config: %s", err);

@@ -24,7 +24,7 @@
 
 /* kyu lock's own exit statuses; otherwise it exits with the command's
  * status (128 + N when the command was killed by signal N). */
-#define LOCK_EXIT_USAGE 2      /* bad arguments, as every kyu command */
+#define LOCK_EXIT_USAGE 64     /* bad arguments, as every kyu command (EX_USAGE) */
 #define LOCK_EXIT_DB 69        /* EX_UNAVAILABLE: database error; the command did not run */
 #define LOCK_EXIT_LOST 70      /* the lease was lost: the command was killed (or had ended) */
 #define LOCK_EXIT_OSERR 71     /* EX_OSERR: the command could not be started (fork failed), or its guardian was killed */

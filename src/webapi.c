@@ -123,6 +123,9 @@ static bool is_numeric(const char *name, const char *const *numeric)
 	return false;
 }
 
+/* Number.MAX_SAFE_INTEGER: 2^53 - 1. */
+#define JS_SAFE_INT 9007199254740991LL
+
 static json_t *cell_json(const struct db_result *r, size_t row, unsigned col, const char *const *numeric)
 {
 	const char *v = db_cell(r, row, col);
@@ -136,8 +139,13 @@ static json_t *cell_json(const struct db_result *r, size_t row, unsigned col, co
 		double d;
 		errno = 0;
 		i = strtoll(v, &end, 10);
-		if (errno == 0 && end != v && *end == '\0')
+		/* A JavaScript number holds integers exactly up to 2^53 only: a
+		 * larger one (a BIGINT UNSIGNED beyond that) would be shown
+		 * rounded, so it goes as its decimal text. */
+		if (errno == 0 && end != v && *end == '\0' && i <= JS_SAFE_INT && i >= -JS_SAFE_INT)
 			return json_integer(i);
+		if (end != v && *end == '\0')
+			return webapi_text(v, len);
 		d = strtod(v, &end);
 		if (end != v && *end == '\0')
 			return json_real(d);
@@ -301,6 +309,8 @@ static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 			      "max_waiting", "failed_1h", 0, "succeeded_1h",
 			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
 			      per_queue ? zero_minutes() : json_null());
+		/* true once it has a kyu_queues row (which reset removes). */
+		json_object_set_new(q, "settings", json_false());
 		json_object_set_new(queues, name, q);
 	}
 	return q;
@@ -540,6 +550,7 @@ static unsigned get_overview(struct webapi *w, json_t **out)
 			}
 			json_object_set_new(q, r->names[c], v);
 		}
+		json_object_set_new(q, "settings", json_true());
 	}
 	if (run(w, "SELECT NOW(6)", 13, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0))
 		now = json_string(db_cell(r, 0, 0));
@@ -569,10 +580,11 @@ failed:
 	return db_failed(w, out, "overview");
 }
 
-static const char *const job_num_cols[] = { "seq", "pid", "attempts", "max_attempts", "tempfails",
+/* Not seq nor owner: BIGINT UNSIGNED identifiers, sent as strings whatever
+ * their value, so that a client never sees one rounded or its type change. */
+static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
 					    "priority", "time_limit", "exit_code", "signal", "duration",
-					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
-					    "owner", NULL };
+					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left", NULL };
 
 /* Running jobs, newest claim first: status = 'running' is a prefix of two
  * indexes, and there are never more running rows than slots. */
@@ -821,6 +833,10 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 		st = db_failed(w, out, action_name(a));
 	else if (!action_on_queue(a) && r->affected == 0)
 		st = fail(out, 409, "%s: no %s job with id '%s'", action_name(a), action_needs(a), target);
+	else if (r->affected == 0)
+		st = fail(out, 404, a == ACT_RESET ? "%s: queue '%s' has no settings"
+						   : "%s: no queue '%s' (no job, no settings)",
+			  action_name(a), target);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
 	sb_free(&sb);

@@ -50,6 +50,7 @@ class Browser:
             args.append("--no-sandbox")  # Chromium's sandbox refuses to run as root
         caps = {"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}}
         self.sid = self._call("POST", "/session", caps)["sessionId"]
 
@@ -90,6 +91,30 @@ class Browser:
             if time.time() > deadline:
                 raise WebDriverError(f"waited {timeout} s for {what}")
             time.sleep(0.25)
+
+    def console_errors(self):
+        """What the page logged at level SEVERE since the last call: uncaught
+        exceptions, console.error, refused loads (chromedriver's log of the
+        browser's console)."""
+        entries = self.s("POST", "/se/log", {"type": "browser"})
+        return [e["message"] for e in entries if e.get("level") == "SEVERE"]
+
+    def show(self, base, hash, timeout=60):
+        """Navigate the dashboard at base to hash ("#/jobs/failed") and wait
+        until the page has drawn it (app.js sets body's data-shown)."""
+        self.get(base + "/" + hash)
+        self.wait("return document.body.dataset.shown === arguments[0]", "page " + hash, timeout, hash)
+
+    def page_problems(self):
+        """What is wrong on the page shown: visible text that a script made of
+        a missing value ("null", "undefined", "NaN"), a page that could not
+        load, and errors in the console."""
+        bad = self.js(r"""
+            const t = document.body.innerText;
+            const m = t.match(/.{0,40}\b(null|undefined|NaN)\b.{0,40}/g) || [];
+            const err = document.querySelector('#main p.bad');
+            return m.concat(err ? [err.innerText] : []);""")
+        return ["visible: " + x for x in bad] + ["console: " + x for x in self.console_errors()]
 
     def screenshot(self, path):
         with open(path, "wb") as f:

@@ -31,6 +31,18 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// main's new content: what a page leaves out (null, undefined) is skipped,
+// where replaceChildren would show it as the text "null".
+function show(main, ...children) {
+  main.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+// Output boxes open at their end, where the last lines (usually the cause)
+// are, as a terminal would show them.
+function scrollToEnd(root) {
+  for (const p of root.querySelectorAll("pre.tail, pre.output")) p.scrollTop = p.scrollHeight;
+}
+
 function text(v) {
   return v === null || v === undefined ? "–" : String(v);
 }
@@ -177,7 +189,9 @@ async function pageOverview(main) {
       el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
         limits.join(", ")),
       el("td", {}, q.paused ? button("resume", "queue", "resume", q.queue)
-                            : button("pause", "queue", "pause", q.queue)));
+                            : button("pause", "queue", "pause", q.queue),
+        q.settings ? button("reset", "queue", "reset", q.queue, "Remove the settings of queue " + q.queue +
+          " (paused, limits, weight, intake bound: back to the defaults)?") : null));
   });
   rows.push(el("tr", { id: "totals", class: "totals" },
     el("td", {}, "all queues"),
@@ -187,7 +201,7 @@ async function pageOverview(main) {
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
     el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
-  main.replaceChildren(
+  show(main,
     el("h1", {}, "Queues"),
     table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
       "oldest due", "ended per minute, 1 h", "settings", ""], rows),
@@ -214,7 +228,7 @@ async function pageRunning(main, q) {
     el("td", {}, j.output_tail !== null ? el("pre", { class: "tail live" }, j.output_tail) : "–"),
     el("td", {}, button("cancel", "job", "cancel", j.id))));
   liveView = d.rows.length > 0;
-  main.replaceChildren(
+  show(main,
     el("h1", {}, "Running jobs"),
     d.rows.length ? table("running", ["id", "queue", "host", "pid", "attempt", "running for",
       "lease left", "command", "output (live tail)", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
@@ -222,8 +236,7 @@ async function pageRunning(main, q) {
     el("p", { class: "muted" }, "kyud writes the tail of a running job's output into its row every few " +
       "seconds once the job has run that long ([kyud] live_output); the whole output is stored when the " +
       "attempt ends. This page refreshes every " + LIVE_MS / 1000 + " s while jobs run."));
-  // Each tail shows its newest lines, as a terminal would.
-  for (const p of main.querySelectorAll("pre.tail.live")) p.scrollTop = p.scrollHeight;
+  scrollToEnd(main);
 }
 
 function jobRows(d) {
@@ -245,7 +258,7 @@ async function pageJobs(main, q, status) {
   const tabs = ["failed", "waiting", "succeeded", "cancelled"].map((s) =>
     el("a", { href: "#/jobs/" + s, class: s === status ? "tab on" : "tab" }, s));
   const base = status === "retrying" ? "#/retrying" : "#/jobs/" + status;
-  main.replaceChildren(
+  show(main,
     el("h1", {}, status === "retrying" ? "Retrying jobs" : "Jobs: " + status),
     status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one " +
       "(among the " + d.window + " waiting jobs changed last).")
@@ -254,6 +267,7 @@ async function pageJobs(main, q, status) {
       status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d))
       : el("p", { class: "muted" }, "None."),
     more(d.next, base));
+  scrollToEnd(main);
 }
 
 const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env", "cwd", "run_at", "due",
@@ -290,33 +304,34 @@ async function pageJob(main, id) {
     note = el("p", { class: "muted" }, j.status === "waiting" ? "Recorded when an attempt runs." : "None.");
   }
   // A refresh of the same job keeps the reader's place in its output, and
-  // one who was at its end (or arrives) follows the newest lines.
+  // one who was at its end (or arrives) sees the end: the newest lines of a
+  // running job, the last (usually the cause) of a finished one.
   const old = document.getElementById("output");
   const same = old && main.dataset.job === j.id;
   const follow = !same || old.scrollTop + old.clientHeight >= old.scrollHeight - 4;
   const top = same ? old.scrollTop : 0;
   liveView = running;
   main.dataset.job = j.id;
-  main.replaceChildren(
+  show(main,
     el("h1", {}, "Job ", el("span", { class: "mono" }, j.id), " ",
       el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
     jobButtons(j),
     dl,
     el("h2", {}, head),
     note, out);
-  if (out) out.scrollTop = running && follow ? out.scrollHeight : top;
+  if (out) out.scrollTop = follow ? out.scrollHeight : top;
 }
 
 async function pageSchedules(main, q) {
   const d = await getJSON("/api/schedules" + (q.after ? "?after=" + encodeURIComponent(q.after) : ""));
-  if (!d.exists) return main.replaceChildren(el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
+  if (!d.exists) return show(main, el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
   const rows = d.rows.map((s) => el("tr", {},
     el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
     el("td", { class: "mono" }, s.queue), el("td", {}, s.enabled ? "yes" : "no"),
     el("td", {}, text(s.next_run)), el("td", {}, text(s.last_run)),
     el("td", {}, s.last_job ? jobLink(s.last_job) : "–"), el("td", { class: "err" }, text(s.error)),
     el("td", { class: "mono cmd" }, text(s.what))));
-  main.replaceChildren(el("h1", {}, "Schedules"),
+  show(main, el("h1", {}, "Schedules"),
     d.rows.length ? table("schedules", ["name", "cron", "zone", "queue", "enabled", "next run (UTC)",
       "last run (UTC)", "last job", "error", "command"], rows) : el("p", { class: "muted" }, "None."),
     d.next ? el("p", {}, el("a", { href: "#/schedules?after=" + encodeURIComponent(d.next) }, "more →")) : null);
@@ -324,11 +339,11 @@ async function pageSchedules(main, q) {
 
 async function pageLocks(main) {
   const d = await getJSON("/api/locks");
-  if (!d.exists) return main.replaceChildren(el("h1", {}, "Locks"), el("p", { class: "muted" }, "No kyu_locks table."));
+  if (!d.exists) return show(main, el("h1", {}, "Locks"), el("p", { class: "muted" }, "No kyu_locks table."));
   const rows = d.rows.map((l) => el("tr", {},
     el("td", { class: "mono" }, l.name), el("td", { class: "num" }, l.slot), el("td", {}, text(l.host)),
     el("td", { class: "num" }, text(l.pid)), el("td", {}, text(l.acquired_at)), el("td", {}, text(l.lease_left))));
-  main.replaceChildren(el("h1", {}, "Locks"),
+  show(main, el("h1", {}, "Locks"),
     d.rows.length ? table("locks", ["name", "slot", "host", "pid", "acquired", "lease left (s)"], rows)
       : el("p", { class: "muted" }, "None."));
 }
@@ -347,7 +362,7 @@ async function pageDaemons(main) {
       d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, r.running),
         el("td", {}, text(r.oldest_start)), el("td", {}, text(r.last_lease)))));
   }
-  main.replaceChildren(el("h1", {}, "Daemons"),
+  show(main, el("h1", {}, "Daemons"),
     el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their registry rows (kyu_daemons); a stopped daemon removes its own."
       : "Hosts of the running jobs (this schema has no kyu_daemons table: an idle daemon is not seen)."),
     d.rows.length ? t : el("p", { class: "muted" }, "None seen."));
@@ -366,6 +381,7 @@ function parseHash() {
 async function render() {
   if (busy) { again = true; return; }
   busy = true;
+  const hash = location.hash;
   const { page, arg, q } = parseHash();
   const main = document.getElementById("main");
   liveView = false;
@@ -381,11 +397,12 @@ async function render() {
     else if (page === "schedules") await pageSchedules(main, q);
     else if (page === "locks") await pageLocks(main);
     else if (page === "daemons") await pageDaemons(main);
-    else main.replaceChildren(el("p", {}, "No such page."));
+    else show(main, el("p", {}, "No such page."));
     document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
     document.body.dataset.loaded = page;
+    document.body.dataset.shown = hash; // which page is on screen, for the browser test
   } catch (e) {
-    main.replaceChildren(el("p", { class: "bad" }, "Cannot load this page: " + e.message));
+    show(main, el("p", { class: "bad" }, "Cannot load this page: " + e.message));
   } finally {
     busy = false;
     if (again) { again = false; render(); }

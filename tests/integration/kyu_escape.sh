@@ -28,7 +28,7 @@ sql "UPDATE kyu_jobs SET
 # ---- a pipe
 kyu list >"$T_DIR/list" || fail "kyu list failed"
 assert_eq 2 "$(wc -l <"$T_DIR/list")" "lines of kyu list (header and one row): $(cat -A "$T_DIR/list")"
-assert_eq 8 "$(awk -F'\t' 'NR == 2 { print NF }' "$T_DIR/list")" "fields of the row of kyu list"
+assert_eq 9 "$(awk -F'\t' 'NR == 2 { print NF }' "$T_DIR/list")" "fields of the row of kyu list"
 assert_eq 'forged\tqueue\nfake-id' "$(awk -F'\t' 'NR == 2 { print $1 }' "$T_DIR/list")" "the id in kyu list"
 
 kyu show "$id" >"$T_DIR/show" || fail "kyu show failed"
@@ -56,4 +56,4 @@ kyu --raw show "$id" >"$T_DIR/raw" || fail "kyu --raw show failed"
 assert_eq 2 "$(grep -c '^ *status:' "$T_DIR/raw")" "status lines of kyu --raw show (the forged one too)"
 assert_eq 3 "$(tr -cd '\033' <"$T_DIR/raw" | wc -c)" "ESC bytes of kyu --raw show"
 kyu --raw list >"$T_DIR/raw" || fail "kyu --raw list failed"
-assert_eq 3 "$(wc -l <"$T_DIR/raw")" "lines of kyu --raw list (the id's newline as it is)"
+assert_eq 4 "$(wc -l <"$T_DIR/raw")" "lines of kyu --raw list (the newlines of the id and of the error as they are)"

@@ -8,7 +8,7 @@
 #   running the command; so does --wait 0;
 # - the command's exit status comes back (3; 128 + signal; 127 not found),
 #   the lock is free afterwards, the command gets no descriptor but 0-2;
-# - bad arguments exit 2; kyu locks lists the rows.
+# - bad arguments exit 64; kyu locks lists the rows.
 # shellcheck disable=SC2016 # the commands' \$ expand in their own shell
 . "$KYU_SRC/tests/lib.sh"
 
@@ -130,9 +130,9 @@ for args in "" "st" "st --" "--ttl 5 -- true" "st --ttl 0 -- true" "st --slots 1
 	rc=0
 	# shellcheck disable=SC2086
 	"${KYU_CMD[@]}" lock $args 2>"$T_DIR/err" || rc=$?
-	assert_eq 2 "$rc" "kyu lock $args"
+	assert_eq 64 "$rc" "kyu lock $args"
 done
 rc=0; "${KYU_CMD[@]}" lock "$(printf 'x%.0s' $(seq 192))" -- true 2>"$T_DIR/err" || rc=$?
-assert_eq 2 "$rc" "kyu lock with a name of 192 characters"
+assert_eq 64 "$rc" "kyu lock with a name of 192 characters"
 rc=0; "${KYU_CMD[@]}" lock "$(printf 'x%.0s' $(seq 191))" -- true || rc=$?
 assert_eq 0 "$rc" "kyu lock with a name of 191 characters"

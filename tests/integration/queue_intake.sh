@@ -4,7 +4,9 @@
 #   queue and the bound, kyu submit says so and exits 75; room comes back as
 #   jobs leave 'waiting'; other queues are not bounded;
 # - bad kyu_queues values are refused by name; kyu pause/limit refuse bad
-#   arguments; a queue row without jobs is harmless; kyu queues lists it;
+#   arguments (status 64) and a queue without jobs or settings (1, no row
+#   made); --create makes its row, which is harmless and kyu queues lists;
+#   kyu queue-reset removes a queue's row;
 # - a NULL concurrency_key is no key (jobs overlap), '' is a key like any
 #   other (jobs do not).
 . "$KYU_SRC/tests/lib.sh"
@@ -14,7 +16,7 @@ start_kyud kyud.slots=4 kyud.listen=127.0.0.1:$port
 KYU_CMD=("$KYU" -c "$KYUD_INI")
 
 # ---- 1. max_waiting
-"${KYU_CMD[@]}" pause in >/dev/null || fail "kyu pause in"
+"${KYU_CMD[@]}" pause --create in >/dev/null || fail "kyu pause --create in"
 sql "UPDATE kyu_queues SET max_waiting = 3 WHERE name = 'in'"
 for i in 1 2 3; do "${KYU_CMD[@]}" submit -i "in$i" -q in -s true >/dev/null || fail "submit in$i refused"; done
 rc=0
@@ -47,20 +49,41 @@ check_refused "INSERT INTO kyu_queues (name, rate_limit, rate_period) VALUES ('b
 check_refused "INSERT INTO kyu_queues (name, paused) VALUES ('bad', 2)" kyu_queues_paused
 check_refused "INSERT INTO kyu_queues (name, max_waiting) VALUES ('bad', -3)" kyu_queues_max_waiting
 rc=0; "${KYU_CMD[@]}" limit other -1 2>"$T_DIR/err" || rc=$?
-assert_eq 2 "$rc" "kyu limit other -1"
+assert_eq 64 "$rc" "kyu limit other -1"
 grep -q "'-1' is not a number from 0 to" "$T_DIR/err" || fail "kyu limit -1: $(cat "$T_DIR/err")"
 rc=0; "${KYU_CMD[@]}" pause '' 2>"$T_DIR/err" || rc=$?
-assert_eq 2 "$rc" "kyu pause ''"
+assert_eq 64 "$rc" "kyu pause ''"
 "${KYU_CMD[@]}" limit other 2 >/dev/null || fail "kyu limit other 2"
 assert_eq 2 "$(sql "SELECT max_running FROM kyu_queues WHERE name = 'other'")" "max_running after kyu limit"
 "${KYU_CMD[@]}" limit other none | grep -x 'queue other: max_running none' >/dev/null || fail "kyu limit other none"
 assert_eq NULL "$(sql "SELECT IFNULL(max_running, 'NULL') FROM kyu_queues WHERE name = 'other'")" "max_running after none"
-"${KYU_CMD[@]}" pause ghost >/dev/null || fail "kyu pause of a queue without jobs"
+# A queue without jobs or settings: refused, no row left behind (a typo
+# must not make a queue that nothing shows how to remove); --create makes
+# its settings ahead of its first job; queue-reset removes them.
+for c in "pause ghost" "resume ghost" "limit ghost 3"; do
+	rc=0; "${KYU_CMD[@]}" $c >"$T_DIR/out" 2>"$T_DIR/err" || rc=$?
+	assert_eq 1 "$rc" "kyu $c, a queue that does not exist"
+	grep -qF "no queue 'ghost': it has no jobs and no settings" "$T_DIR/err" || fail "kyu $c: $(cat "$T_DIR/err")"
+done
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'ghost'")" "rows of ghost after the refusals"
+"${KYU_CMD[@]}" pause --create ghost >/dev/null || fail "kyu pause --create of a queue without jobs"
 "${KYU_CMD[@]}" queues >"$T_DIR/queues.txt" || fail "kyu queues"
 grep -P '^ghost\t0\t0\t0\t0\t1\t-\t-\t1\t-$' "$T_DIR/queues.txt" >/dev/null ||
 	fail "kyu queues does not list ghost: $(cat "$T_DIR/queues.txt")"
 grep -P '^in\t0\t0\t0\t0\t0\t-\t-\t1\t3$' "$T_DIR/queues.txt" >/dev/null ||
 	fail "kyu queues does not show in's bound: $(cat "$T_DIR/queues.txt")"
+# Settings that exist: resumed without --create; then removed.
+"${KYU_CMD[@]}" resume ghost | grep -x 'queue ghost: resumed' >/dev/null || fail "kyu resume ghost (settings only)"
+"${KYU_CMD[@]}" queue-reset ghost | grep -x 'queue ghost: settings removed' >/dev/null || fail "kyu queue-reset ghost"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'ghost'")" "rows of ghost after queue-reset"
+rc=0; "${KYU_CMD[@]}" queue-reset ghost 2>"$T_DIR/err" || rc=$?
+assert_eq 1 "$rc" "kyu queue-reset of a queue without settings"
+grep -qF "queue 'ghost' has no settings" "$T_DIR/err" || fail "kyu queue-reset ghost again: $(cat "$T_DIR/err")"
+"${KYU_CMD[@]}" queues | grep -P '^ghost\t' && fail "kyu queues still lists ghost after queue-reset"
+# A queue with jobs but no settings row exists: pause makes its row.
+"${KYU_CMD[@]}" queue-reset other >/dev/null || fail "kyu queue-reset other"
+"${KYU_CMD[@]}" pause other | grep -x 'queue other: paused' >/dev/null || fail "kyu pause other (jobs, no settings)"
+"${KYU_CMD[@]}" resume other >/dev/null || fail "kyu resume other"
 
 # ---- 3. NULL and empty keys
 job="echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/starts; sleep 2; echo \"\$KYU_JOB_ID \$(date +%s%N)\" >> $T_DIR/ends"

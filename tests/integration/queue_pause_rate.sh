@@ -15,7 +15,7 @@ KYU_CMD=("$KYU" -c "$KYUD_INI")
 wait_workers_idle 2
 
 # ---- 1. kyu pause / kyu resume
-"${KYU_CMD[@]}" pause p | grep -x 'queue p: paused' >/dev/null || fail "kyu pause p"
+"${KYU_CMD[@]}" pause --create p | grep -x 'queue p: paused' >/dev/null || fail "kyu pause --create p"
 for i in $(seq 10); do "${KYU_CMD[@]}" submit -i "p$i" -q p -s true >/dev/null || fail "submit p$i"; done
 sleep 2
 assert_eq 10 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'p' AND status = 'waiting' AND started_at IS NULL")" \

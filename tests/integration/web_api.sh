@@ -9,7 +9,7 @@
 # changes the rows as kyu(1) documents and refuses a job in the wrong
 # status; a POST without or with a wrong CSRF token, or from another
 # origin, is refused; a Host that is not localhost or an address is
-# refused.
+# refused; a 64-bit owner above 2^53 is sent exactly, as a string.
 . "$KYU_SRC/tests/lib.sh"
 . "$KYU_SRC/tests/weblib.sh"
 
@@ -23,7 +23,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('a-due1', 'alpha', 'true'
 sql "INSERT INTO kyu_jobs (id, queue, command, run_at) VALUES ('a-later1', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY),
      ('a-later2', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at)
-     VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 7, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
+     VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 5169991159545666686, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
              NOW(6) - INTERVAL 5 SECOND)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, finished_at)
      VALUES ('a-fail1', 'alpha', 'exit 3', 'failed', 3, 3, 3, 'exited with status 3', NOW(6)),
@@ -67,7 +67,7 @@ assert_eq "200 [\"kyu_minutes\", null, true, 6, 1, 2, 7, 2, 3]" \
 assert_eq "200 [8, 4, 2, 12]" "$(ov "[d['all'][k] for k in ('succeeded_1h', 'failed_1h', 'retried_1h')] + [sum(d['all']['per_minute'])]")" \
 	"all queues' hour from kyu_minutes"
 sql "DELETE FROM kyu_minutes WHERE queue = 'delta'"
-assert_eq "200 [true, 2, 1, 1]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due')]")" "beta's settings and counts"
+assert_eq "200 [true, 2, 1, 1, true, false]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due', 'settings')] + [q('alpha')['settings']]")" "beta's settings and counts"
 assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
 # A backlog is counted up to the cap and one more: the page says "more than".
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) - INTERVAL 1 MINUTE FROM seq_1_to_1005"
@@ -128,6 +128,11 @@ assert_eq '200 "a\ufffdb\ufffd"' "$(webq "$u/api/job?id=binary" "json.dumps(d['j
 assert_eq "200 [\"a-run\", \"running\", 4242, 1, \"sleep 100\"]" \
 	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('id', 'status', 'pid', 'attempts', 'command')]")" "a job's columns"
 assert_eq 32 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" "columns of a job"
+# 64-bit identifiers as strings: a JavaScript number would round this owner
+# (above 2^53) to 5169991159545667000.
+assert_eq "200 [\"5169991159545666686\", true]" \
+	"$(webq "$u/api/job?id=a-run" "[d['job']['owner'], isinstance(d['job']['seq'], str) and d['job']['seq'].isdigit()]")" "owner and seq, as strings"
+assert_eq "200 true" "$(webq "$u/api/running" "isinstance(d['rows'][0]['seq'], str)")" "seq in a list, as a string"
 assert_eq "404" "$(webq "$u/api/job?id=nope")" "a job that does not exist"
 assert_eq "200 text/html; charset=utf-8 DENY" "$(webq --header Content-Type --header X-Frame-Options "$u/")" "the page"
 assert_eq "200 text/javascript; charset=utf-8" "$(webq --header Content-Type "$u/app.js")" "the script"
@@ -178,6 +183,14 @@ assert_eq "200 paused" "$(post --csrf "$u/api/queue/pause?queue=alpha" "d['done'
 assert_eq 1 "$(sql "SELECT paused FROM kyu_queues WHERE name = 'alpha'")" "alpha after pause"
 assert_eq "200 resumed" "$(post --csrf "$u/api/queue/resume?queue=beta" "d['done']")" "resume"
 assert_eq "0 2" "$(sql "SELECT paused, max_running FROM kyu_queues WHERE name = 'beta'" | tr '\t' ' ')" "beta after resume (limit kept)"
+# A queue that has no jobs and no settings: refused, no row made (a typo
+# must not create a queue); reset removes a queue's settings.
+assert_eq "404 pause: no queue 'nosuch' (no job, no settings)" "$(post --csrf "$u/api/queue/pause?queue=nosuch" "d['error']")" "pause of a queue that does not exist"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'nosuch'")" "rows of nosuch after the refused pause"
+assert_eq "200 settings removed" "$(post --csrf "$u/api/queue/reset?queue=beta" "d['done']")" "reset"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'beta'")" "beta's settings after reset"
+assert_eq 404 "$(post --csrf "$u/api/queue/reset?queue=beta")" "reset of a queue without settings"
+assert_eq "200 paused" "$(post --csrf "$u/api/queue/pause?queue=beta" "d['done']")" "pause of a queue with jobs and no settings"
 assert_eq 404 "$(post --csrf "$u/api/job/pause?id=a-due2")" "a queue action on a job"
 assert_eq 400 "$(post --csrf "$u/api/job/cancel")" "an action without an id"
 # The same statements as kyu's own commands: kyu run-now and kyu delete.

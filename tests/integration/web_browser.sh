@@ -5,7 +5,11 @@
 # table holds; a cancel clicked on the running page cancels that job (the
 # row in kyu_jobs, and kyud ends its process); a job's hostile output is
 # shown as text (no element made of it, no script run); a running job's
-# live output shows on the running page and on its own, which follows it. The screenshot of
+# live output shows on the running page and on its own, which follows it;
+# every page, with jobs of every outcome, shows no "null", "undefined" or
+# "NaN" and logs no error to the console, a 64-bit owner exactly, and
+# output boxes that open at their end; a queue's reset button removes its
+# settings after a confirmation. The screenshot of
 # the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
 # docs/web-overview.png is made).
 . "$KYU_SRC/tests/lib.sh"
@@ -108,6 +112,80 @@ assert_eq 3 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'mail' AND statu
 assert_eq "89504e47" "$(od -An -tx1 -N4 "$shot" | tr -d ' \n')" "the screenshot is a PNG"
 # kyud ends the cancelled job's process at its next heartbeat.
 wait_for_log "job $victim cancelled" 30
+
+# Every page, with data of every outcome: no visible "null", "undefined"
+# or "NaN", no error in the console; a 64-bit owner shown exactly; the
+# output boxes open at their end (the last lines, usually the cause).
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, error, run_at)
+     VALUES ('retry-1', 'later', 'exit 1', 'waiting', 1, 'exited with status 1', NOW(6) + INTERVAL 1 HOUR)"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, \`signal\`, error, started_at, finished_at, output)
+     VALUES ('killed-1', 'later', 'sleep 1000', 'failed', 1, 1, 9, 'killed by signal 9', NOW(6) - INTERVAL 1 MINUTE, NOW(6), 'started\n')"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, started_at, finished_at, output)
+     SELECT 'long-1', 'later', 'seq 200', 'succeeded', 1, 5169991159545666686, NOW(6) - INTERVAL 2 SECOND, NOW(6),
+            GROUP_CONCAT(CONCAT('line ', seq) ORDER BY seq SEPARATOR '\n') FROM seq_1_to_200"
+sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('nightly', '0 3 * * *', 'true')"
+sql "INSERT INTO kyu_locks (name, slot) VALUES ('deploy', 0)"
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" "$victim" >"$T_DIR/browser-pages.out" 2>&1 <<'PY' || fail "browser, every page: $(cat "$T_DIR/browser-pages.out")"
+import sys
+url, tdir, lib, victim = sys.argv[1:5]
+sys.path.insert(0, lib)
+from webdriver import Browser
+b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1280, 720)
+pages = ["#/overview", "#/running", "#/retrying", "#/jobs/failed", "#/jobs/waiting", "#/jobs/succeeded",
+         "#/jobs/cancelled", "#/schedules", "#/locks", "#/daemons", "#/job/bad-1", "#/job/killed-1",
+         "#/job/long-1", "#/job/hostile", "#/job/report-1", "#/job/retry-1", "#/job/" + victim, "#/job/mail-" ]
+problems = []
+try:
+    for h in pages:
+        if h == "#/job/mail-":
+            b.show(url, "#/running")
+            h = "#/job/" + b.js("return document.querySelector('table.running tbody tr').dataset.id")
+        b.show(url, h)
+        problems += [h + ": " + p for p in b.page_problems()]
+    # The failed and retrying lists show what each row is.
+    b.show(url, "#/jobs/failed")
+    got = b.js("return document.querySelector(\"tr[data-id='killed-1']\").children[3].textContent")
+    if got != "signal 9":
+        problems.append("killed-1's exit cell: %r" % got)
+    b.show(url, "#/retrying")
+    if not b.js("return !!document.querySelector(\"tr[data-id='retry-1']\")"):
+        problems.append("retry-1 is not on the retrying page")
+    # The owner, above 2^53, exactly; the output box at its end.
+    b.show(url, "#/job/long-1")
+    got = b.js("""const o = document.getElementById('output');
+        return {owner: document.querySelector("dd[data-col='owner']").textContent,
+                overflows: o.scrollHeight > o.clientHeight + 20,
+                at_end: o.scrollTop + o.clientHeight >= o.scrollHeight - 4,
+                last: o.textContent.slice(-8)}""")
+    want = {"owner": "5169991159545666686", "overflows": True, "at_end": True, "last": "line 200"}
+    if got != want:
+        problems.append("long-1's page: %r, expected %r" % (got, want))
+    b.show(url, "#/jobs/succeeded")
+    got = b.js("""const o = document.querySelector("tr[data-id='long-1'] pre.tail");
+        return o && {overflows: o.scrollHeight > o.clientHeight + 20,
+                     at_end: o.scrollTop + o.clientHeight >= o.scrollHeight - 4}""")
+    if got != {"overflows": True, "at_end": True}:
+        problems.append("long-1's output in the succeeded list: %r" % got)
+    # A queue's settings removed from the overview (after a confirmation);
+    # a queue without settings has no such button.
+    b.show(url, "#/overview")
+    if b.js("return !!document.querySelector(\"tr[data-queue='mail'] button.act-reset\")"):
+        problems.append("a reset button for mail, which has no settings")
+    b.js("window.confirm = (m) => { window.asked = m; return true; }")
+    b.click("tr[data-queue='reports'] button.act-reset")
+    b.wait("return document.getElementById('flash').textContent === 'queue reports: settings removed' && "
+           "!document.querySelector(\"tr[data-queue='reports'] button.act-reset\")", "the reset of reports")
+    if not (b.js("return window.asked") or "").startswith("Remove the settings of queue reports"):
+        problems.append("no confirmation asked before the reset: %r" % b.js("return window.asked"))
+    problems += ["#/overview after the reset: " + p for p in b.page_problems()]
+finally:
+    b.close()
+if problems:
+    raise SystemExit("\n".join(problems))
+print("pages ok")
+PY
+
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'reports'")" "reports' settings after the reset in the page"
 
 # A running job's live output: on the running page, and on its own page,
 # which follows it as it grows without a reload and shows the whole output

@@ -167,10 +167,23 @@ static void test_actions(void)
 	       "UPDATE kyu_jobs SET run_at = NOW(6) WHERE status = 'waiting' AND run_at > NOW(6) AND id = 'j'");
 	sql_is(ACT_DELETE, "j",
 	       "DELETE FROM kyu_jobs WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = 'j'");
+	/* Only a queue that exists (jobs or settings): a typo makes no row. */
 	sql_is(ACT_PAUSE, "mail",
-	       "INSERT INTO kyu_queues (name, paused) VALUES ('mail', 1) ON DUPLICATE KEY UPDATE paused = VALUES(paused)");
-	sql_is(ACT_RESUME, "mail",
-	       "INSERT INTO kyu_queues (name, paused) VALUES ('mail', 0) ON DUPLICATE KEY UPDATE paused = VALUES(paused)");
+	       "INSERT INTO kyu_queues (name, paused) SELECT 'mail', 1 FROM DUAL WHERE EXISTS (SELECT 1 FROM "
+	       "kyu_jobs WHERE queue = 'mail') OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = 'mail') "
+	       "ON DUPLICATE KEY UPDATE paused = VALUES(paused)");
+	sql_is(ACT_RESUME, "m'q",
+	       "INSERT INTO kyu_queues (name, paused) SELECT 'm\\'q', 0 FROM DUAL WHERE EXISTS (SELECT 1 FROM "
+	       "kyu_jobs WHERE queue = 'm\\'q') OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = 'm\\'q') "
+	       "ON DUPLICATE KEY UPDATE paused = VALUES(paused)");
+	sql_is(ACT_RESET, "mail", "DELETE FROM kyu_queues WHERE name = 'mail'");
+	{
+		struct strbuf sb = { 0 };
+		action_sql_create(&sb, ACT_PAUSE, "mail", true);
+		CHECK_STR(sb.buf, "INSERT INTO kyu_queues (name, paused) SELECT 'mail', 1 FROM DUAL "
+				  "ON DUPLICATE KEY UPDATE paused = VALUES(paused)");
+		sb_free(&sb);
+	}
 	for (int i = 0; i < ACT_N; i++) {
 		CHECK(action_parse(action_name((enum action)i), &a) == 0 && a == (enum action)i);
 		CHECK(action_on_queue(a) == (action_needs(a) == NULL));
