@@ -286,6 +286,28 @@ static void test_claim_build(void)
 		sb_reset(&sb);
 	}
 
+	/* One named queue: its (queue, due, priority) range, forced (the
+	 * optimizer otherwise read the queue's finished rows too), in both
+	 * shapes; the catch-all has no hint. */
+	{
+		struct qpart parts[2] = { { .name = NULL, .n = 4 }, { .name = "mail", .n = 3 } };
+		struct claim_plan plan = { .parts = parts, .n_parts = 2 };
+		struct claim_layout lay;
+
+		config(&cfg, CLAIM_PLAIN, 0);
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CHECK(count_str(sb.buf, "FORCE INDEX") == 1);
+		CONTAINS(sb.buf, "UPDATE IGNORE kyu_jobs FORCE INDEX (kyu_jobs_queue_due) SET owner = ");
+		CONTAINS(sb.buf, "WHERE due <= NOW(6) AND queue = 'mail' AND NOT EXISTS");
+		sb_reset(&sb);
+		plan.skip_locked = true;
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CHECK(count_str(sb.buf, "FORCE INDEX") == 1);
+		CONTAINS(sb.buf, "(SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_due) WHERE due <= NOW(6) "
+				 "AND queue = 'mail'");
+		sb_reset(&sb);
+	}
+
 	/* Plain successes ride in front: the first n_fin of fin only. */
 	{
 		struct finish fin[4] = { plain(10, 100, 1000), plain(11, 101, 1001),
