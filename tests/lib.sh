@@ -383,6 +383,19 @@ pid_alive() {
 }
 pid_gone() { ! pid_alive "$1"; }
 
+# wait_gone PID TIMEOUT_S WHAT: until PID has ended; the timeout only
+# bounds a failure, which shows what the process was.
+wait_gone() {
+	local deadline=$(($(date +%s) + $2 * KYU_TIME_SCALE))
+	while pid_alive "$1"; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			ps -o pid,ppid,pgid,sid,stat,args -p "$1" >&2 || true
+			fail "$3 (pid $1) still running after $(($2 * KYU_TIME_SCALE)) s"
+		fi
+		sleep 0.1
+	done
+}
+
 # Print PID's descendants, deepest first (workers, then their jobs).
 descendants() {
 	local c

@@ -17,17 +17,6 @@ KYU_CMD=("$KYU" -c "$T_DIR/kyu.ini")
 D=$T_DIR/marks
 mkdir -p "$D"
 
-# wait_gone PID TIMEOUT_S WHAT: the timeout only bounds a failure.
-wait_gone() {
-	local deadline=$(($(date +%s) + $2))
-	while pid_alive "$1"; do
-		if [ "$(date +%s)" -ge "$deadline" ]; then
-			ps -o pid,ppid,pgid,sid,stat,args -p "$1" >&2 || true
-			fail "$3 (pid $1) still running $2 s after kyu was killed"
-		fi
-		sleep 0.1
-	done
-}
 # On a failure: end what is left, and only what this test started (its
 # pids may be another's by then; these sleep for 3171 s).
 kill_left() {

@@ -21,15 +21,6 @@ mkdir -p "$D"
 
 held() { sql "SELECT COUNT(*) FROM kyu_locks WHERE name = '$1' AND holder IS NOT NULL AND expires >= UTC_TIMESTAMP(6)"; }
 
-# wait_gone PID TIMEOUT_S WHAT
-wait_gone() {
-	local deadline=$(($(date +%s) + $2))
-	while pid_alive "$1"; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "$3 (pid $1) still running after $2 s"
-		sleep 0.1
-	done
-}
-
 # wait_exit PID TIMEOUT_S WHAT: reap a background kyu; status in RC.
 wait_exit() {
 	wait_gone "$1" "$2" "$3"
