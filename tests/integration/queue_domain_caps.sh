@@ -12,8 +12,12 @@ ensure_test_users
 command -v setpriv >/dev/null || { echo "SKIP: $T_NAME: setpriv (util-linux) is missing"; exit 77; }
 
 # kyud reaches the database over TCP (the test socket's directory is
-# root's) and reads its ini as kyut_a.
-chmod 0755 "$T_DIR"
+# root's) and reads its ini as kyut_a: from a directory of the test's own
+# under /tmp, since the build tree may lie below a directory only root can
+# enter (a clone in `mktemp -d`).
+CAPS_DIR=$(mktemp -d /tmp/kyu-caps.XXXXXX)
+EXIT_HOOKS+=("rm -rf '$CAPS_DIR'")
+chmod 0755 "$CAPS_DIR"
 tcp=(database.socket= database.host=127.0.0.1 database.port="$KYU_DB_PORT")
 as_a=(setpriv --reuid=kyut_a --regid=kyut_a --init-groups)
 # shellcheck disable=SC2054 # setpriv takes comma-separated lists
@@ -26,26 +30,26 @@ check() { # check INI [setpriv options...]: kyud --check-config as kyut_a; print
 	echo "$rc $(cat "$T_DIR/err")"
 }
 
-write_ini "$T_DIR/plain.ini" "${tcp[@]}" queue.*.user= queue.own.limit_cpu=100
-chmod 0644 "$T_DIR/plain.ini"
-assert_eq "0 " "$(check "$T_DIR/plain.ini")" "a non-root kyud, no user named: accepted"
-write_ini "$T_DIR/other.ini" "${tcp[@]}" queue.*.user= queue.b.user=kyut_b
-chmod 0644 "$T_DIR/other.ini"
-got=$(check "$T_DIR/other.ini")
-[[ $got == "78 kyud: $T_DIR/other.ini:"*"[queue.b] user = 'kyut_b': kyud runs as uid $(id -u kyut_a) without CAP_SETUID"* ]] ||
+write_ini "$CAPS_DIR/plain.ini" "${tcp[@]}" queue.*.user= queue.own.limit_cpu=100
+chmod 0644 "$CAPS_DIR/plain.ini"
+assert_eq "0 " "$(check "$CAPS_DIR/plain.ini")" "a non-root kyud, no user named: accepted"
+write_ini "$CAPS_DIR/other.ini" "${tcp[@]}" queue.*.user= queue.b.user=kyut_b
+chmod 0644 "$CAPS_DIR/other.ini"
+got=$(check "$CAPS_DIR/other.ini")
+[[ $got == "78 kyud: $CAPS_DIR/other.ini:"*"[queue.b] user = 'kyut_b': kyud runs as uid $(id -u kyut_a) without CAP_SETUID"* ]] ||
 	fail "user = kyut_b without capabilities: expected a refusal, got: $got"
-assert_eq "0 " "$(check "$T_DIR/other.ini" "${caps[@]}")" "user = kyut_b with CAP_SETUID, CAP_SETGID: accepted"
-write_ini "$T_DIR/root.ini" "${tcp[@]}" queue.*.user= queue.r.user=root
-chmod 0644 "$T_DIR/root.ini"
-got=$(check "$T_DIR/root.ini" "${caps[@]}")
+assert_eq "0 " "$(check "$CAPS_DIR/other.ini" "${caps[@]}")" "user = kyut_b with CAP_SETUID, CAP_SETGID: accepted"
+write_ini "$CAPS_DIR/root.ini" "${tcp[@]}" queue.*.user= queue.r.user=root
+chmod 0644 "$CAPS_DIR/root.ini"
+got=$(check "$CAPS_DIR/root.ini" "${caps[@]}")
 [[ $got == "78 "*"[queue.r] user = 'root': kyud does not run as root"* ]] ||
 	fail "user = root from a non-root kyud: expected a refusal, got: $got"
 echo "config: another user needs CAP_SETUID/CAP_SETGID; root is refused"
 
 # The real thing.
-write_ini "$T_DIR/caps.ini" "${tcp[@]}" kyud.workers=1 queue.*.user= queue.b.user=kyut_b queue.b.time_limit=1
-chmod 0644 "$T_DIR/caps.ini"
-env --default-signal "${as_a[@]}" "${caps[@]}" "$KYUD" -c "$T_DIR/caps.ini" 2>>"$KYUD_LOG" &
+write_ini "$CAPS_DIR/caps.ini" "${tcp[@]}" kyud.workers=1 queue.*.user= queue.b.user=kyut_b queue.b.time_limit=1
+chmod 0644 "$CAPS_DIR/caps.ini"
+env --default-signal "${as_a[@]}" "${caps[@]}" "$KYUD" -c "$CAPS_DIR/caps.ini" 2>>"$KYUD_LOG" &
 KYUD_PID=$!
 deadline=$(($(date +%s) + 20 * KYU_TIME_SCALE))
 until grep 'kyud\[sup\]: ready:' "$KYUD_LOG" >/dev/null; do
