@@ -12,12 +12,16 @@ ensure_test_users
 command -v setpriv >/dev/null || { echo "SKIP: $T_NAME: setpriv (util-linux) is missing"; exit 77; }
 
 # kyud reaches the database over TCP (the test socket's directory is
-# root's) and reads its ini as kyut_a: from a directory of the test's own
-# under /tmp, since the build tree may lie below a directory only root can
-# enter (a clone in `mktemp -d`).
+# root's) and reads its ini as kyut_a. Its ini files and a copy of kyud
+# itself (which the supervisor executes again for each worker, by the path
+# of /proc/self/exe) lie in a directory of the test's own under /tmp: the
+# build tree may be below a directory only root can enter (a clone in
+# `mktemp -d`).
 CAPS_DIR=$(mktemp -d /tmp/kyu-caps.XXXXXX)
 EXIT_HOOKS+=("rm -rf '$CAPS_DIR'")
 chmod 0755 "$CAPS_DIR"
+cp "$KYUD" "$CAPS_DIR/kyud"
+KYUD=$CAPS_DIR/kyud
 tcp=(database.socket= database.host=127.0.0.1 database.port="$KYU_DB_PORT")
 as_a=(setpriv --reuid=kyut_a --regid=kyut_a --init-groups)
 # shellcheck disable=SC2054 # setpriv takes comma-separated lists
