@@ -174,6 +174,24 @@ for r in $(seq "$ROUNDS"); do
 	for ph in $PHASES; do outage "$r" "$ph"; done
 done
 
+# A worker that lost its connection reconnects on its own timer, backing
+# off to 10 s while the server is away: one with no job left to run may
+# still be waiting for it when the last job has finished. Give each up to
+# 30 s to log its restore before the daemons stop (the check below then
+# says which did not).
+unrestored() { # prints the workers whose last outage line has no restore after it
+	local n
+	for n in a b; do
+		awk -v name="$n" 'match($0, /^kyud\[worker [0-9]+\]: /) {
+				w = substr($0, 13, RLENGTH - 15)
+				if ($0 ~ /: (database connection lost|cannot connect to the database)/) state[w] = "L"
+				else if ($0 ~ /: database connection restored/) state[w] = "R"
+			}
+			END { for (w in state) if (state[w] == "L") print name, w }' "${D_LOG[$n]}"
+	done
+}
+deadline=$((SECONDS + 30))
+while [ -n "$(unrestored)" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
 d_term a 60
 d_term b 60
 say "outage and restore lines per worker, by outage:"
