@@ -21,23 +21,23 @@ static const struct action_def defs[ACT_N] = {
 	[ACT_CANCEL] = { "cancel", "cancelled", "waiting or running",
 			 "UPDATE kyu_jobs SET status = 'cancelled' "
 			 "WHERE status IN ('waiting', 'running') AND id = ",
-			 "" },
+			 "", NULL },
 	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
 			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
 			"tempfails = 0, error = NULL WHERE status IN ('failed', 'cancelled') AND id = ",
-			"" },
+			"", NULL },
 	/* Only a job that is not due yet: moving run_at of a due job would
 	 * only put it behind others of the same priority. */
 	[ACT_RUN_NOW] = { "run-now", "due now", "waiting and due later",
 			  "UPDATE kyu_jobs SET run_at = NOW(6) "
 			  "WHERE status = 'waiting' AND run_at > NOW(6) AND id = ",
-			  "" },
+			  "", NULL },
 	/* Never a waiting or running row: that is what cancel is for, and a
 	 * running job's worker still has to record its end. */
 	[ACT_DELETE] = { "delete", "deleted", "succeeded, failed or cancelled",
 			 "DELETE FROM kyu_jobs "
 			 "WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = ",
-			 "" },
+			 "", NULL },
 	/* The queue actions: head, the name, tail (action_sql adds the
 	 * condition that the queue exists in between, unless asked not to). */
 	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
