@@ -30,11 +30,11 @@ struct idcache {
 	int n, cap;
 };
 
-/* Copy d's ids into *ids (free with domain_ids_free), from the cache when
- * its entry is younger than IDCACHE_TTL at now, else from domain_resolve.
- * Returns what domain_resolve returns, with its message in err. */
-int idcache_resolve(struct idcache *c, const struct domain *d, double now, struct domain_ids *ids, char *err,
-		    size_t errlen);
+/* d's ids, from the cache when its entry is younger than IDCACHE_TTL at
+ * now, else from domain_resolve (whose result goes to *r, with its message
+ * in err): NULL on failure. The entry stays valid until the next call. */
+const struct domain_ids *idcache_get(struct idcache *c, const struct domain *d, double now, int *r,
+				     char *err, size_t errlen);
 /* Forget every entry (the sections they point to are about to go). */
 void idcache_clear(struct idcache *c);
 void idcache_free(struct idcache *c);

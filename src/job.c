@@ -98,9 +98,9 @@ static void take_row(struct job *j, struct claimed *c)
  * this job's error), else kyud's own, looked up once. *temporary: the
  * failure was the name service's, not "no such user". */
 static const struct domain_ids *job_ids(const struct domain *d, const struct job_params *p,
-					struct domain_ids *own, const char *queue, char *err, size_t errlen,
-					bool *temporary)
+					const char *queue, char *err, size_t errlen, bool *temporary)
 {
+	const struct domain_ids *ids;
 	char why[256];
 	int r;
 
@@ -117,7 +117,7 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	}
 	if (!d || (!d->user && !d->group))
 		return p->self;
-	if ((r = idcache_resolve(p->ids, d, mono_now(), own, why, sizeof(why))) < 0) {
+	if (!(ids = idcache_get(p->ids, d, mono_now(), &r, why, sizeof(why)))) {
 		*temporary = r != -ENOENT;
 		snprintf(err, errlen, "queue %s: rule %s: %s", queue,
 			 strncmp(why, "group", 5) == 0 ? "group" : "user", why);
@@ -125,13 +125,12 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	}
 	/* Checked at load, and again here: the name service may map a user
 	 * to uid 0 since. Root only where the section says user = root. */
-	if (own->uid == 0 && !(geteuid() == 0 && d->user && strcmp(d->user, "root") == 0)) {
+	if (ids->uid == 0 && !(geteuid() == 0 && d->user && strcmp(d->user, "root") == 0)) {
 		snprintf(err, errlen, "queue %s: rule user: user '%s' is uid 0 (root), and the section "
-			 "does not say user = root", queue, own->name);
-		domain_ids_free(own);
+			 "does not say user = root", queue, ids->name);
 		return NULL;
 	}
-	return own;
+	return ids;
 }
 
 /* The directory a job starts in: its row's, its section's, or for a
@@ -182,7 +181,6 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		.queue = c->queue,
 		.attempt = c->attempts,
 	};
-	struct domain_ids own = { 0 };
 	const struct domain_ids *ids;
 	struct proc_creds cr;
 	struct jobspec spec;
@@ -197,7 +195,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		goto out;
 	if (outcome_exhausted(c->attempts, c->tempfails, c->max_attempts, fail))
 		goto out;
-	ids = job_ids(d, p, &own, c->queue, err, sizeof(err), &temporary);
+	ids = job_ids(d, p, c->queue, err, sizeof(err), &temporary);
 	if (!ids) {
 		if (temporary)
 			outcome_unstarted_temporary(err, c->tempfails, fail);
@@ -287,7 +285,6 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 out:
 	free(path);
 	domain_env_free(base);
-	domain_ids_free(&own);
 	return j;
 }
 
