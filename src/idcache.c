@@ -1,7 +1,6 @@
 #include "idcache.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "util.h"
 
