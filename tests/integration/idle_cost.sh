@@ -30,21 +30,21 @@ idle_statements() {
 	idle_n=$IDLE_N idle_ms=$IDLE_MS
 }
 
-idle_statements 8
-n8=$idle_n ms8=$idle_ms
-max=$(max_statements "$ms8")
-echo "idle, 8 workers, poll_interval $POLL: $n8 statement(s) in $ms8 ms"
-[ "$n8" -ge 2 ] || fail "8 idle workers sent $n8 statements in $ms8 ms: not even one poll was counted"
-[ "$n8" -le "$max" ] ||
-	fail "8 idle workers sent $n8 statements in $ms8 ms (at most $max: 2 per poll interval in total)"
+# check_idle WORKERS WHAT: measure, print, and bound by the window's polls.
+check_idle() {
+	local max
+	idle_statements "$1"
+	max=$(max_statements "$idle_ms")
+	echo "idle, $2, poll_interval $POLL: $idle_n statement(s) in $idle_ms ms"
+	[ "$idle_n" -ge 2 ] || fail "$2 sent $idle_n statements in $idle_ms ms: not even one poll was counted"
+	[ "$idle_n" -le "$max" ] ||
+		fail "$2 sent $idle_n statements in $idle_ms ms (at most $max: 2 per poll interval in total)"
+}
 
-idle_statements 1
+check_idle 8 "8 idle workers"
+n8=$idle_n ms8=$idle_ms
+check_idle 1 "1 idle worker"
 n1=$idle_n ms1=$idle_ms
-max=$(max_statements "$ms1")
-echo "idle, 1 worker, poll_interval $POLL: $n1 statement(s) in $ms1 ms"
-[ "$n1" -ge 2 ] || fail "1 idle worker sent $n1 statements in $ms1 ms: not even one poll was counted"
-[ "$n1" -le "$max" ] ||
-	fail "1 idle worker sent $n1 statements in $ms1 ms (at most $max: 2 per poll interval)"
 # With the jitter (1.8-2.2 s) an 8 s window holds 3 to 5 polls, whatever
 # the number of workers: two polls' worth of slack, and two statements for
 # each poll that the 8-worker window, if longer, may hold more. A poll per
