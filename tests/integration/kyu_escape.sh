@@ -38,7 +38,11 @@ grep -qxF '          id: forged\tqueue\nfake-id' "$T_DIR/show" || fail "kyu show
 grep -qF 'echo \\hi\t' "$T_DIR/show" || fail "kyu show: command line: $(cat -A "$T_DIR/show")"
 
 # ---- a terminal: script(1) gives kyu a pty; it turns \n into \r\n.
-script -qec "$(printf '%q ' "$KYU" -c "$T_DIR/kyu.ini" show "$id")" /dev/null >"$T_DIR/tty" ||
+# script runs the command with $SHELL, which may be dash (CI runs as root
+# with SHELL=/bin/sh): the arguments travel in the environment, not as
+# bash's $'...' quoting.
+export KYU_ESC_BIN="$KYU" KYU_ESC_INI="$T_DIR/kyu.ini" KYU_ESC_ID="$id"
+script -qec '"$KYU_ESC_BIN" -c "$KYU_ESC_INI" show "$KYU_ESC_ID"' /dev/null >"$T_DIR/tty" ||
 	fail "kyu show on a pty failed: $(cat -A "$T_DIR/tty")"
 tr -d '\r' <"$T_DIR/tty" >"$T_DIR/tty.txt"
 assert_eq 0 "$(tr -cd '\033\007' <"$T_DIR/tty.txt" | wc -c)" "ESC and BEL bytes that reached the terminal"
@@ -46,7 +50,7 @@ grep -qF '       error: bad\e[31mred\n      status: succeeded' "$T_DIR/tty.txt" 
 	fail "kyu show on a pty: error line: $(cat -A "$T_DIR/tty.txt")"
 grep -qxF '      output: o\e]0;owned\x07\xe9' "$T_DIR/tty.txt" ||
 	fail "kyu show on a pty: output line: $(cat -A "$T_DIR/tty.txt")"
-script -qec "$(printf '%q ' "$KYU" -c "$T_DIR/kyu.ini" list)" /dev/null >"$T_DIR/tty" ||
+script -qec '"$KYU_ESC_BIN" -c "$KYU_ESC_INI" list' /dev/null >"$T_DIR/tty" ||
 	fail "kyu list on a pty failed"
 assert_eq 0 "$(tr -cd '\033' <"$T_DIR/tty" | wc -c)" "ESC bytes kyu list sent to the terminal"
 assert_eq 2 "$(tr -d '\r' <"$T_DIR/tty" | wc -l)" "lines of kyu list on a pty"
