@@ -686,7 +686,7 @@ db_statements() {
 }
 
 # What one refresh of a daemon's row of kyu_daemons costs in those counts
-# (worker 1, every lease / 3 within 20 to 60 s: src/registry.h): the
+# (worker 1, every lease / 3 within 20 to 60 s: src/common/registry.h): the
 # statements, and the UPDATEs among them. Tests that bound what an idle
 # daemon sends allow for the refreshes that may fall in their window.
 REGISTRY_STATEMENTS=8

@@ -4,9 +4,9 @@
  * - raw Connector/C (bench_connect, bench_try, ...): the harness's own
  *   statements (filling the table, SHOW GLOBAL STATUS, the final check)
  *   and the naive poller, whose SQL and session are its own on purpose;
- * - kyucore's driver (bench_kyu_config, bench_kyu_connect): db.c's blocking
+ * - kyuworker's driver (bench_kyu_config, bench_kyu_connect): db.c's blocking
  *   db_query with kyud's session set-up, for the statements kyud ships
- *   (src/store.c's builders), so that a bench times what kyud sends. */
+ *   (src/worker/store.c's builders), so that a bench times what kyud sends. */
 #ifndef KYU_BENCH_COMMON_H
 #define KYU_BENCH_COMMON_H
 
@@ -116,7 +116,7 @@ void bench_stats_add(struct bench_stats *tot, const struct bench_stats *s);
 /* Sleeps until the monotonic time t (bench_now). */
 void bench_sleep_until(double t);
 
-/* ---- kyucore: the statements kyud ships (common_kyu.c) ------------------ */
+/* ---- kyuworker: the statements kyud ships (common_kyu.c) ------------------ */
 
 struct kyu_config;
 struct db;

@@ -1,4 +1,4 @@
-/* The benchmark helpers that use kyucore (src/config.c, src/db.c): only the
+/* The benchmark helpers that use kyuworker (src/common/config.c, src/common/db.c): only the
  * programs linked to it (limit, latency) have this file; common.h declares
  * them. */
 #ifndef _GNU_SOURCE
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "db.h"
-#include "util.h"
+#include "common/config.h"
+#include "common/db.h"
+#include "common/util.h"
 
 /* One "key = value" line of an ini text; values with what inih would read
  * differently (a comment, a line break) are refused. */

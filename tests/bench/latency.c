@@ -14,13 +14,13 @@
  *
  * With --floor no kyud is involved: right after each INSERT returned, this
  * program claims the row itself with kyud's own claim of one row
- * (src/store.c, store_claim_build: mark and select in one round trip, sent
- * through src/db.c's blocking db_query on a session set up as kyud's, read
+ * (src/worker/store.c, store_claim_build: mark and select in one round trip, sent
+ * through src/common/db.c's blocking db_query on a session set up as kyud's, read
  * with store_claim_read), turns the row into argv and environment as kyud
  * does (src/jobspec.c) and posix_spawns the stamp.  That is INSERT-to-start
  * with no wake-up, no event loop and no bookkeeping: the floor kyud's
  * figures compare with on the same machine in the same run.  (limit.c's
- * header says why kyucore's driver rather than raw Connector/C.)
+ * header says why kyuworker's driver rather than raw Connector/C.)
  *
  * Also reported, from the table: started_at - created_at on the database
  * clock (INSERT statement start to claim statement; no spawn included).
@@ -48,11 +48,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "db.h"
-#include "jobspec.h"
-#include "store.h"
-#include "util.h"
+#include "common/config.h"
+#include "common/db.h"
+#include "common/util.h"
+#include "worker/jobspec.h"
+#include "worker/store.h"
 
 extern char **environ;
 

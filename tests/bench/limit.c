@@ -3,7 +3,7 @@
  * unavoidably needs, against kyu's own table, with the statements kyud
  * ships.  Each process repeats:
  *
- *   claim:  kyud's claim (src/store.c, store_claim_build: the UPDATE that
+ *   claim:  kyud's claim (src/worker/store.c, store_claim_build: the UPDATE that
  *           marks up to `batch` due rows with a fresh token, shape from
  *           --shape as [kyud] claim, and the SELECT of what it marked, in
  *           one round trip), read with store_claim_read;
@@ -27,7 +27,7 @@
  * claimers stop when it is done; --no-verify skips the final whole-table
  * check.
  *
- * Sending: kyucore's own driver (src/db.c, blocking db_query), not raw
+ * Sending: kyuworker's own driver (src/common/db.c, blocking db_query), not raw
  * Connector/C.  What a statement does depends on the session it runs in as
  * much as on its text: db.c connects with CLIENT_MULTI_STATEMENTS (the claim
  * is UPDATE; SELECT in one round trip) and CLIENT_FOUND_ROWS (the affected
@@ -61,10 +61,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "db.h"
-#include "store.h"
-#include "util.h"
+#include "common/config.h"
+#include "common/db.h"
+#include "common/util.h"
+#include "worker/store.h"
 
 static const char *const shape_names[] = { "plain", "join", "skip_locked" };
 

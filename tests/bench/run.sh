@@ -219,7 +219,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- bench programs: from the build, else built here -----------------------------
-# limit and latency link kyucore (the statements kyud ships), so they are
+# limit and latency link kyuworker (the statements kyud ships), so they are
 # built by CMake, in a private build directory when BUILD_DIR has none.
 bin=$BUILD_DIR/tests/bench
 if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ] || [ ! -x "$bin/latency" ] || [ ! -x "$bin/stamp" ]; then

@@ -30,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "domain.h"
-#include "jobspec.h"
-#include "proc.h"
+#include "common/config.h"
+#include "common/domain.h"
+#include "worker/jobspec.h"
+#include "worker/proc.h"
 
 extern char **environ;
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cron.h"
-#include "tz.h"
+#include "common/cron.h"
+#include "common/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

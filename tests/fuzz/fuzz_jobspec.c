@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobspec.h"
+#include "worker/jobspec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wake.h"
+#include "common/wake.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

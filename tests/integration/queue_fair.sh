@@ -20,7 +20,7 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'small' AND status = 'succ
 more=$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'big' AND started_at > '$t'
             AND started_at <= (SELECT MAX(started_at) FROM kyu_jobs WHERE queue = 'small')")
 echo "equal weights: the big queue started $more job(s) between the small queue's INSERT and its last start"
-# What kyud promises (notes/DESIGN.md, "Fair shares"; src/worker.c,
+# What kyud promises (notes/DESIGN.md, "Fair shares"; src/worker/,
 # DIR_EVERY_CLAIM): a queue that gains due jobs waits for at most the claim
 # each worker already had planned, of at most slots + prefetch rows; one
 # more claim per worker for the big part of a claim that takes some of the

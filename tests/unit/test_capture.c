@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "common/capture.h"
 #include "check.h"
 
 static char *live(struct capture *c, unsigned attempt, size_t max)

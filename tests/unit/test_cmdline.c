@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/cmdline.h"
 #include "check.h"
-#include "cmdline.h"
 
 /* One line and the path it must take: direct with these words, or the
  * shell (words[0] NULL). */

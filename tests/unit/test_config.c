@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/config.h"
+#include "common/domain.h"
 #include "check.h"
-#include "config.h"
-#include "domain.h"
 
 static char path[64];
 

@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cron.h"
+#include "common/tz.h"
 #include "check.h"
-#include "cron.h"
-#include "tz.h"
 
 #define ALL60 ((UINT64_C(1) << 60) - 1)
 #define HOUR INT64_C(3600)

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
+#include "common/domain.h"
+#include "worker/store.h"
 #include "check.h"
-#include "config.h"
-#include "domain.h"
-#include "store.h"
 
 static int parse(const char *text, struct kyu_config *cfg, char *err, size_t errlen)
 {

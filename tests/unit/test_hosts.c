@@ -1,8 +1,8 @@
 /* The host lists of [database] host and replica (hosts.c). */
 #include <errno.h>
 
+#include "common/hosts.h"
 #include "check.h"
-#include "hosts.h"
 
 static void test_lists(void)
 {

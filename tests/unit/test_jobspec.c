@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/jobspec.h"
 #include "check.h"
-#include "jobspec.h"
 
 static const char *env_get(char **envp, const char *name)
 {

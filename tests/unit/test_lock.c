@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/db.h"
+#include "common/lock.h"
 #include "check.h"
-#include "db.h"
-#include "lock.h"
 
 static void test_acquire(void)
 {

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "check.h"
-#include "log.h"
 
 /* Lines written to stderr while it is the file at path, after
  * log_detect_journal(). */

@@ -5,10 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "board.h"
+#include "common/board.h"
+#include "common/metrics.h"
+#include "common/util.h"
 #include "check.h"
-#include "metrics.h"
-#include "util.h"
 
 static char *render(const struct board *b, const struct metrics_table *t)
 {

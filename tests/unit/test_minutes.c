@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/minutes.h"
+#include "worker/results.h"
 #include "check.h"
-#include "minutes.h"
-#include "results.h"
 
 static struct finish fin(uint64_t seq, uint64_t token, enum outcome o)
 {

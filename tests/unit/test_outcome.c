@@ -10,8 +10,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "worker/outcome.h"
 #include "check.h"
-#include "outcome.h"
 
 #define EXITED(code) (((code) & 0xff) << 8)
 #define KILLED(sig) ((sig) & 0x7f)

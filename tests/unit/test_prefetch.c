@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/prefetch.h"
 #include "check.h"
-#include "prefetch.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-12)
 

@@ -3,8 +3,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/proto.h"
 #include "check.h"
-#include "proto.h"
 
 /* True when fd is an open descriptor. */
 static int is_open(int fd)

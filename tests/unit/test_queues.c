@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/queues.h"
 #include "check.h"
-#include "queues.h"
 
 #define COLS 8
 
@@ -39,11 +39,11 @@ static void fake_row(struct fake *f, const char *name, const char *due_us, const
 	fake_row8(f, name, due_us, paused, max_running, rate_limit, rate_period, weight, NULL);
 }
 
-static void read_into(struct qdir *d, struct fake *f, double now)
+static void read_into(struct queues *d, struct fake *f, double now)
 {
-	struct qdir nd = { 0 };
-	CHECK(qdir_read(d, &f->r, now, &nd) == 0);
-	qdir_free(d);
+	struct queues nd = { 0 };
+	CHECK(queues_read(d, &f->r, now, &nd) == 0);
+	queues_free(d);
 	*d = nd;
 }
 
@@ -56,25 +56,25 @@ static int share(const struct qpart *p, int n, const char *name)
 }
 
 /* Claim n rows k times, every part served in full; count rows per queue. */
-static void run_claims(struct qdir *d, int n, int k, int *a, int *b, const char *na, const char *nb)
+static void run_claims(struct queues *d, int n, int k, int *a, int *b, const char *na, const char *nb)
 {
-	struct qpart p[QDIR_MAX_PARTS];
-	int got[QDIR_MAX_PARTS];
+	struct qpart p[QUEUES_MAX_PARTS];
+	int got[QUEUES_MAX_PARTS];
 
 	for (int i = 0; i < k; i++) {
-		int np = qdir_plan(d, 100.0, n, p);
+		int np = queues_plan(d, 100.0, n, p);
 		for (int j = 0; j < np; j++)
 			got[j] = p[j].n;
 		*a += share(p, np, na);
 		*b += share(p, np, nb);
-		qdir_claimed(d, p, np, got, 100.0, 60);
+		queues_claimed(d, p, np, got, 100.0, 60);
 	}
 }
 
 static void test_read(void)
 {
 	struct fake f = { 0 };
-	struct qdir d = { 0 };
+	struct queues d = { 0 };
 	const struct qentry *e;
 
 	fake_row(&f, "zeta", "-5", NULL, NULL, NULL, NULL, NULL);
@@ -84,36 +84,36 @@ static void test_read(void)
 	CHECK(d.n == 3);
 	CHECK_STR(d.e[0].name, "alpha"); /* sorted, for the lookups */
 	CHECK_STR(d.e[2].name, "zeta");
-	e = qdir_find(&d, "alpha");
+	e = queues_find(&d, "alpha");
 	CHECK(e && e->paused && e->restricted && !e->rated && e->weight == 4);
 	CHECK(e && e->due_at > 101.9 && e->due_at < 102.1);
-	e = qdir_find(&d, "mid");
+	e = queues_find(&d, "mid");
 	CHECK(e && !e->paused && e->restricted && e->rated && e->weight == 1); /* 0 is read as 1 */
 	CHECK(e && e->interval > 0.49 && e->interval < 0.51);
-	e = qdir_find(&d, "zeta");
+	e = queues_find(&d, "zeta");
 	CHECK(e && !e->restricted && e->weight == 1);
-	CHECK(qdir_find(&d, "nope") == NULL);
+	CHECK(queues_find(&d, "nope") == NULL);
 	/* A result of another shape leaves the directory alone. */
 	{
 		struct db_result bad = { .n_cols = 3 };
-		struct qdir nd = { 0 };
-		CHECK(qdir_read(&d, &bad, 100.0, &nd) == -1);
+		struct queues nd = { 0 };
+		CHECK(queues_read(&d, &bad, 100.0, &nd) == -1);
 		CHECK(nd.n == 0 && nd.e == NULL);
 	}
 	/* zeta due now; alpha paused and later; mid due */
-	CHECK(qdir_next_due_us(&d, 100.0) <= 0);
-	CHECK(qdir_any_due(&d, 100.0));
-	CHECK(!qdir_blocked_backlog(&d, 100.0));
-	CHECK(qdir_restricted_due(&d, 100.0)); /* mid */
-	qdir_free(&d);
+	CHECK(queues_next_due_us(&d, 100.0) <= 0);
+	CHECK(queues_any_due(&d, 100.0));
+	CHECK(!queues_blocked_backlog(&d, 100.0));
+	CHECK(queues_restricted_due(&d, 100.0)); /* mid */
+	queues_free(&d);
 	CHECK(d.n == 0 && d.e == NULL);
 }
 
 static void test_plan_equal(void)
 {
 	struct fake f = { 0 };
-	struct qdir d = { 0 };
-	struct qpart p[QDIR_MAX_PARTS];
+	struct queues d = { 0 };
+	struct qpart p[QUEUES_MAX_PARTS];
 	int np, a = 0, b = 0;
 
 	fake_row(&f, "big", "-100000000", NULL, NULL, NULL, NULL, NULL);
@@ -125,7 +125,7 @@ static void test_plan_equal(void)
 	fake_row(&f, "big", "-100000000", NULL, NULL, NULL, NULL, NULL);
 	fake_row(&f, "small", "-1", NULL, NULL, NULL, NULL, NULL);
 	read_into(&d, &f, 100.0);
-	np = qdir_plan(&d, 100.0, 64, p);
+	np = queues_plan(&d, 100.0, 64, p);
 	CHECK(np == 2);
 	CHECK(share(p, np, "big") == 32);
 	CHECK(share(p, np, "small") == 32);
@@ -135,23 +135,23 @@ static void test_plan_equal(void)
 		int got[2];
 		for (int i = 0; i < np; i++)
 			got[i] = strcmp(p[i].name, "small") == 0 ? 10 : p[i].n;
-		qdir_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 60);
 	}
-	np = qdir_plan(&d, 100.0, 64, p);
+	np = queues_plan(&d, 100.0, 64, p);
 	CHECK(np == 1 && share(p, np, "big") == 64);
 	/* drained, not paused: looked at again a lease later */
-	CHECK(qdir_find(&d, "small")->drained);
-	CHECK(qdir_blocked_backlog(&d, 100.0));
-	CHECK(qdir_find(&d, "small")->retry_at > 159.9);
-	np = qdir_plan(&d, 161.0, 64, p);
+	CHECK(queues_find(&d, "small")->drained);
+	CHECK(queues_blocked_backlog(&d, 100.0));
+	CHECK(queues_find(&d, "small")->retry_at > 159.9);
+	np = queues_plan(&d, 161.0, 64, p);
 	CHECK(share(p, np, "small") > 0);
-	qdir_free(&d);
+	queues_free(&d);
 }
 
 static void test_plan_weights(void)
 {
 	struct fake f = { 0 };
-	struct qdir d = { 0 };
+	struct queues d = { 0 };
 	int a = 0, b = 0;
 
 	fake_row(&f, "w1", "-1", NULL, NULL, NULL, NULL, "1");
@@ -166,14 +166,14 @@ static void test_plan_weights(void)
 	run_claims(&d, 7, 400, &a, &b, "w3", "w1");
 	CHECK(a + b == 2800);
 	CHECK(a >= 2100 - 96 && a <= 2100 + 96);
-	qdir_free(&d);
+	queues_free(&d);
 }
 
 static void test_plan_limits(void)
 {
 	struct fake f = { 0 };
-	struct qdir d = { 0 };
-	struct qpart p[QDIR_MAX_PARTS];
+	struct queues d = { 0 };
+	struct qpart p[QUEUES_MAX_PARTS];
 	int np;
 	char names[40][8];
 
@@ -182,55 +182,55 @@ static void test_plan_limits(void)
 	fake_row(&f, "later", "5000000", NULL, NULL, NULL, NULL, NULL);
 	fake_row(&f, "lim", "-1", "0", "2", NULL, NULL, NULL);
 	read_into(&d, &f, 100.0);
-	np = qdir_plan(&d, 100.0, 16, p);
+	np = queues_plan(&d, 100.0, 16, p);
 	CHECK(np == 1 && p[0].restricted && strcmp(p[0].name, "lim") == 0 && p[0].n == 16);
 	CHECK(!p[0].reclaim); /* no running row */
-	CHECK(qdir_blocked_backlog(&d, 100.0)); /* paused and due */
-	CHECK(qdir_next_due_us(&d, 100.0) <= 0); /* lim */
+	CHECK(queues_blocked_backlog(&d, 100.0)); /* paused and due */
+	CHECK(queues_next_due_us(&d, 100.0) <= 0); /* lim */
 	/* lim came back empty: drained, retried a lease (60 s) later; later
 	 * becomes due by itself at 105. */
 	{
 		int got[1] = { 0 };
-		qdir_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 60);
 	}
-	CHECK(qdir_next_due_us(&d, 100.0) > 4900000);
-	CHECK(qdir_next_due_us(&d, 100.0) < 5100000);
-	np = qdir_plan(&d, 106.0, 16, p);
+	CHECK(queues_next_due_us(&d, 100.0) > 4900000);
+	CHECK(queues_next_due_us(&d, 100.0) < 5100000);
+	np = queues_plan(&d, 106.0, 16, p);
 	CHECK(np == 1 && strcmp(p[0].name, "later") == 0);
-	np = qdir_plan(&d, 161.0, 64, p);
+	np = queues_plan(&d, 161.0, 64, p);
 	CHECK(np == 2 && share(p, np, "lim") == 32 && share(p, np, "later") == 32);
-	qdir_free(&d);
+	queues_free(&d);
 
 	/* A restricted queue reclaims only when a running lease has expired. */
 	memset(&f, 0, sizeof(f));
 	fake_row8(&f, "gone", "-1", NULL, "2", NULL, NULL, NULL, "-3000000");
 	fake_row8(&f, "live", "-1", NULL, "2", NULL, NULL, NULL, "40000000");
 	read_into(&d, &f, 100.0);
-	np = qdir_plan(&d, 100.0, 64, p);
+	np = queues_plan(&d, 100.0, 64, p);
 	CHECK(np == 2);
 	for (int i = 0; i < np; i++)
 		CHECK(p[i].reclaim == (strcmp(p[i].name, "gone") == 0));
-	np = qdir_plan(&d, 141.0, 64, p); /* live's lease has run out by now */
+	np = queues_plan(&d, 141.0, 64, p); /* live's lease has run out by now */
 	for (int i = 0; i < np; i++)
 		CHECK(p[i].reclaim);
-	qdir_free(&d);
+	queues_free(&d);
 
 	/* A rated queue that came back short is retried after one interval. */
 	memset(&f, 0, sizeof(f));
 	fake_row(&f, "r", "-1", NULL, NULL, "4", "2", NULL);
 	read_into(&d, &f, 100.0);
-	np = qdir_plan(&d, 100.0, 8, p);
+	np = queues_plan(&d, 100.0, 8, p);
 	CHECK(np == 1 && p[0].rated);
 	{
 		int got[1] = { 4 };
-		qdir_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 60);
 	}
-	CHECK(qdir_plan(&d, 100.2, 8, p) == 0);
-	CHECK(qdir_plan(&d, 100.6, 8, p) == 1);
-	CHECK(qdir_next_due_us(&d, 100.0) == 500000);
-	qdir_free(&d);
+	CHECK(queues_plan(&d, 100.2, 8, p) == 0);
+	CHECK(queues_plan(&d, 100.6, 8, p) == 1);
+	CHECK(queues_next_due_us(&d, 100.0) == 500000);
+	queues_free(&d);
 
-	/* Many queues: one claim asks at most QDIR_MAX_PARTS of them, and the
+	/* Many queues: one claim asks at most QUEUES_MAX_PARTS of them, and the
 	 * next claim asks the others first. */
 	memset(&f, 0, sizeof(f));
 	for (int i = 0; i < 40; i++) {
@@ -239,27 +239,27 @@ static void test_plan_limits(void)
 	}
 	read_into(&d, &f, 100.0);
 	/* Chunks of 32: a claim of 64 asks 2 queues; of 1,000, at most
-	 * QDIR_MAX_PARTS, each asked more. */
-	np = qdir_plan(&d, 100.0, 64, p);
+	 * QUEUES_MAX_PARTS, each asked more. */
+	np = queues_plan(&d, 100.0, 64, p);
 	CHECK(np == 2);
-	np = qdir_plan(&d, 100.0, 1000, p);
-	CHECK(np == QDIR_MAX_PARTS);
+	np = queues_plan(&d, 100.0, 1000, p);
+	CHECK(np == QUEUES_MAX_PARTS);
 	{
-		int got[QDIR_MAX_PARTS], seen = 0, total = 0;
+		int got[QUEUES_MAX_PARTS], seen = 0, total = 0;
 		for (int i = 0; i < np; i++)
 			total += p[i].n;
 		CHECK(total == 1000);
-		np = qdir_plan(&d, 100.0, 64, p);
+		np = queues_plan(&d, 100.0, 64, p);
 		for (int i = 0; i < np; i++)
 			got[i] = p[i].n;
-		qdir_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 60);
 		/* The next claim asks queues not asked before. */
-		np = qdir_plan(&d, 100.0, 64, p);
+		np = queues_plan(&d, 100.0, 64, p);
 		for (int i = 0; i < np; i++)
-			seen += qdir_find(&d, p[i].name)->pass < 1.0;
+			seen += queues_find(&d, p[i].name)->pass < 1.0;
 		CHECK(np == 2 && seen == 2);
 	}
-	qdir_free(&d);
+	queues_free(&d);
 }
 
 int main(void)

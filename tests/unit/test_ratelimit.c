@@ -1,22 +1,22 @@
 #include "check.h"
-#include "ratelimit.h"
+#include "kyud/ratelimit.h"
 
 int main(void)
 {
-	struct rate_limit rl;
+	struct ratelimit rl;
 	int allowed = 0;
 
 	/* A burst of 10 at rate 10/s, then one per 0.1 s. */
-	rate_init(&rl, 10, 100.0);
+	ratelimit_init(&rl, 10, 100.0);
 	for (int i = 0; i < 100; i++)
-		allowed += rate_allow(&rl, 100.0);
+		allowed += ratelimit_allow(&rl, 100.0);
 	CHECK(allowed == 10);
-	CHECK(!rate_allow(&rl, 100.05));
-	CHECK(rate_allow(&rl, 100.2));
+	CHECK(!ratelimit_allow(&rl, 100.05));
+	CHECK(ratelimit_allow(&rl, 100.2));
 	/* A long quiet spell refills the bucket to the rate, not beyond. */
 	allowed = 0;
 	for (int i = 0; i < 100; i++)
-		allowed += rate_allow(&rl, 1000.0);
+		allowed += ratelimit_allow(&rl, 1000.0);
 	CHECK(allowed == 10);
 	return check_done("ratelimit");
 }

@@ -5,9 +5,9 @@
 
 #include <mysqld_error.h>
 
+#include "common/config.h"
+#include "common/registry.h"
 #include "check.h"
-#include "config.h"
-#include "registry.h"
 
 /* The reply of a refresh or remove: the compound statement's OK, then the
  * row of @kyu_reg_errno and @kyu_reg_msg. */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/results.h"
 #include "check.h"
-#include "results.h"
 
 static struct outcome_out oc(enum outcome outcome, int exit_code, int sig, bool tempfail,
 			     const char *error)

@@ -4,8 +4,8 @@
 
 #include <mysqld_error.h>
 
+#include "common/schema.h"
 #include "check.h"
-#include "schema.h"
 
 static enum schema_verdict judge(enum schema_found found, long long v, long long c, char *msg)
 {

@@ -1,11 +1,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/db.h"
+#include "kyud/sdnotify.h"
 #include "check.h"
-#include "db.h"
-#include "sdnotify.h"
 
-static struct sdn n;
+static struct sdnotify n;
 
 int main(void)
 {
@@ -16,28 +16,28 @@ int main(void)
 
 	/* Before the workers started: no worker connected yet. */
 	n.workers = 2;
-	n.w[0] = (struct sdn_worker){ .pid = 100 };
-	sdn_status_text(&n, buf, sizeof(buf));
+	n.w[0] = (struct sdnotify_worker){ .pid = 100 };
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "starting; 0 jobs running, 1 of 2 workers; database not connected yet");
 
 	/* Started, the database refused both: when and why, by number and words. */
 	n.started = true;
-	n.w[1] = (struct sdn_worker){ .pid = 101 };
+	n.w[1] = (struct sdnotify_worker){ .pid = 101 };
 	n.w[0].st.db_error = n.w[1].st.db_error = 2002;
 	n.down_since = 1700000000;
 	n.down_err = 2002;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "waiting for the database; 0 jobs running, 2 workers; database unreachable since "
 		       "2023-11-14 22:13:20: error 2002 (server not reachable)");
 	n.down_err = DB_ERR_NO_ANSWER;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CONTAINS(buf, ": error 1 (no answer in time)");
 	n.down_err = 1045;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CONTAINS(buf, ": error 1045 (access denied)");
 	/* A number kyu has no words for stays a number. */
 	n.down_err = 4242;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CONTAINS(buf, ": error 4242");
 	LACKS(buf, "(");
 
@@ -46,21 +46,21 @@ int main(void)
 	n.down_since = 0;
 	n.w[0].st = (struct worker_state){ .connected = true, .running = 3 };
 	n.w[1].st = (struct worker_state){ .running = 1, .db_error = 2013 };
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "4 jobs running, 2 workers; database connected (1 of 2 workers)");
 	n.w[1].st = (struct worker_state){ .connected = true, .running = 0 };
 	n.w[0].st.running = 1;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "1 job running, 2 workers; database connected");
 
 	/* A worker waiting to be restarted has no process: not counted. */
 	n.w[1].pid = 0;
 	n.stopping = true;
-	sdn_status_text(&n, buf, sizeof(buf));
+	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "stopping; 1 job running, 1 of 2 workers; database connected");
 
 	/* A short buffer truncates, terminated. */
-	sdn_status_text(&n, buf, 12);
+	sdnotify_status_text(&n, buf, 12);
 	CHECK_STR(buf, "stopping; 1");
 	return check_done("sdnotify");
 }

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/db.h"
+#include "worker/store.h"
 #include "check.h"
-#include "db.h"
-#include "store.h"
 
 /* The escaped form of the marker that ends cut output, as it stands in the
  * statement: "\n[kyu: output cut to fit the server's max_allowed_packet]\n". */
@@ -55,7 +55,7 @@ static bool starts_with(const char *s, const char *prefix)
 static char *quoted(const char *s, size_t len)
 {
 	struct strbuf sb = { 0 };
-	sql_quote(&sb, s, len);
+	db_quote(&sb, s, len);
 	return sb.buf;
 }
 
@@ -91,11 +91,11 @@ static void test_quote(void)
 	q = quoted(NULL, 5);
 	CHECK_STR(q, "NULL");
 	free(q);
-	sql_quotes(&sb, NULL);
+	db_quotes(&sb, NULL);
 	CHECK_STR(sb.buf, "NULL");
 	/* It appends. */
 	sb_adds(&sb, ", ");
-	sql_quotes(&sb, "o'k");
+	db_quotes(&sb, "o'k");
 	CHECK_STR(sb.buf, "NULL, 'o\\'k'");
 	CHECK(sb.len == strlen(sb.buf));
 	sb_free(&sb);

@@ -1,9 +1,9 @@
 /* text.c: UTF-8 names, and the escaping kyu uses for what rows hold. */
 #include <string.h>
 
+#include "common/text.h"
+#include "common/utf8.h"
 #include "check.h"
-#include "text.h"
-#include "utf8.h"
 
 static const char *esc(const char *s, size_t len, enum escape e)
 {

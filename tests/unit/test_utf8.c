@@ -1,8 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "check.h"
-#include "utf8.h"
 
 static const char *fixed(const char *in)
 {

@@ -3,8 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "check.h"
-#include "util.h"
 
 /* The wait status of a real child that ends as told. */
 static int status_of(int code, int sig)

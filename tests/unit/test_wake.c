@@ -4,8 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/wake.h"
 #include "check.h"
-#include "wake.h"
 
 /* One helper makes both ends: the supervisor's bound socket and kyu's
  * connected one, and a hint sent on the latter arrives on the former. */

@@ -1,16 +1,16 @@
-/* kyu web without HTTP: the gatekeeping rules (webguard.h), the text of
+/* kyu web without HTTP: the gatekeeping rules (guard.h), the text of
  * job output as JSON (webapi_text), list cursors, and the statements of
- * the actions (actions.h) as kyu(1) documents them. */
+ * the actions (common/action.h) as kyu(1) documents them. */
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "actions.h"
+#include "common/action.h"
+#include "common/util.h"
+#include "web/guard.h"
+#include "web/webapi.h"
 #include "check.h"
-#include "util.h"
-#include "webapi.h"
-#include "webguard.h"
 
 static void test_equal(void)
 {

@@ -1,0 +1,113 @@
+#include "action.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "db.h"
+
+struct action_def {
+	const char *name;
+	const char *done;
+	const char *needs;
+	/* The statement up to the quoted target. */
+	const char *head;
+	/* After the target. */
+	const char *tail;
+	/* Queue upserts: after the condition. */
+	const char *tail2;
+};
+
+static const struct action_def defs[ACT_N] = {
+	[ACT_CANCEL] = { "cancel", "cancelled", "waiting or running",
+			 "UPDATE kyu_jobs SET status = 'cancelled' "
+			 "WHERE status IN ('waiting', 'running') AND id = ",
+			 "", NULL },
+	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
+			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
+			"tempfails = 0, error = NULL WHERE status IN ('failed', 'cancelled') AND id = ",
+			"", NULL },
+	/* Only a job that is not due yet: moving run_at of a due job would
+	 * only put it behind others of the same priority. */
+	[ACT_RUN_NOW] = { "run-now", "due now", "waiting and due later",
+			  "UPDATE kyu_jobs SET run_at = NOW(6) "
+			  "WHERE status = 'waiting' AND run_at > NOW(6) AND id = ",
+			  "", NULL },
+	/* Never a waiting or running row: that is what cancel is for, and a
+	 * running job's worker still has to record its end. */
+	[ACT_DELETE] = { "delete", "deleted", "succeeded, failed or cancelled",
+			 "DELETE FROM kyu_jobs "
+			 "WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = ",
+			 "", NULL },
+	/* The queue actions: head, the name, tail (action_sql adds the
+	 * condition that the queue exists in between, unless asked not to). */
+	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
+			", 1 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
+			 ", 0 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	/* Every setting back to its default: the row goes. */
+	[ACT_RESET] = { "reset", "settings removed", NULL, "DELETE FROM kyu_queues WHERE name = ", "", "" },
+};
+
+const char *action_name(enum action a)
+{
+	return a < ACT_N ? defs[a].name : "?";
+}
+
+int action_parse(const char *name, enum action *ret)
+{
+	for (int i = 0; i < ACT_N; i++) {
+		if (strcmp(name, defs[i].name) == 0) {
+			*ret = (enum action)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+bool action_on_queue(enum action a)
+{
+	return a == ACT_PAUSE || a == ACT_RESUME || a == ACT_RESET;
+}
+
+const char *action_needs(enum action a)
+{
+	return a < ACT_N ? defs[a].needs : NULL;
+}
+
+const char *action_done(enum action a)
+{
+	return a < ACT_N ? defs[a].done : "?";
+}
+
+void action_sql(struct strbuf *sb, enum action a, const char *target)
+{
+	action_sql_create(sb, a, target, false);
+}
+
+void action_sql_create(struct strbuf *sb, enum action a, const char *target, bool create)
+{
+	if (a >= ACT_N)
+		return;
+	sb_adds(sb, defs[a].head);
+	db_quotes(sb, target);
+	sb_adds(sb, defs[a].tail);
+	if (a != ACT_PAUSE && a != ACT_RESUME)
+		return;
+	/* A queue exists when it has jobs (the (queue, status) index answers)
+	 * or settings. With found rows (db.c), an upsert that changes nothing
+	 * still counts its row: 0 rows means that the queue does not exist,
+	 * and a mistyped name leaves no row behind. */
+	sb_adds(sb, "FROM DUAL");
+	if (!create)
+		action_queue_exists(sb, target);
+	sb_adds(sb, defs[a].tail2);
+}
+
+void action_queue_exists(struct strbuf *sb, const char *queue)
+{
+	sb_adds(sb, " WHERE EXISTS (SELECT 1 FROM kyu_jobs WHERE queue = ");
+	db_quotes(sb, queue);
+	sb_adds(sb, ") OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
+	db_quotes(sb, queue);
+	sb_adds(sb, ")");
+}

@@ -1,0 +1,66 @@
+/* One job's attempt as it travels from claim to recorded result: the row
+ * as a claim returns it (struct claimed), how the attempt ended (enum
+ * outcome, struct attempt_cost) and the result a worker records (struct
+ * finish). Types only, shared by the worker's rooms (worker/), by the
+ * statement builders (worker/store.h) and by kyu_minutes (minutes.h), so
+ * that a module that only reads a row does not include SQL text.
+ *
+ * Who owns the row at each step: claim.c reads it into a struct claimed
+ * and hands it to jobs.c, which owns it while the job runs; the end
+ * becomes a struct finish in results.c, which owns its strings until the
+ * round trip that records it (record.c) has an answer. */
+#ifndef KYU_ATTEMPT_H
+#define KYU_ATTEMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A row as a claim returns it. Owned by whoever holds it: the claim's
+ * reader allocates, store_claimed_clear frees the strings. */
+struct claimed {
+	uint64_t seq, token;
+	char *id, *queue, *command, *argv_json, *env_json, *cwd;
+	char *key; /* concurrency_key, or NULL */
+	unsigned attempts, tempfails, max_attempts, time_limit;
+	double claimed_at; /* monotonic, just before the claim was sent */
+	double got_at;     /* monotonic, when the claim's reply was read */
+	int64_t waited_us; /* due (run_at) to claimed, by the database's clock; -1: unknown */
+	char *bad; /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
+};
+
+/* How an attempt ended, as recorded in the row. */
+enum outcome {
+	OUT_SUCCEEDED,
+	OUT_RETRY,     /* failed, goes back to waiting after a backoff */
+	OUT_FAILED,    /* failed for good */
+	OUT_RELEASE,   /* interrupted by kyud itself: due again now, attempt not counted */
+	OUT_CANCELLED, /* the user cancelled it while it ran */
+};
+
+/* What an attempt cost (wait4's rusage of its process). */
+struct attempt_cost {
+	bool known; /* false: no process was reaped (never started): NULL */
+	uint64_t user_us, sys_us; /* CPU time in user and kernel mode, microseconds */
+	uint64_t max_rss;         /* peak resident set size, bytes */
+};
+
+/* One attempt's result, as the builders read it (read-only; results.c
+ * owns the strings). */
+struct finish {
+	uint64_t seq, token;
+	int pid; /* the job's process, 0 if it never started */
+	enum outcome outcome;
+	int exit_code; /* -1: none */
+	int signal;    /* 0: none */
+	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
+	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
+	const char *error;
+	const char *output;
+	size_t output_len;
+	/* Sent before, in a round trip whose reply was lost: perhaps
+	 * recorded already (minutes.h). */
+	bool unsure;
+};
+
+#endif

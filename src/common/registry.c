@@ -1,0 +1,158 @@
+#include "registry.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+double registry_interval(const struct kyu_config *cfg)
+{
+	double i = cfg->lease / 3.0;
+	/* A stale row only costs a datagram sent to nobody, for at most a few
+	 * intervals: an idle daemon need not write more often than this,
+	 * however short its lease. */
+	if (i < REGISTRY_MIN_INTERVAL)
+		return REGISTRY_MIN_INTERVAL;
+	return i > REGISTRY_MAX_INTERVAL ? REGISTRY_MAX_INTERVAL : i;
+}
+
+void registry_make_id(char *buf, size_t len, const char *host, pid_t pid)
+{
+	char h[65];
+	size_t n = 0;
+
+	/* Only what registry_id_valid accepts: a host name is that already,
+	 * anything else becomes '_'. */
+	for (const char *p = host; *p && n < sizeof(h) - 1; p++, n++) {
+		char c = *p;
+		if (c <= ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '\\' || c == ':')
+			c = '_';
+		h[n] = c;
+	}
+	h[n] = '\0';
+	snprintf(buf, len, "%s:%d:%016" PRIx64, n ? h : "unknown", (int)pid, random_token());
+}
+
+bool registry_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n >= REGISTRY_ID_MAX)
+		return false;
+	for (const char *p = id; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '\'' || *p == '"' || *p == '\\')
+			return false;
+	return true;
+}
+
+/* Runs body (statements ending in ';') so that any error is caught inside
+ * the compound statement: lock waits (1205) and deadlocks (1213) end it
+ * at once instead of being retried by db.c, which would count them as
+ * deadlocks and hold the connection. The last statement reports the
+ * error number (0: done) and message. */
+static void wrap(struct strbuf *sb, const char *body)
+{
+	sb_printf(sb,
+		  "BEGIN NOT ATOMIC "
+		  "DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN "
+		  "GET DIAGNOSTICS CONDITION 1 @kyu_reg_errno = MYSQL_ERRNO, @kyu_reg_msg = MESSAGE_TEXT; "
+		  "END; "
+		  "SET @kyu_reg_errno = 0, @kyu_reg_msg = NULL; "
+		  "%s"
+		  "END; "
+		  "SELECT @kyu_reg_errno, @kyu_reg_msg",
+		  body);
+}
+
+void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
+			    const char *host, pid_t pid)
+{
+	struct strbuf body = { 0 }, queues = { 0 };
+	const char *addr = config_wake_addr(cfg);
+	int live = (int)(registry_interval(cfg) * REGISTRY_LIVE_INTERVALS + 0.5);
+
+	for (int i = 0; i < cfg->n_queues; i++)
+		sb_printf(&queues, "%s%s", i ? "," : "", cfg->queues[i]);
+	sb_adds(&body, "SET STATEMENT innodb_lock_wait_timeout = 0 FOR "
+		       "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, started, "
+		       "last_seen, live_until) VALUES (");
+	db_quotes(&body, id);
+	sb_adds(&body, ", ");
+	db_quotes(&body, host);
+	sb_printf(&body, ", %d, ", (int)pid);
+	db_quotes(&body, addr);
+	sb_adds(&body, ", ");
+	db_quote(&body, queues.len ? queues.buf : "", queues.len);
+	sb_adds(&body, ", ");
+	db_quotes(&body, KYU_VERSION);
+	sb_printf(&body,
+		  ", NOW(6), NOW(6), NOW(6) + INTERVAL %d SECOND) "
+		  "ON DUPLICATE KEY UPDATE host = VALUES(host), pid = VALUES(pid), "
+		  "wake_addr = VALUES(wake_addr), queues = VALUES(queues), version = VALUES(version), "
+		  "last_seen = VALUES(last_seen), live_until = VALUES(live_until); "
+		  /* A daemon that died without deleting its row: gone for the
+		   * wake-ups already, deleted here by whoever comes next. */
+		  "IF @kyu_reg_errno = 0 THEN "
+		  "SET STATEMENT innodb_lock_wait_timeout = 0 FOR "
+		  "DELETE FROM kyu_daemons WHERE live_until < NOW(6); "
+		  /* Not worth reporting: the next refresh tries again. */
+		  "SET @kyu_reg_errno = 0, @kyu_reg_msg = NULL; "
+		  "END IF; ",
+		  live);
+	wrap(sb, body.buf);
+	sb_free(&body);
+	sb_free(&queues);
+}
+
+void registry_remove_build(struct strbuf *sb, const char *id)
+{
+	struct strbuf body = { 0 };
+
+	/* A stopping daemon may wait a little for a submitter's commit: it
+	 * has no leases left to renew on this connection's behalf once its
+	 * jobs are done, and a row left behind is only skipped until it is
+	 * deleted by another daemon. */
+	sb_adds(&body, "SET STATEMENT innodb_lock_wait_timeout = 2 FOR "
+		       "DELETE FROM kyu_daemons WHERE id = ");
+	db_quotes(&body, id);
+	sb_adds(&body, "; ");
+	wrap(sb, body.buf);
+	sb_free(&body);
+}
+
+enum registry_result registry_read(const struct db_reply *r, char *msg, size_t len)
+{
+	const struct db_result *res;
+	const char *e, *m;
+	long n;
+
+	msg[0] = '\0';
+	if (r->fail != DB_OK || r->n < 1) {
+		snprintf(msg, len, "%s", r->err ? r->err : "no reply");
+		return REG_FAILED;
+	}
+	res = &r->r[r->n - 1];
+	if (res->n_rows != 1 || res->n_cols < 2 || !(e = db_cell(res, 0, 0))) {
+		snprintf(msg, len, "unexpected reply");
+		return REG_FAILED;
+	}
+	n = strtol(e, NULL, 10);
+	m = db_cell(res, 0, 1);
+	snprintf(msg, len, "%s", m ? m : "");
+	switch (n) {
+	case 0:
+		return REG_DONE;
+	case ER_LOCK_WAIT_TIMEOUT:
+	case ER_LOCK_DEADLOCK:
+		return REG_LOCKED;
+	case ER_NO_SUCH_TABLE:
+		return REG_MISSING;
+	default:
+		if (!m)
+			snprintf(msg, len, "error %ld", n);
+		return REG_FAILED;
+	}
+}

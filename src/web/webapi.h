@@ -1,0 +1,53 @@
+/* The dashboard's data (kyu web): each page's query against the kyu
+ * tables, answered as a JSON document, and the actions (common/action.h) run on
+ * behalf of a POST. No HTTP here: src/web/web.c maps requests onto these.
+ *
+ * One blocking database connection, used by one thread at a time (the
+ * HTTP server's): every statement is bounded by max_statement_time, and
+ * the connection by the db module's deadline. Lists are pages of at most
+ * WEBAPI_PAGE rows found by keyset on indexed columns (never OFFSET); a
+ * page answers "next", the cursor of the following page, or null. */
+#ifndef KYU_WEBAPI_H
+#define KYU_WEBAPI_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "common/action.h"
+#include "common/config.h"
+
+#define WEBAPI_PAGE 50
+/* The overview counts waiting and due jobs up to one more than this: the
+ * exact number of a larger backlog is not worth a read of all of it. */
+#define WEBAPI_COUNT_CAP 1000
+
+struct webapi;
+
+/* The caller's way to read a request parameter (NULL when absent). */
+typedef const char *webapi_arg_fn(void *ctx, const char *name);
+
+/* cfg is borrowed: it must outlive the webapi. */
+struct webapi *webapi_new(const struct kyu_config *cfg);
+void webapi_free(struct webapi *w);
+
+/* GET of path (one of /api/overview, /api/running, /api/jobs,
+ * /api/retrying, /api/job, /api/schedules, /api/locks, /api/daemons).
+ * Returns the HTTP status and sets *out to the document, which is
+ * {"error": "..."} for anything but 200. */
+unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx, json_t **out);
+
+/* Run action a on target (a job's id or a queue's name). 200 with
+ * {"ok": true, "done": ...}; 409 when no row had a status the action
+ * applies to; 400 for an empty target; 503 when the database failed. */
+unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
+
+/* len bytes of text as a JSON string; bytes that are not UTF-8 (job
+ * output is whatever the program wrote) become U+FFFD. */
+json_t *webapi_text(const char *s, size_t len);
+
+/* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
+ * server prints a DATETIME(6)). Returns 0 or -EINVAL. */
+int webapi_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
+
+#endif

@@ -1,0 +1,190 @@
+#include "lease.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "store.h"
+
+static void on_fence(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	lease_check(t->data);
+}
+
+void lease_configure(struct lease *l, const struct kyu_config *cfg)
+{
+	l->lease = cfg->lease;
+	l->margin = cfg->fence_margin;
+	l->interval = config_heartbeat(cfg);
+}
+
+void lease_init(struct lease *l, struct ev_loop *loop, struct job **slots, int n_slots,
+		const struct kyu_config *cfg)
+{
+	memset(l, 0, sizeof(*l));
+	l->loop = loop;
+	l->slots = slots;
+	l->n_slots = n_slots;
+	l->seqs = xcalloc((size_t)n_slots, sizeof(*l->seqs));
+	l->tokens = xcalloc((size_t)n_slots, sizeof(*l->tokens));
+	l->pids = xcalloc((size_t)n_slots, sizeof(*l->pids));
+	lease_configure(l, cfg);
+	ev_init(&l->fence_w, on_fence);
+	l->fence_w.data = l;
+}
+
+void lease_free(struct lease *l)
+{
+	ev_timer_stop(l->loop, &l->fence_w);
+	free(l->seqs);
+	free(l->tokens);
+	free(l->pids);
+	l->seqs = l->tokens = NULL;
+	l->pids = NULL;
+}
+
+static bool renewable(const struct job *j)
+{
+	return j && j->reason != END_LOST;
+}
+
+bool lease_due(const struct lease *l, double now)
+{
+	for (int i = 0; i < l->n_slots; i++)
+		if (renewable(l->slots[i]))
+			return now >= l->next_beat;
+	return false;
+}
+
+bool lease_renewing(const struct lease *l)
+{
+	for (int i = 0; i < l->n_slots; i++)
+		if (renewable(l->slots[i]))
+			return true;
+	return false;
+}
+
+double lease_next_in(const struct lease *l, double now)
+{
+	return l->next_beat - now;
+}
+
+bool lease_build(struct lease *l, const struct kyu_config *cfg, struct strbuf *sb)
+{
+	l->n = 0;
+	for (int i = 0; i < l->n_slots; i++) {
+		struct job *j = l->slots[i];
+		if (!renewable(j))
+			continue;
+		l->seqs[l->n] = j->seq;
+		l->tokens[l->n] = j->token;
+		l->pids[l->n++] = j->pid_reported ? 0 : (int)j->pid;
+	}
+	l->next_beat = mono_now() + l->interval;
+	if (l->n == 0)
+		return false;
+	store_heartbeat_build(sb, cfg, l->seqs, l->tokens, l->pids, l->n);
+	return true;
+}
+
+/* The running job of row seq under claim token, if it is still here. */
+static struct job *find(struct lease *l, uint64_t seq, uint64_t token)
+{
+	for (int i = 0; i < l->n_slots; i++) {
+		struct job *j = l->slots[i];
+		if (j && j->seq == seq && j->token == token)
+			return j;
+	}
+	return NULL;
+}
+
+struct reply_ctx {
+	struct lease *l;
+	bool *seen;
+	double sent_at;
+};
+
+static void on_row(void *arg, uint64_t seq, uint64_t owner, const char *status)
+{
+	struct reply_ctx *ctx = arg;
+	struct lease *l = ctx->l;
+	struct job *j = NULL;
+	int k;
+
+	for (k = 0; k < l->n; k++)
+		if (l->seqs[k] == seq)
+			break;
+	if (k == l->n)
+		return;
+	ctx->seen[k] = true;
+	j = find(l, seq, l->tokens[k]);
+	if (!j || j->reason == END_LOST)
+		return;
+	if (owner != j->token) {
+		log_warn("job %s: lease lost to another claim; killing attempt %u", j->id, j->attempts);
+		l->lost++;
+		job_kill(j, END_LOST);
+	} else if (strcmp(status, "cancelled") == 0) {
+		if (j->reason != END_CANCEL) {
+			log_info("job %s: cancelled; terminating its process group", j->id);
+			l->cancelled++;
+		}
+		job_terminate(j, END_CANCEL);
+	} else if (strcmp(status, "running") == 0) {
+		if (ctx->sent_at > j->renewed)
+			j->renewed = ctx->sent_at;
+		j->pid_reported = true;
+	}
+}
+
+void lease_reply(struct lease *l, const struct db_reply *r)
+{
+	bool *seen = xcalloc((size_t)l->n + 1, sizeof(*seen));
+	struct reply_ctx ctx = { l, seen, r->sent_at };
+
+	if (store_heartbeat_read(r, on_row, &ctx) >= 0) {
+		for (int k = 0; k < l->n; k++) {
+			struct job *j = seen[k] ? NULL : find(l, l->seqs[k], l->tokens[k]);
+			if (j && j->reason != END_LOST) {
+				log_warn("job %s: its row is gone; killing attempt %u", j->id, j->attempts);
+				l->lost++;
+				job_kill(j, END_LOST);
+			}
+		}
+	}
+	free(seen);
+	l->n = 0;
+	lease_check(l);
+}
+
+void lease_check(struct lease *l)
+{
+	double now = mono_now(), limit = l->lease - l->margin, next = 0;
+
+	ev_timer_stop(l->loop, &l->fence_w);
+	if (l->margin == 0)
+		return;
+	for (int i = 0; i < l->n_slots; i++) {
+		struct job *j = l->slots[i];
+		if (!j || j->reason == END_LOST || j->fenced)
+			continue;
+		if (now < j->renewed + limit) {
+			if (next == 0 || j->renewed + limit < next)
+				next = j->renewed + limit;
+			continue;
+		}
+		log_warn("job %s: lease not renewed for %.1f s (lease %d s, fence_margin %d s); "
+			 "killing it before another worker may take it over",
+			 j->id, now - j->renewed, l->lease, l->margin);
+		l->fenced++;
+		j->fenced = true;
+		/* No grace: the deadline is already the safety margin. */
+		job_kill(j, END_FENCE);
+	}
+	if (next > 0) {
+		ev_timer_set(&l->fence_w, next - now, 0.);
+		ev_timer_start(l->loop, &l->fence_w);
+	}
+}

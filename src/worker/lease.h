@@ -1,0 +1,62 @@
+/* Lease renewal and self-fencing, in one place.
+ *
+ * Every running job's row carries a lease (lease_until) that this worker
+ * extends with a heartbeat every `heartbeat` seconds; the heartbeat's reply
+ * also says, row by row, whether the row is still ours and whether the user
+ * cancelled it. Independently of the database, a timer is always armed for
+ * the earliest moment a job's lease may run out less fence_margin (counted
+ * from just before the statement that last set it was sent): a job not
+ * renewed by then is killed, because once its lease expires another claim
+ * may start it again. The timer runs whatever the connection does, so a
+ * database that stops answering cannot keep a job alive past its lease. */
+#ifndef KYU_LEASE_H
+#define KYU_LEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "common/config.h"
+#include "common/db.h"
+#include "common/util.h"
+#include "job.h"
+
+struct lease {
+	struct ev_loop *loop;
+	struct job **slots; /* the worker's, n_slots long; NULL entries are free */
+	int n_slots;
+	int lease, margin;
+	double interval;
+	double next_beat; /* monotonic */
+	ev_timer fence_w;
+	/* The heartbeat in flight. */
+	uint64_t *seqs, *tokens;
+	int *pids;
+	int n;
+	uint64_t lost, cancelled, fenced;
+};
+
+void lease_init(struct lease *l, struct ev_loop *loop, struct job **slots, int n_slots,
+		const struct kyu_config *cfg);
+void lease_configure(struct lease *l, const struct kyu_config *cfg);
+void lease_free(struct lease *l);
+/* Whether any running job has a lease to renew (next_beat means nothing
+ * otherwise). */
+bool lease_renewing(const struct lease *l);
+/* A heartbeat should be sent now. */
+bool lease_due(const struct lease *l, double now);
+/* Seconds until the next heartbeat is due (may be <= 0). */
+double lease_next_in(const struct lease *l, double now);
+/* Append the heartbeat for every running job to sb; false (nothing
+ * appended) when none runs. */
+bool lease_build(struct lease *l, const struct kyu_config *cfg, struct strbuf *sb);
+/* Apply the heartbeat's reply: renew, or end jobs whose row was cancelled,
+ * taken over or deleted. On failure nothing is renewed; the fence timer
+ * decides. */
+void lease_reply(struct lease *l, const struct db_reply *r);
+/* Kill every job past its fencing deadline; arm the timer for the next.
+ * Call after a job started or its lease changed. */
+void lease_check(struct lease *l);
+
+#endif

@@ -1,0 +1,129 @@
+#include "live.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/capture.h"
+#include "store.h"
+
+void live_configure(struct live *l, const struct kyu_config *cfg)
+{
+	l->interval = cfg->live_output;
+}
+
+void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu_config *cfg)
+{
+	memset(l, 0, sizeof(*l));
+	l->slots = slots;
+	l->n_slots = n_slots;
+	l->seqs = xcalloc((size_t)n_slots, sizeof(*l->seqs));
+	l->tokens = xcalloc((size_t)n_slots, sizeof(*l->tokens));
+	l->totals = xcalloc((size_t)n_slots, sizeof(*l->totals));
+	live_configure(l, cfg);
+}
+
+void live_free(struct live *l)
+{
+	free(l->seqs);
+	free(l->tokens);
+	free(l->totals);
+	l->seqs = l->tokens = l->totals = NULL;
+}
+
+/* Its output changed since its tail was last written, and it is still
+ * ours to write (a job being ended, cancelled or taken over is left to
+ * its result, or to the claim that took it). */
+static bool grew(const struct job *j)
+{
+	return j && j->reason == END_NONE && j->cap.total != j->live_total &&
+	       capture_live_len(&j->cap, LIVE_TAIL_MAX) > 0;
+}
+
+/* When j's tail may be written: not before it has run an interval, so
+ * that the short jobs, nearly all of them, never cost a write. */
+static double due_at(const struct live *l, const struct job *j)
+{
+	double t = j->spawned_at + l->interval;
+	return t > l->next_at ? t : l->next_at;
+}
+
+bool live_due(const struct live *l, double now)
+{
+	if (l->interval <= 0)
+		return false;
+	for (int i = 0; i < l->n_slots; i++)
+		if (grew(l->slots[i]) && now >= due_at(l, l->slots[i]))
+			return true;
+	return false;
+}
+
+double live_next(const struct live *l)
+{
+	double next = 0;
+
+	if (l->interval <= 0)
+		return 0;
+	for (int i = 0; i < l->n_slots; i++) {
+		const struct job *j = l->slots[i];
+		if (grew(j) && (next == 0 || due_at(l, j) < next))
+			next = due_at(l, j);
+	}
+	return next;
+}
+
+bool live_build(struct live *l, double now, size_t max_len, struct strbuf *sb)
+{
+	struct live_row *rows = xcalloc((size_t)l->n_slots, sizeof(*rows));
+	struct strbuf *texts = xcalloc((size_t)l->n_slots, sizeof(*texts));
+	size_t room = 256; /* the statement around the rows */
+	int i, k;
+
+	l->n = 0;
+	for (k = 0; k < l->n_slots; k++) {
+		struct job *j = l->slots[(l->start + k) % l->n_slots];
+		if (!grew(j) || now < due_at(l, j))
+			continue;
+		capture_live(&j->cap, j->attempts, LIVE_TAIL_MAX, &texts[l->n]);
+		if (room + store_live_room(texts[l->n].len) > max_len) {
+			/* The server would refuse it all (a small
+			 * max_allowed_packet): these go first next time; one
+			 * that fits in no statement is never written. */
+			sb_free(&texts[l->n]);
+			if (l->n == 0)
+				continue;
+			break;
+		}
+		room += store_live_room(texts[l->n].len);
+		rows[l->n] = (struct live_row){ j->seq, j->token, texts[l->n].buf, texts[l->n].len };
+		l->seqs[l->n] = j->seq;
+		l->tokens[l->n] = j->token;
+		l->totals[l->n++] = j->cap.total;
+	}
+	l->start = k < l->n_slots ? (l->start + k) % l->n_slots : 0;
+	l->next_at = now + l->interval;
+	if (l->n > 0)
+		store_live_build(sb, rows, l->n);
+	for (i = 0; i < l->n; i++)
+		sb_free(&texts[i]);
+	free(texts);
+	free(rows);
+	return l->n > 0;
+}
+
+int live_reply(struct live *l, const struct db_reply *r)
+{
+	int n = r->fail == DB_OK ? l->n : 0;
+
+	if (r->fail == DB_OK) {
+		for (int k = 0; k < l->n; k++)
+			for (int i = 0; i < l->n_slots; i++) {
+				struct job *j = l->slots[i];
+				if (j && j->seq == l->seqs[k] && j->token == l->tokens[k])
+					j->live_total = l->totals[k];
+			}
+		l->writes++;
+		l->rows += (uint64_t)l->n;
+	}
+	l->n = 0;
+	return n;
+}

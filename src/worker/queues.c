@@ -1,0 +1,243 @@
+#include "queues.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+/* A rated queue that came back short is asked again after one emission
+ * interval, within these bounds: often enough to use its rate, never a
+ * busy loop. */
+#define RETRY_MIN 0.05
+#define RETRY_MAX 5.0
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct qentry *)a)->name, ((const struct qentry *)b)->name);
+}
+
+const struct qentry *queues_find(const struct queues *d, const char *name)
+{
+	struct qentry key = { .name = (char *)(uintptr_t)name };
+
+	if (d->n == 0)
+		return NULL;
+	return bsearch(&key, d->e, (size_t)d->n, sizeof(*d->e), by_name);
+}
+
+static bool eligible(const struct qentry *e, double now)
+{
+	if (e->paused || e->due_at > now)
+		return false;
+	return !e->drained || (e->retry_at > 0 && e->retry_at <= now);
+}
+
+static long long cell_ll(const struct db_result *r, size_t row, unsigned col, long long dflt)
+{
+	const char *s = db_cell(r, row, col);
+	return s ? strtoll(s, NULL, 10) : dflt;
+}
+
+int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out)
+{
+	struct qentry *e;
+	double vmin = 0;
+	bool any = false;
+
+	if (r->n_cols != 8)
+		return -1;
+	/* The floor for queues that were not competing: the smallest pass of
+	 * those that were. */
+	for (int i = 0; i < d->n; i++) {
+		if (!eligible(&d->e[i], now))
+			continue;
+		if (!any || d->e[i].pass < vmin)
+			vmin = d->e[i].pass;
+		any = true;
+	}
+	e = xcalloc(r->n_rows ? r->n_rows : 1, sizeof(*e));
+	out->arrived = 0;
+	for (size_t i = 0; i < r->n_rows; i++) {
+		const char *name = db_cell(r, i, 0);
+		const struct qentry *old;
+		long long max_running, rate_limit, rate_period, weight;
+
+		if (!name)
+			name = "";
+		e[i].name = xstrdup(name);
+		e[i].due_at = now + (double)cell_ll(r, i, 1, 0) / 1e6;
+		e[i].paused = cell_ll(r, i, 2, 0) != 0;
+		max_running = cell_ll(r, i, 3, -1);
+		rate_limit = cell_ll(r, i, 4, -1);
+		rate_period = cell_ll(r, i, 5, -1);
+		weight = cell_ll(r, i, 6, 1);
+		e[i].rated = rate_limit >= 0;
+		e[i].restricted = max_running >= 0 || e[i].rated;
+		if (e[i].rated)
+			e[i].interval = rate_limit > 0
+						? (double)(rate_period > 0 ? rate_period : 1) /
+							  (double)rate_limit
+						: RETRY_MAX;
+		e[i].weight = weight >= 1 ? (unsigned)(weight > 1000000 ? 1000000 : weight) : 1;
+		if (db_cell(r, i, 7))
+			e[i].expiry_at = now + (double)cell_ll(r, i, 7, 0) / 1e6;
+		/* A queue that was competing keeps its pass (none is below
+		 * vmin); one that was not starts level with the others, just
+		 * ahead of them, so that its first chunk is not behind a tie. */
+		old = queues_find(d, e[i].name);
+		e[i].pass = old && old->pass > vmin ? old->pass : vmin - 1e-9;
+		/* Not one that was drained: its claim found nothing to take,
+		 * and asking at once again would find nothing again. */
+		if (e[i].due_at <= now && !e[i].paused && (!old || old->due_at > now || old->paused))
+			out->arrived++;
+	}
+	qsort(e, r->n_rows, sizeof(*e), by_name);
+	out->e = e;
+	out->n = (int)r->n_rows;
+	out->read_at = now;
+	/* Keep the passes small: only their differences matter. */
+	for (int i = 0; i < out->n; i++)
+		out->e[i].pass -= vmin;
+	return 0;
+}
+
+void queues_free(struct queues *d)
+{
+	for (int i = 0; i < d->n; i++)
+		free(d->e[i].name);
+	free(d->e);
+	d->e = NULL;
+	d->n = 0;
+}
+
+int queues_plan(struct queues *d, double now, int n, struct qpart *parts)
+{
+	int idx[QUEUES_MAX_PARTS];
+	int n_parts = 0, left = n;
+
+	/* Chunks, not single rows: each chunk is one queue's UPDATE (four
+	 * statements for a restricted queue), so a claim touches a few
+	 * queues with useful batches and the passes keep the shares exact
+	 * over successive claims. */
+	while (left > 0) {
+		int best = -1, best_part = -1, chunk;
+		double best_pass = 0;
+
+		for (int i = 0; i < d->n; i++) {
+			const struct qentry *e = &d->e[i];
+			int p = -1;
+			double pass;
+
+			if (!eligible(e, now))
+				continue;
+			for (int j = 0; j < n_parts; j++)
+				if (idx[j] == i)
+					p = j;
+			if (p < 0 && n_parts == QUEUES_MAX_PARTS)
+				continue;
+			pass = e->pass + (p >= 0 ? parts[p].n : 0) / (double)e->weight;
+			if (best < 0 || pass < best_pass) {
+				best = i;
+				best_part = p;
+				best_pass = pass;
+			}
+		}
+		if (best < 0)
+			break;
+		if (best_part < 0) {
+			best_part = n_parts++;
+			idx[best_part] = best;
+			parts[best_part] = (struct qpart){
+				.name = d->e[best].name,
+				.restricted = d->e[best].restricted,
+				.rated = d->e[best].rated,
+				.reclaim = d->e[best].expiry_at > 0 && d->e[best].expiry_at <= now,
+			};
+		}
+		chunk = QUEUES_QUANTUM * (int)(d->e[best].weight > 64 ? 64 : d->e[best].weight);
+		if (chunk > left)
+			chunk = left;
+		parts[best_part].n += chunk;
+		left -= chunk;
+	}
+	return n_parts;
+}
+
+void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got, double now,
+		  double blocked_retry)
+{
+	for (int i = 0; i < n_parts; i++) {
+		struct qentry *e;
+
+		if (!parts[i].name)
+			continue;
+		e = (struct qentry *)(uintptr_t)queues_find(d, parts[i].name);
+		if (!e)
+			continue;
+		e->pass += got[i] / (double)e->weight;
+		if (got[i] >= parts[i].n)
+			continue;
+		e->drained = true;
+		/* A rated queue may start again after one emission interval.
+		 * Any other's due rows wait for a running job to end: on this
+		 * daemon that end claims again, on another it does the same
+		 * there, but a job whose worker died frees its slot or key only
+		 * when its lease expires, which nobody announces: look again
+		 * one lease later. */
+		e->retry_at = now + blocked_retry;
+		if (e->rated) {
+			double t = e->interval < RETRY_MIN ? RETRY_MIN : e->interval;
+			e->retry_at = now + (t > RETRY_MAX ? RETRY_MAX : t);
+		}
+	}
+}
+
+int64_t queues_next_due_us(const struct queues *d, double now)
+{
+	double best = 0;
+	bool any = false;
+
+	for (int i = 0; i < d->n; i++) {
+		const struct qentry *e = &d->e[i];
+		double t = e->due_at;
+
+		if (e->paused)
+			continue;
+		if (e->drained) {
+			if (e->retry_at <= 0)
+				continue;
+			if (e->retry_at > t)
+				t = e->retry_at;
+		}
+		if (!any || t < best)
+			best = t;
+		any = true;
+	}
+	if (!any)
+		return INT64_MAX;
+	return (int64_t)((best - now) * 1e6);
+}
+
+bool queues_blocked_backlog(const struct queues *d, double now)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->e[i].due_at <= now && (d->e[i].paused || d->e[i].drained))
+			return true;
+	return false;
+}
+
+bool queues_restricted_due(const struct queues *d, double now)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->e[i].restricted && eligible(&d->e[i], now))
+			return true;
+	return false;
+}
+
+bool queues_any_due(const struct queues *d, double now)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->e[i].due_at <= now)
+			return true;
+	return false;
+}

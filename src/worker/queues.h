@@ -1,0 +1,99 @@
+/* Which queues a worker claims from, and how many rows from each.
+ *
+ * A worker keeps the queue directory it last read (store.c's directory
+ * statement: every queue holding waiting or running rows, its earliest due
+ * time and its kyu_queues settings) and shares each claim between the
+ * queues that have due rows, by weight: stride scheduling. Every queue has
+ * a pass value that grows by 1/weight per job it was given; each chunk of
+ * a claim goes to the eligible queue with the smallest pass. A queue
+ * that (re)appears starts at the smallest pass of the others, so an idle
+ * spell earns it no burst. A queue whose claim came back short is left out
+ * until the next directory read. Pure: no I/O (tests/unit/test_queues.c). */
+#ifndef KYU_QUEUES_H
+#define KYU_QUEUES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/db.h"
+
+/* Queues one claim takes rows from at most: each costs a statement (a
+ * restricted one, four), so a claim stays one bounded round trip. */
+#define QUEUES_MAX_PARTS 16
+/* Rows a queue of weight 1 is given at a time. */
+#define QUEUES_QUANTUM 32
+
+struct qentry {
+	char *name;
+	double due_at;   /* monotonic: the queue's earliest row is due */
+	double retry_at; /* drained: when to look again (0: at the next read) */
+	bool paused;     /* kyu_queues.paused: never planned */
+	bool restricted; /* max_running or rate_limit set: claimed in a transaction */
+	bool rated;      /* rate_limit set: starts are logged */
+	double expiry_at; /* restricted: earliest lease of its running rows (0: none) */
+	double interval; /* rated: rate_period / rate_limit, s */
+	unsigned weight; /* >= 1 */
+	double pass;
+	bool drained;
+};
+
+struct queues {
+	struct qentry *e; /* sorted by name (byte order, as utf8mb4_bin) */
+	int n;
+	double read_at; /* monotonic; 0: never read */
+	int arrived;    /* at the last read: due queues that were not due before */
+};
+
+/* One queue's share of a claim. name NULL: the catch-all (every queue
+ * without restrictions, by due time), planned only when nothing else is
+ * known to be due. */
+struct qpart {
+	const char *name; /* borrowed from the directory; valid until the next queues_read */
+	int n;
+	bool restricted, rated;
+	bool reclaim; /* restricted: a running row's lease may have expired */
+};
+
+/* Build in out the directory the rows of a directory statement describe
+ * (columns: queue, microseconds until due, paused, max_running,
+ * rate_limit, rate_period, weight, and for a restricted queue microseconds
+ * until its earliest running lease expires), keeping each queue's pass
+ * from d.
+ * Returns 0, or -1 when the result does not have that shape (out is
+ * untouched). */
+int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out);
+void queues_free(struct queues *d);
+
+/* Share n rows between the eligible queues, in chunks of QUEUES_QUANTUM x
+ * weight rows given to the queue with the smallest pass. Writes up to
+ * QUEUES_MAX_PARTS parts and returns how many. Restricted queues are asked
+ * like the others: their limits are applied by the claim itself, and a row
+ * claimed ahead of a free slot counts against them while it waits (at most
+ * the hold limit, prefetch.h). */
+int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
+
+/* After the claim of parts: got[i] rows came back for parts[i]. A part
+ * that got fewer than it asked is drained until the next read, and is
+ * looked at again blocked_retry s later (a rated one: about one emission
+ * interval later). */
+void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got, double now,
+		  double blocked_retry);
+
+/* Microseconds from now until the earliest queue that may have rows to
+ * claim (<= 0: now), INT64_MAX when none. */
+int64_t queues_next_due_us(const struct queues *d, double now);
+
+/* A restricted queue has rows to claim now: a freed slot should claim. */
+bool queues_restricted_due(const struct queues *d, double now);
+
+/* Queues known to hold due rows that cannot be claimed now (paused,
+ * drained): a catch-all claim would scan past them. */
+bool queues_blocked_backlog(const struct queues *d, double now);
+
+/* Some queue had due rows at the last read (claimable or not): the
+ * directory is worth reading again. */
+bool queues_any_due(const struct queues *d, double now);
+
+const struct qentry *queues_find(const struct queues *d, const char *name);
+
+#endif

@@ -1,0 +1,117 @@
+/* Schedules: the rows of kyu_schedules turned into jobs, each instant
+ * exactly once across every daemon (notes/DESIGN.md, "Schedules").
+ *
+ * One worker per daemon runs this (worker 1). It reads the schedules that
+ * are due by the database clock, and for each computes one step: the
+ * instant to fire (if any) and the next_run that follows. A step is one
+ * transaction that moves next_run from the value read to the new one
+ * (compare-and-set: a daemon that lost the race changes nothing) and, in
+ * the same transaction, inserts the job whose id names the schedule and the
+ * instant (cron:NAME:2026-11-23T06:00:00Z). Between firings the worker
+ * sleeps until the earliest next_run, or SCHEDULES_POLL at most; a changed row
+ * wakes it through the "any queue" wake-up of sql/notify.sql.
+ *
+ * This module builds the statements and reads their replies; the worker
+ * sends them on its connection when schedules_ready() says one is due. */
+#ifndef KYU_SCHEDULES_H
+#define KYU_SCHEDULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/db.h"
+#include "common/util.h"
+
+/* Without a wake-up, a changed row is seen within this many seconds. */
+#define SCHEDULES_POLL 60.0
+/* Rows read per scan; the rest come with the next scan, at once. */
+#define SCHEDULES_BATCH 256
+/* missed = all runs at most this many of the missed instants (the last). */
+#define SCHEDULES_ALL_MAX 100
+/* Wake-ups closer together than this are folded into one scan. */
+#define SCHEDULES_MIN_GAP 0.2
+
+/* A schedule as a scan read it. next_run: seconds since the epoch (UTC);
+ * has_next false when the column is NULL. */
+struct schedules_row {
+	char *name, *cron, *tz;
+	int64_t next_run;
+	bool has_next;
+	char missed; /* 's'kip, 'o'nce, 'a'll */
+	int64_t grace;
+	bool runs_nothing; /* neither command nor argv */
+	bool bad_next;     /* next_run is set but holds no time (a zero date) */
+};
+
+/* What one step does, computed by schedules_plan. */
+struct schedules_step {
+	int64_t next;    /* the new next_run */
+	bool fire;       /* enqueue a job for instant */
+	int64_t instant;
+	int64_t skipped; /* missed instants passed over without a job */
+	bool skipped_more; /* there were more than counted */
+};
+
+enum schedules_sent { SCHEDULES_NONE, SCHEDULES_SCAN, SCHEDULES_STEP, SCHEDULES_MARK };
+
+struct schedules_hold {
+	char *name;
+	double until; /* monotonic */
+	int fails;
+};
+
+struct schedules {
+	double scan_at; /* monotonic; the next scan is due then */
+	double last_scan;
+	/* The due rows of the last scan, stepped one by one from next_row. */
+	struct schedules_row *rows;
+	int n_rows, next_row;
+	int64_t db_now_us; /* the database clock at the scan (UTC, µs) */
+	double scanned;    /* monotonic time of that scan's reply */
+	bool stepped;      /* a step of this scan changed something: scan again at once */
+	bool cas_lost;     /* a step of this scan matched nothing: scan again, not at once */
+	/* What is in flight. */
+	enum schedules_sent sent;
+	int sent_row;
+	struct schedules_step sent_step;
+	char *sent_error; /* the message a SCHEDULES_MARK writes */
+	/* Schedules whose job could not be inserted, tried again later. */
+	struct schedules_hold *holds;
+	int n_holds;
+	bool scan_failing; /* the last scan failed (logged once per spell) */
+	uint64_t fired; /* jobs this process enqueued */
+	bool fired_new; /* since the worker last asked: claim, the job may be ours */
+};
+
+void schedules_init(struct schedules *s);
+void schedules_free(struct schedules *s);
+/* A statement is due at monotonic time now. */
+bool schedules_ready(const struct schedules *s, double now);
+/* When schedules_ready turns true (monotonic), for the worker's timer while
+ * its connection is idle; 0 while a statement is in flight. */
+double schedules_wake_time(const struct schedules *s, double now);
+/* Build the next statement into sb (schedules_ready was true). Returns true
+ * when the statement opens a transaction that a failure leaves open. */
+bool schedules_build(struct schedules *s, struct strbuf *sb, double now);
+/* The reply to what schedules_build built. */
+void schedules_read(struct schedules *s, const struct db_reply *r, double now);
+/* A schedule row may have changed: scan soon (folded, SCHEDULES_MIN_GAP). */
+void schedules_poke(struct schedules *s, double now);
+/* The connection was lost or replaced: forget what was read. */
+void schedules_reset(struct schedules *s, double now);
+
+/* The step for row at database time now_us, or -1 with the reason the
+ * row cannot run in err (bad expression or zone, a date that never
+ * occurs, nothing to run). Pure but for reading time-zone files. */
+int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
+	       size_t errlen);
+/* The job id of an instant: cron:NAME:YYYY-MM-DDTHH:MM:SSZ. */
+void schedules_job_id(struct strbuf *sb, const char *name, int64_t instant);
+/* Statement builders, exposed for the unit tests. */
+void schedules_scan_build(struct strbuf *sb);
+void schedules_step_build(struct strbuf *sb, const char *name, const struct schedules_row *row,
+		      const struct schedules_step *st);
+void schedules_mark_build(struct strbuf *sb, const struct schedules_row *row, const char *error);
+
+#endif
