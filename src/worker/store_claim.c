@@ -1,0 +1,455 @@
+#include "store_claim.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/domain.h"
+#include "store_finish.h"
+
+static void add_queue_filter(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	if (cfg->n_queues == 0)
+		return;
+	sb_adds(sb, " AND queue IN (");
+	for (int i = 0; i < cfg->n_queues; i++) {
+		if (i)
+			sb_adds(sb, ",");
+		db_quotes(sb, cfg->queues[i]);
+	}
+	sb_adds(sb, ")");
+}
+
+static char *dup_field(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* A text column with a NUL byte would be cut short by every C string
+ * function on the way to exec: such a row is refused, not run shortened. */
+static void check_nul(struct claimed *c, const struct db_result *r, size_t row, unsigned col,
+		      const char *name)
+{
+	const char *v = db_cell(r, row, col);
+	const char *z;
+	char msg[128];
+
+	if (c->bad || !v)
+		return;
+	z = memchr(v, 0, r->lens[row * r->n_cols + col]);
+	if (!z)
+		return;
+	snprintf(msg, sizeof(msg), "%s contains a NUL byte (at byte %zu): refused", name, (size_t)(z - v));
+	c->bad = xstrdup(msg);
+}
+
+/* Columns are INT UNSIGNED; a row may hold any value of that range. */
+static unsigned to_uint(const char *s)
+{
+	unsigned long long v = s ? strtoull(s, NULL, 10) : 0;
+	return v > UINT32_MAX ? UINT32_MAX : (unsigned)v;
+}
+
+static void add_min_due(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	sb_adds(sb, "SELECT MIN(due) FROM kyu_jobs");
+	if (cfg->n_queues) {
+		sb_adds(sb, " WHERE 1");
+		add_queue_filter(sb, cfg);
+	}
+}
+
+/* What a claim sets on every row it takes, whichever statement takes it. */
+static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const char *token_sql,
+			  const char *host)
+{
+	sb_printf(sb,
+		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
+		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = NOW(6), finished_at = NULL, duration = NULL, "
+		  "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, host = ",
+		  token_sql, cfg->lease);
+	db_quotes(sb, host);
+	sb_adds(sb, ", status = 'running'");
+}
+
+/* A row with a concurrency key is claimable only while no running row has
+ * that key. The unique index on running_key makes this exact (UPDATE
+ * IGNORE skips the row that would be the second); this filter keeps the
+ * claim from walking into those conflicts. An expired running row keeps
+ * its own key and is reclaimable. */
+#define KEY_FREE                                                                          \
+	" AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "  \
+	"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL))"
+#define RESTRICTED_QUEUES                                                                 \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+	"rate_limit IS NOT NULL"
+
+/* The mark of an unrestricted queue (name) or of every queue without
+ * restrictions (name NULL, the catch-all), n rows by due time. */
+static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim_shape shape,
+		     uint64_t token, const char *host, const char *name, int n)
+{
+	char tok[24];
+	struct strbuf where = { 0 };
+	const char *hint;
+
+	snprintf(tok, sizeof(tok), "%" PRIu64, token);
+	sb_adds(&where, " WHERE due <= NOW(6)");
+	if (name) {
+		sb_adds(&where, " AND queue = ");
+		db_quotes(&where, name);
+		/* A queue that gained restrictions since the directory was read
+		 * is left to the restricted form. */
+		sb_adds(&where, " AND NOT EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
+		db_quotes(&where, name);
+		sb_adds(&where, " AND (paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT NULL))");
+	} else {
+		add_queue_filter(&where, cfg);
+		sb_adds(&where, " AND queue NOT IN (" RESTRICTED_QUEUES ")");
+	}
+	sb_adds(&where, KEY_FREE);
+	/* One queue: its (queue, due, priority) range, in order, is exactly
+	 * the rows to take. Without the hint the subquery of KEY_FREE (on this
+	 * same table) makes MariaDB 10.11 read the index by queue alone, from
+	 * its finished rows (due NULL sorts first) on: a claim then examined
+	 * every finished row of the queue (3,039 rows for 39 with 3,000 kept;
+	 * notes/DESIGN.md, issue 24). */
+	hint = name ? " FORCE INDEX (kyu_jobs_queue_due)" : "";
+	sb_adds(sb, "UPDATE IGNORE ");
+	if (shape != CLAIM_PLAIN) {
+		/* The picked rows first (STRAIGHT_JOIN): with kyu_jobs first, an
+		 * optimizer that thinks it small scans it with locking reads and
+		 * waits for the very rows SKIP LOCKED means to go round. */
+		sb_adds(sb, "(SELECT seq FROM kyu_jobs");
+		sb_adds(sb, hint);
+		sb_add(sb, where.buf, where.len);
+		sb_printf(sb,
+			  " ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c STRAIGHT_JOIN kyu_jobs ON "
+			  "kyu_jobs.seq = c.seq ",
+			  n, shape == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
+	} else {
+		sb_adds(sb, "kyu_jobs");
+		sb_adds(sb, hint);
+		sb_adds(sb, " ");
+	}
+	add_claim_set(sb, cfg, tok, host);
+	if (shape == CLAIM_PLAIN) {
+		sb_add(sb, where.buf, where.len);
+		sb_printf(sb, " ORDER BY due, priority LIMIT %d", n);
+	}
+	sb_free(&where);
+}
+
+/* The two statements a restricted queue's claim executes, prepared once
+ * per connection: kyu_reclaim takes expired running rows (their slot is
+ * already counted), kyu_claim waiting ones. Parameters: queue, how many,
+ * token (in the order of their placeholders). Both pick their rows with
+ * SKIP LOCKED (and STRAIGHT_JOIN, see add_mark): the queue's row lock
+ * already serialises its claimers, so a locked job row is one another
+ * transaction holds (a submitter's uncommitted INSERT, a user's UPDATE),
+ * and waiting for it would stall the whole claim round trip, leases of
+ * running jobs included. */
+static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const char *host)
+{
+	struct strbuf st = { 0 };
+
+	sb_adds(&st, "UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'running' AND "
+		     "lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
+		     "STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
+	add_claim_set(&st, cfg, "?", host);
+	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
+	db_quote(sb, st.buf, st.len);
+	sb_reset(&st);
+	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
+		     "AND due <= NOW(6)" KEY_FREE " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) "
+		     "AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
+	add_claim_set(&st, cfg, "?", host);
+	sb_adds(sb, "; PREPARE kyu_claim FROM ");
+	db_quote(sb, st.buf, st.len);
+	sb_adds(sb, "; ");
+	sb_free(&st);
+}
+
+/* A queue with max_running or a rate limit, inside the claim's
+ * transaction: lock its kyu_queues row (SKIP LOCKED: a queue another
+ * daemon is claiming right now is left to it, nobody waits), then, in
+ * statements that read after the lock, take expired running rows and as
+ * many waiting ones as the limits leave. */
+static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart *p)
+{
+	const int n = p->n;
+	int stmts = 3;
+
+	sb_printf(sb, "SET @kyu_tok = %" PRIu64 ", @kyu_q = ", token);
+	db_quotes(sb, p->name);
+	sb_printf(sb, ", @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
+		      "FOR UPDATE SKIP LOCKED), @kyu_n = IF(@kyu_ok, %d, 0); ",
+		  n);
+	if (p->rated) {
+		sb_printf(sb,
+			  "SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
+			  "(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
+			  "at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
+			  "@kyu_q), 0); ",
+			  n, n);
+		stmts++;
+	}
+	if (p->reclaim) {
+		sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_q, @kyu_n, @kyu_tok; ");
+		stmts++;
+	}
+	sb_printf(sb,
+		  "SET @kyu_n = GREATEST(0, LEAST(@kyu_n - %s, IFNULL((SELECT max_running - "
+		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
+		  "kyu_queues WHERE name = @kyu_q), %d))); ",
+		  p->reclaim ? "ROW_COUNT()" : "0", n);
+	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_q, @kyu_n, @kyu_tok; ");
+	if (p->rated) {
+		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
+			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
+		stmts++;
+	}
+	return stmts;
+}
+
+static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	/* GROUP BY on the (queue, due, priority) index is a loose index scan:
+	 * one dive per queue, however many rows each holds. */
+	/* For a restricted queue also when its first running lease expires:
+	 * the claim takes expired rows over only when there may be one (one
+	 * dive on (queue, status) per restricted queue). */
+	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
+		    "q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
+		    "q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
+		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))) FROM (SELECT "
+		    "queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL");
+	add_queue_filter(sb, cfg);
+	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
+}
+
+/* The row's column, or when it is NULL the default of its queue's section
+ * ([queue.NAME], else [queue.*]), else [job]'s: as SQL, so that the claim
+ * returns the value the attempt runs with. */
+static void add_default(struct strbuf *sb, const struct kyu_config *cfg, const char *column,
+			enum domain_key key, int job_default)
+{
+	int star = job_default;
+	bool any = false;
+
+	for (int i = 0; i < cfg->n_domains; i++) {
+		const struct domain *d = &cfg->domains[i];
+		any |= d->key_line[key] != 0;
+		if (!d->queue && d->key_line[key])
+			star = key == DK_MAX_ATTEMPTS ? d->max_attempts : d->time_limit;
+	}
+	sb_printf(sb, "COALESCE(j.%s, ", column);
+	if (!any) {
+		sb_printf(sb, "%d)", job_default);
+		return;
+	}
+	/* A queue with a section of its own takes nothing from [queue.*]. */
+	sb_adds(sb, "CASE j.queue");
+	for (int i = 0; i < cfg->n_domains; i++) {
+		const struct domain *d = &cfg->domains[i];
+		int v = !d->key_line[key] ? job_default
+					  : key == DK_MAX_ATTEMPTS ? d->max_attempts : d->time_limit;
+		if (!d->queue || v == star)
+			continue;
+		sb_adds(sb, " WHEN ");
+		db_quotes(sb, d->queue);
+		sb_printf(sb, " THEN %d", v);
+	}
+	sb_printf(sb, " ELSE %d END)", star);
+}
+
+static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token)
+{
+	/* What this token marked, and the next due time (which tells the
+	 * supervisor how long everyone may sleep when the batch comes back
+	 * short, when no directory came with it). The one-row derived table
+	 * makes the SELECT return that time even when nothing was marked. */
+	sb_adds(sb, "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, j.attempts, "
+		    "j.tempfails, ");
+	add_default(sb, cfg, "max_attempts", DK_MAX_ATTEMPTS, cfg->max_attempts);
+	sb_adds(sb, ", ");
+	add_default(sb, cfg, "time_limit", DK_TIME_LIMIT, cfg->time_limit);
+	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)) "
+		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
+	add_min_due(sb, cfg);
+	sb_printf(sb,
+		  ")) AS next) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  " AND j.status = 'running'",
+		  token);
+}
+
+void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+			    const char *host, const struct claim_plan *plan, const struct finish *fin,
+			    int n_fin, struct claim_layout *lay)
+{
+	int stmts = 0;
+	bool txn = false;
+
+	memset(lay, 0, sizeof(*lay));
+	lay->fin_at = lay->dir_at = -1;
+	if (plan->rollback) {
+		/* A failed claim may have left its transaction (and a queue's
+		 * lock) open. */
+		sb_adds(sb, "ROLLBACK; ");
+		stmts++;
+	}
+	/* Results first: their rows leave the due index before the claim
+	 * scans it. */
+	if (n_fin > 0 && store_finish_build_plain(sb, fin, n_fin)) {
+		sb_adds(sb, "; ");
+		lay->fin_at = stmts++;
+		lay->n_fin = n_fin;
+	}
+	for (int i = 0; i < plan->n_parts; i++) {
+		const struct qpart *p = &plan->parts[i];
+		if (p->n <= 0 || p->restricted)
+			continue;
+		add_mark(sb, cfg, plan->skip_locked ? CLAIM_SKIP_LOCKED : cfg->claim, token, host,
+			 p->name, p->n);
+		sb_adds(sb, "; ");
+		stmts++;
+		lay->asked += p->n;
+	}
+	for (int i = 0; i < plan->n_parts; i++) {
+		const struct qpart *p = &plan->parts[i];
+		if (p->n <= 0 || !p->restricted || !p->name)
+			continue;
+		if (!plan->prepared && !lay->prepares) {
+			add_prepare(sb, cfg, host);
+			stmts += 2;
+			lay->prepares = true;
+		}
+		if (!txn) {
+			sb_adds(sb, "START TRANSACTION; ");
+			stmts++;
+			txn = true;
+		}
+		stmts += add_restricted(sb, token, p);
+		lay->asked += p->n;
+	}
+	if (txn) {
+		sb_adds(sb, "COMMIT; ");
+		stmts++;
+		lay->transaction = true;
+	}
+	/* After the claims: a queue that got due rows before they ran is in
+	 * it, so the next claim, planned from it, is not blind to that queue. */
+	if (plan->directory) {
+		add_directory(sb, cfg);
+		lay->dir_at = stmts++;
+	}
+	add_select(sb, cfg, token);
+	lay->sel_at = stmts++;
+	lay->n_stmts = stmts;
+}
+
+void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+		       const char *host, int n, const struct finish *fin, int n_fin)
+{
+	struct qpart all = { .name = NULL, .n = n };
+	struct claim_plan plan = { .parts = &all, .n_parts = 1 };
+	struct claim_layout lay;
+
+	store_claim_build_plan(sb, cfg, token, host, &plan, fin, n_fin, &lay);
+}
+
+void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *lay, uint64_t token,
+			   double claimed_at, struct claim_reply *out)
+{
+	const struct db_result *sel;
+	int cap;
+
+	memset(out, 0, sizeof(*out));
+	out->next_due_us = INT64_MIN;
+	if (lay->fin_at >= 0 && r->n > lay->fin_at && r->r[lay->fin_at].err_no == 0 &&
+	    (r->fail == DB_OK || r->n - 1 > lay->fin_at)) {
+		out->fin_done = true;
+		out->fin_rejected = lay->n_fin - (int)r->r[lay->fin_at].affected;
+	}
+	if (lay->dir_at >= 0 && r->n > lay->dir_at && r->r[lay->dir_at].err_no == 0 &&
+	    (r->fail == DB_OK || r->n - 1 > lay->dir_at))
+		out->dir = &r->r[lay->dir_at];
+	out->fail = r->fail;
+	if (r->fail != DB_OK || r->n < lay->n_stmts) {
+		if (out->fail == DB_OK)
+			out->fail = DB_ERROR;
+		out->got = -1;
+		return;
+	}
+	sel = &r->r[lay->sel_at];
+	/* Count what came back rather than the UPDATEs' affected rows: with
+	 * CLIENT_FOUND_ROWS an UPDATE IGNORE counts the row it skipped. */
+	cap = lay->asked;
+	out->rows = xcalloc((size_t)(cap > 0 ? cap : 1), sizeof(*out->rows));
+	for (size_t i = 0; i < sel->n_rows; i++) {
+		struct claimed *c;
+		if (i == 0) {
+			const char *next = db_cell(sel, i, 11);
+			out->next_due_us = next ? strtoll(next, NULL, 10) : INT64_MAX;
+		}
+		if (!db_cell(sel, i, 0) || out->got >= cap)
+			continue;
+		c = &out->rows[out->got++];
+		c->seq = strtoull(db_cell(sel, i, 0), NULL, 10);
+		c->token = token;
+		c->claimed_at = claimed_at;
+		c->id = dup_field(db_cell(sel, i, 1));
+		c->queue = dup_field(db_cell(sel, i, 2));
+		c->command = dup_field(db_cell(sel, i, 3));
+		c->argv_json = dup_field(db_cell(sel, i, 4));
+		c->env_json = dup_field(db_cell(sel, i, 5));
+		c->cwd = dup_field(db_cell(sel, i, 6));
+		c->attempts = to_uint(db_cell(sel, i, 7));
+		c->tempfails = to_uint(db_cell(sel, i, 8));
+		c->max_attempts = to_uint(db_cell(sel, i, 9));
+		c->time_limit = to_uint(db_cell(sel, i, 10));
+		c->key = dup_field(db_cell(sel, i, 12));
+		c->waited_us = db_cell(sel, i, 13) ? strtoll(db_cell(sel, i, 13), NULL, 10) : -1;
+		check_nul(c, sel, i, 1, "id");
+		check_nul(c, sel, i, 2, "queue");
+		check_nul(c, sel, i, 3, "command");
+		check_nul(c, sel, i, 4, "argv");
+		check_nul(c, sel, i, 5, "env");
+		check_nul(c, sel, i, 6, "cwd");
+	}
+	if (out->got == lay->asked)
+		out->next_due_us = INT64_MIN;
+}
+
+void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
+		      struct claim_reply *out)
+{
+	struct claim_layout lay = {
+		.fin_at = n_fin > 0 ? 0 : -1, .dir_at = -1, .n_fin = n_fin, .asked = n,
+		.sel_at = n_fin > 0 ? 2 : 1, .n_stmts = n_fin > 0 ? 3 : 2,
+	};
+	store_claim_read_plan(r, &lay, token, claimed_at, out);
+}
+
+void store_claimed_clear(struct claimed *c)
+{
+	free(c->id);
+	free(c->queue);
+	free(c->command);
+	free(c->argv_json);
+	free(c->env_json);
+	free(c->cwd);
+	free(c->key);
+	free(c->bad);
+	memset(c, 0, sizeof(*c));
+}
+
+void store_claimed_free(struct claimed *rows, int n)
+{
+	if (!rows)
+		return;
+	for (int i = 0; i < n; i++)
+		store_claimed_clear(&rows[i]);
+	free(rows);
+}

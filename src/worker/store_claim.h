@@ -1,0 +1,75 @@
+/* The claim, kyud's one round trip per batch of jobs: the results that
+ * ride in front, the mark of each queue's due rows (one UPDATE per
+ * unrestricted queue, the prepared kyu_claim and kyu_reclaim in a
+ * transaction for restricted ones), the queue directory, the SELECT of
+ * what the token marked; and the reading of that reply into the claimed
+ * rows, which this module also frees. Pure, like all of store.h.
+ *
+ * Cut from store.c (issue 26) along the statement family: the claim's
+ * builders share its helpers (the claim's SET, the key filter, the column
+ * defaults) with no other statement, and are the part of the store that
+ * changes with the claim's plan (queues.c). The release of a failed claim
+ * (store_release_build) stays in store.c, whose prefix its name carries. */
+#ifndef KYU_STORE_CLAIM_H
+#define KYU_STORE_CLAIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/attempt.h"
+#include "common/config.h"
+#include "common/db.h"
+#include "common/util.h"
+#include "queues.h"
+
+/* ---- claim: record plain successes, mark, select, in one round trip ---- */
+
+/* Append the claim of up to n due rows of any unrestricted queue (the
+ * catch-all) for token to sb. The first n_fin of fin (all plain
+ * successes, or 0) ride along in front. */
+void store_claim_build(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+		       const char *host, int n, const struct finish *fin, int n_fin);
+
+/* A worker's claim: which queues, how many from each (queues.c). */
+struct claim_plan {
+	const struct qpart *parts;
+	int n_parts;
+	bool directory; /* read the queue directory in the same round trip */
+	bool prepared;  /* kyu_claim and kyu_reclaim exist on this connection */
+	bool rollback;  /* a failed claim may have left its transaction open */
+	/* Mark with SELECT ... FOR UPDATE SKIP LOCKED whatever the configured
+	 * shape: a row lock held by another transaction stalled a claim. */
+	bool skip_locked;
+};
+/* Where each statement's result is in the reply. */
+struct claim_layout {
+	int fin_at, dir_at, sel_at; /* -1: not sent */
+	int n_fin, asked, n_stmts;
+	bool prepares;    /* this claim prepared kyu_claim and kyu_reclaim */
+	bool transaction; /* it holds restricted parts */
+};
+void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+			    const char *host, const struct claim_plan *plan, const struct finish *fin,
+			    int n_fin, struct claim_layout *lay);
+
+struct claim_reply {
+	struct claimed *rows; /* got of them; free with store_claimed_free */
+	int got;
+	/* When fewer than asked were claimed: microseconds until the next row
+	 * of the served queues becomes due, paused ones included (<= 0: now;
+	 * INT64_MAX: nothing waiting or running); else INT64_MIN. */
+	int64_t next_due_us;
+	const struct db_result *dir; /* the directory, when read (lives as the reply) */
+	bool fin_done;   /* the results in front were recorded */
+	int fin_rejected; /* of those, rows that no longer belonged to us */
+	enum db_fail fail;
+};
+/* Read the reply of a claim built with (n, n_fin) by store_claim_build. */
+void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,
+		      struct claim_reply *out);
+void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *lay, uint64_t token,
+			   double claimed_at, struct claim_reply *out);
+void store_claimed_free(struct claimed *rows, int n);
+void store_claimed_clear(struct claimed *c);
+
+#endif

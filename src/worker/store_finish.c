@@ -1,0 +1,262 @@
+#include "store_finish.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/capture.h"
+
+bool store_finish_plain(const struct finish *f)
+{
+	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error;
+}
+
+enum cost_col { COST_USER, COST_SYS, COST_RSS, N_COST_COLS };
+static const char *const cost_cols[N_COST_COLS] = {
+	[COST_USER] = "cpu_user",
+	[COST_SYS] = "cpu_sys",
+	[COST_RSS] = "max_rss",
+};
+
+/* Seconds, written as the exact decimal of the microseconds the kernel
+ * counted rather than rounded through a double. */
+static void add_seconds(struct strbuf *sb, uint64_t us)
+{
+	sb_printf(sb, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+}
+
+static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum cost_col col)
+{
+	if (!c->known)
+		sb_adds(sb, "NULL");
+	else if (col == COST_USER)
+		add_seconds(sb, c->user_us);
+	else if (col == COST_SYS)
+		add_seconds(sb, c->sys_us);
+	else
+		sb_printf(sb, "%" PRIu64, c->max_rss);
+}
+
+/* ", cpu_user = CASE seq WHEN … END, …" for the plain successes among f:
+ * the bulk UPDATE names every one of them in its WHERE, so no ELSE. */
+static void add_bulk_cost(struct strbuf *sb, const struct finish *f, int n)
+{
+	for (enum cost_col col = 0; col < N_COST_COLS; col++) {
+		sb_printf(sb, ", %s = CASE seq", cost_cols[col]);
+		for (int i = 0; i < n; i++) {
+			if (!store_finish_plain(&f[i]))
+				continue;
+			sb_printf(sb, " WHEN %" PRIu64 " THEN ", f[i].seq);
+			add_cost_value(sb, &f[i].cost, col);
+		}
+		sb_adds(sb, " END");
+	}
+}
+
+int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
+{
+	size_t start = sb->len;
+	int count = 0;
+
+	sb_adds(sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
+		    "error = NULL, output = NULL, finished_at = NOW(6), "
+		    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
+	for (int i = 0; i < n; i++) {
+		if (!store_finish_plain(&f[i]))
+			continue;
+		sb_printf(sb, " WHEN %" PRIu64 " THEN %d", f[i].seq, f[i].pid);
+		count++;
+	}
+	if (count == 0) {
+		sb->len = start;
+		if (sb->buf)
+			sb->buf[start] = '\0';
+		return 0;
+	}
+	sb_adds(sb, " ELSE pid END");
+	add_bulk_cost(sb, f, n);
+	sb_adds(sb, ", status = IF(status = 'cancelled', 'cancelled', 'succeeded') WHERE seq IN (");
+	for (int i = 0, k = 0; i < n; i++)
+		if (store_finish_plain(&f[i]))
+			sb_printf(sb, "%s%" PRIu64, k++ ? "," : "", f[i].seq);
+	sb_adds(sb, ") AND owner = CASE seq");
+	for (int i = 0; i < n; i++)
+		if (store_finish_plain(&f[i]))
+			sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, f[i].seq, f[i].token);
+	sb_adds(sb, " END AND status IN ('running', 'cancelled')");
+	return count;
+}
+
+/* Backoff for the next attempt, in SQL so that it uses the database clock:
+ * base * 2^(attempts-1), capped, with "equal jitter" (half fixed, half
+ * random) so that jobs failing together do not retry together. */
+static void add_backoff(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	sb_printf(sb,
+		  "NOW(6) + INTERVAL CAST(LEAST(%d, %d * POW(2, LEAST(attempts, 40) - 1)) "
+		  "* (0.5 + RAND() * 0.5) * 1000000 AS UNSIGNED) MICROSECOND",
+		  cfg->backoff_cap, cfg->backoff_base);
+}
+
+#define CUT_MARK "\n[kyu: output cut to fit the server's max_allowed_packet]\n"
+
+/* Room one finish_one statement needs besides its output (escaping may
+ * double every byte of the texts). */
+static size_t finish_overhead(const struct finish *f)
+{
+	return 1024 + 2 * (f->error ? strlen(f->error) : 0);
+}
+
+static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f,
+		       size_t max_len)
+{
+	sb_adds(sb, "UPDATE kyu_jobs SET lease_until = NULL, ");
+	if (f->pid > 0)
+		sb_printf(sb, "pid = %d, ", f->pid);
+	if (f->outcome == OUT_RELEASE) {
+		/* kyud interrupted the attempt itself: not the job's fault. It
+		 * does not count, so it leaves no start and no cost (the
+		 * claim cleared them) either. */
+		/* Nor its live tail (kyud.8, "Live output"): the next attempt
+		 * of the same number would pass it for its own. Before
+		 * attempts changes: MariaDB applies SET left to right. */
+		sb_adds(sb, "output = IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
+			    "NULL, output), attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
+			    "started_at = NULL");
+		/* A claimed job given back unstarted keeps its last error. */
+		if (f->error) {
+			sb_adds(sb, ", error = ");
+			db_quotes(sb, f->error);
+		}
+		sb_adds(sb, ", status = IF(status = 'cancelled', 'cancelled', 'waiting')");
+	} else {
+		size_t out_len = f->output_len;
+		bool cut = false;
+
+		if (f->exit_code >= 0)
+			sb_printf(sb, "exit_code = %d, ", f->exit_code);
+		else
+			sb_adds(sb, "exit_code = NULL, ");
+		if (f->signal > 0)
+			sb_printf(sb, "`signal` = %d, ", f->signal);
+		else
+			sb_adds(sb, "`signal` = NULL, ");
+		sb_adds(sb, "error = ");
+		db_quotes(sb, f->error);
+		sb_adds(sb, ", output = ");
+		/* The server refuses (and drops the connection on) a statement
+		 * larger than its max_allowed_packet; a job's output is cut to
+		 * fit instead, whatever output_limit says. */
+		if (out_len && 2 * out_len + finish_overhead(f) > max_len) {
+			size_t room = max_len > finish_overhead(f) + 2 * sizeof(CUT_MARK)
+					      ? (max_len - finish_overhead(f)) / 2 - sizeof(CUT_MARK)
+					      : 0;
+			out_len = room < out_len ? room : out_len;
+			cut = true;
+		}
+		if (cut) {
+			sb_adds(sb, "CONCAT(");
+			db_quote(sb, f->output, out_len);
+			sb_adds(sb, ", ");
+			db_quotes(sb, CUT_MARK);
+			sb_adds(sb, ")");
+		} else {
+			db_quote(sb, out_len ? f->output : NULL, out_len);
+		}
+		sb_adds(sb, ", finished_at = NOW(6), "
+			    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, ");
+		for (enum cost_col col = 0; col < N_COST_COLS; col++) {
+			sb_printf(sb, "%s = ", cost_cols[col]);
+			add_cost_value(sb, &f->cost, col);
+			sb_adds(sb, ", ");
+		}
+		if (f->outcome == OUT_RETRY) {
+			/* attempts keeps counting, so the backoff grows. */
+			if (f->tempfail)
+				sb_adds(sb, "tempfails = LEAST(tempfails, 4294967294) + 1, ");
+			sb_adds(sb, "run_at = ");
+			add_backoff(sb, cfg);
+			sb_adds(sb, ", ");
+		}
+		/* Assigned last: MariaDB applies SET left to right, and the
+		 * user's cancel must win over our result. */
+		sb_printf(sb, "status = IF(status = 'cancelled', 'cancelled', '%s')",
+			  f->outcome == OUT_SUCCEEDED ? "succeeded"
+			  : f->outcome == OUT_RETRY   ? "waiting"
+			  : f->outcome == OUT_FAILED  ? "failed"
+						      : "cancelled");
+	}
+	sb_printf(sb,
+		  " WHERE seq = %" PRIu64 " AND owner = %" PRIu64
+		  " AND status IN ('running', 'cancelled')",
+		  f->seq, f->token);
+}
+
+int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
+		       size_t max_len, int *n_stmts)
+{
+	int count = 0, plain;
+
+	*n_stmts = 0;
+	/* Plain successes are all in front: their one UPDATE covers them. */
+	while (count < n && store_finish_plain(&f[count]))
+		count++;
+	if (count) {
+		store_finish_build_plain(sb, f, count);
+		(*n_stmts)++;
+	}
+	plain = count;
+	for (; count < n; count++) {
+		size_t before = sb->len;
+		if (store_finish_plain(&f[count]))
+			break;
+		if (*n_stmts)
+			sb_adds(sb, "; ");
+		/* Output is cut only when it would not fit alone; a result that
+		 * does not fit behind the others goes first in the next round
+		 * trip instead. */
+		finish_one(sb, cfg, &f[count], max_len);
+		if (sb->len > max_len && *n_stmts) {
+			sb->len = before;
+			sb->buf[before] = '\0';
+			if (count > plain)
+				break;
+			/* Right behind the plain successes, which may be there
+			 * every time: cut to the room they leave, so that it is
+			 * recorded all the same. */
+			sb_adds(sb, "; ");
+			finish_one(sb, cfg, &f[count], max_len > before + 2 ? max_len - before - 2 : 0);
+			if (sb->len > max_len) {
+				sb->len = before;
+				sb->buf[before] = '\0';
+				break;
+			}
+		}
+		(*n_stmts)++;
+	}
+	return count;
+}
+
+void store_finish_read(const struct db_reply *r, const struct finish *f, int count, int *done,
+		       int *rejected)
+{
+	int plain = 0, stmt = 0;
+
+	*done = 0;
+	*rejected = 0;
+	while (plain < count && store_finish_plain(&f[plain]))
+		plain++;
+	if (plain) {
+		if (r->n < 1 || r->r[0].err_no)
+			return;
+		*done = plain;
+		*rejected = plain - (int)r->r[0].affected;
+		stmt = 1;
+	}
+	for (int i = plain; i < count; i++, stmt++) {
+		if (stmt >= r->n || r->r[stmt].err_no)
+			return;
+		(*done)++;
+		if (r->r[stmt].affected != 1)
+			(*rejected)++;
+	}
+}
