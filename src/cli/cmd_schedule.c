@@ -1,7 +1,5 @@
-/* kyu schedules, kyu schedule add|enable|disable|run-now|remove: each one
- * statement on kyu_schedules (kyu_jobs(7), "Schedules") that a user could
- * type instead. The expression and zone are checked here too, so that a
- * typo is refused at once rather than found by kyud later. */
+#include "cmd_schedule.h"
+
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +24,7 @@ int cmd_schedules(struct db *db)
 		"IFNULL(DATE_FORMAT(last_run, '%Y-%m-%dT%H:%i:%sZ'), '-') AS last_run, "
 		"missed, overlap, IFNULL(error, '-') AS error FROM kyu_schedules ORDER BY name";
 
-	return print_query(db, q, sizeof(q) - 1, false) < 0 ? die_db(db, "schedules") : 0;
+	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "schedules") : 0;
 }
 
 /* The expression, zone and name as kyud will read them; the first instant
@@ -53,7 +51,7 @@ static int check_row(struct db *db, const char *name, const char *expr, const ch
 	}
 	if (db_query(db, q, sizeof(q) - 1, &reply) != DB_OK || reply->n < 1 ||
 	    reply->r[0].n_rows < 1) {
-		die_db(db, "schedule add: reading the database clock");
+		cli_die_db(db, "schedule add: reading the database clock");
 		goto out;
 	}
 	if (cron_next(&c, z, strtoll(db_cell(&reply->r[0], 0, 0), NULL, 10), first, err,
@@ -185,7 +183,7 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 				"kyu_schedules, or kyu schedule remove it first)\n",
 				name);
 		else
-			die_db(db, "schedule add");
+			cli_die_db(db, "schedule add");
 		goto out;
 	}
 	{
@@ -196,7 +194,7 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 	}
 	printf("schedule %s: added%s; first run %s\n", name, disabled ? " (disabled)" : "", when);
 	/* kyud reads kyu_schedules again at an "any queue" wake-up. */
-	send_wake(db, cfg, "", true);
+	cli_send_wake(db, cfg, "", true);
 	rc = 0;
 out:
 	free(json);
@@ -217,7 +215,7 @@ static int exists(struct db *db, const char *name)
 	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0)
 		r = strcmp(db_cell(&reply->r[0], 0, 0), "0") != 0;
 	else
-		die_db(db, "schedule");
+		cli_die_db(db, "schedule");
 	sb_free(&sb);
 	return r;
 }
@@ -251,23 +249,23 @@ static int schedule_change(struct db *db, const struct kyu_config *cfg, const ch
 	}
 	db_quotes(&sb, name);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
-		die_db(db, "schedule");
+		cli_die_db(db, "schedule");
 		goto out;
 	}
 	if (strcmp(what, "run-now") == 0) {
 		const char *q = "SELECT id, queue FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
 		if (db_query(db, q, strlen(q), &reply) != DB_OK || reply->n < 1 ||
 		    reply->r[0].n_rows < 1) {
-			die_db(db, "schedule run-now: reading the job's id");
+			cli_die_db(db, "schedule run-now: reading the job's id");
 			goto out;
 		}
 		printf("%s\n", db_cell(&reply->r[0], 0, 0));
-		send_wake(db, cfg, db_cell(&reply->r[0], 0, 1), true);
+		cli_send_wake(db, cfg, db_cell(&reply->r[0], 0, 1), true);
 	} else {
 		printf("schedule %s: %s\n", name,
 		       strcmp(what, "remove") == 0 ? "removed" :
 		       strcmp(what, "enable") == 0 ? "enabled" : "disabled");
-		send_wake(db, cfg, "", true);
+		cli_send_wake(db, cfg, "", true);
 	}
 	rc = 0;
 out:

@@ -1,7 +1,5 @@
-/* kyu schema status|upgrade and kyu check: the database's schema version
- * against this build's, the upgrade steps embedded in it, and the checks
- * of a kyud installation (configuration, connection, privileges, schema,
- * wake-up address). */
+#include "cmd_schema.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -151,7 +149,7 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 		goto out;
 	sb_printf(&sb, "SET SESSION lock_wait_timeout = %lld", (long long)lock_wait);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
-		die_db(db, "schema upgrade: setting lock_wait_timeout");
+		cli_die_db(db, "schema upgrade: setting lock_wait_timeout");
 		goto out;
 	}
 	v = current_version(db);

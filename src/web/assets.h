@@ -1,6 +1,6 @@
-/* The dashboard's page, script and style sheet (src/web/), compiled into
- * kyu-web by cmake/embed_assets.cmake: nothing to install beside it and
- * nothing to fetch at run time. */
+/* The dashboard's page, script and style sheet (src/web/assets/), compiled
+ * into kyu-web by scripts/cmake/embed_assets.cmake: nothing to install
+ * beside it and nothing to fetch at run time. */
 #ifndef KYU_WEBASSETS_H
 #define KYU_WEBASSETS_H
 

@@ -1,4 +1,6 @@
-/* kyu-web: the dashboard (web.h), run by `kyu web`. A program of its own,
+/* kyu-web's main: the options, the [web] section's rules and the
+ * listening socket; then web_serve (web.c, web.h), the HTTP server of the
+ * dashboard. Run by `kyu web` (src/cli/cmd_web.c). A program of its own,
  * installed in libexec: only it loads libmicrohttpd and what that links
  * (GnuTLS and nine more libraries, 2.6 MiB more resident memory in each
  * process that maps them), so that kyu itself stays small.

@@ -1,6 +1,8 @@
-/* The dashboard's HTTP server (kyu web): the embedded page (assets.h),
- * the JSON endpoints (webapi.h) and the actions, behind the rules of
- * guard.h.
+/* kyu-web's HTTP server (web.c): web_serve, which the program's main
+ * (main.c) calls once it has checked the [web] section and opened the
+ * listening socket. It serves the dashboard (kyu web): the embedded page
+ * (assets.h), the JSON endpoints (webapi.h) and the actions, behind the
+ * rules of guard.h.
  *
  * libmicrohttpd with one internal thread: every request is answered in
  * turn on that thread, which owns the one database connection. A

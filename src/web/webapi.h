@@ -1,11 +1,14 @@
 /* The dashboard's data (kyu web): each page's query against the kyu
  * tables, answered as a JSON document, and the actions (common/action.h) run on
  * behalf of a POST. No HTTP here: src/web/web.c maps requests onto these.
+ * The one entry of kyuweb's data side: webapi.c routes a GET to its page
+ * (weboverview.h, webpages.h) and runs the actions itself; below them the
+ * connection (webdb.h) and the JSON of rows (webjson.h).
  *
  * One blocking database connection, used by one thread at a time (the
  * HTTP server's): every statement is bounded by max_statement_time, and
  * the connection by the db module's deadline. Lists are pages of at most
- * WEBAPI_PAGE rows found by keyset on indexed columns (never OFFSET); a
+ * WEBPAGES_PAGE rows found by keyset on indexed columns (never OFFSET); a
  * page answers "next", the cursor of the following page, or null. */
 #ifndef KYU_WEBAPI_H
 #define KYU_WEBAPI_H
@@ -16,11 +19,6 @@
 
 #include "common/action.h"
 #include "common/config.h"
-
-#define WEBAPI_PAGE 50
-/* The overview counts waiting and due jobs up to one more than this: the
- * exact number of a larger backlog is not worth a read of all of it. */
-#define WEBAPI_COUNT_CAP 1000
 
 struct webapi;
 
@@ -43,11 +41,12 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
 
 /* len bytes of text as a JSON string; bytes that are not UTF-8 (job
- * output is whatever the program wrote) become U+FFFD. */
+ * output is whatever the program wrote) become U+FFFD (webjson_text). */
 json_t *webapi_text(const char *s, size_t len);
 
 /* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
- * server prints a DATETIME(6)). Returns 0 or -EINVAL. */
+ * server prints a DATETIME(6)). Returns 0 or -EINVAL
+ * (webpages_parse_cursor). */
 int webapi_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
 
 #endif

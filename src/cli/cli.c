@@ -1,0 +1,193 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/registry.h"
+#include "common/text.h"
+#include "common/util.h"
+#include "common/wake.h"
+
+int cli_env_add(json_t *env, char *arg, const char *cmd)
+{
+	char *eq = arg ? strchr(arg, '=') : NULL;
+	int r;
+
+	if (!eq || eq == arg) {
+		fprintf(stderr, "kyu: %s: -e expects NAME=VALUE, got '%s'\n", cmd, arg);
+		return -1;
+	}
+	*eq = '\0';
+	/* JSON (and so the env column) holds UTF-8 only: refuse what cannot
+	 * be stored as given rather than drop it. */
+	r = json_object_set_new(env, arg, json_string(eq + 1));
+	*eq = '=';
+	if (r < 0)
+		fprintf(stderr, "kyu: %s: -e '%s': name and value must be valid UTF-8\n", cmd, arg);
+	return r < 0 ? -1 : 0;
+}
+
+char *cli_argv_json(int argc, char **argv, const char *cmd)
+{
+	json_t *args = json_array();
+	char *json = NULL;
+
+	for (int i = 0; i < argc; i++) {
+		json_t *a = json_string(argv[i]);
+		/* A dropped argument would run a different command. */
+		if (!a || json_array_append_new(args, a) < 0) {
+			fprintf(stderr,
+				"kyu: %s: argument %d is not valid UTF-8; the argv column is JSON and "
+				"holds UTF-8 only (nothing was changed)\n",
+				cmd, i);
+			goto out;
+		}
+	}
+	json = json_dumps(args, JSON_COMPACT);
+out:
+	json_decref(args);
+	return json;
+}
+
+int cli_die_db(struct db *db, const char *what)
+{
+	fprintf(stderr, "kyu: %s: %s\n", what, db_error(db));
+	return 1;
+}
+
+/* How cli_print_query writes values (set by main): ids, commands, errors and
+ * output come from rows anyone who may submit can write. */
+static bool out_raw;                    /* --raw: the bytes as stored */
+static enum escape out_escape = ESCAPE_FIELD;
+
+void cli_print_mode(bool raw, bool terminal)
+{
+	out_raw = raw;
+	if (terminal)
+		out_escape = ESCAPE_TERMINAL;
+}
+
+/* Run a statement and print its result set as tab-separated rows, or one
+ * "column: value" line per column. Unless --raw, a value never spans
+ * lines or fields, and on a terminal no control character or byte that
+ * is not UTF-8 reaches it (text.h). */
+int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
+{
+	const struct db_reply *reply;
+	const struct db_result *r;
+	struct strbuf sb = { 0 };
+
+	if (db_query(db, sql, len, &reply) != DB_OK)
+		return -1;
+	if (reply->n < 1)
+		return 0;
+	r = &reply->r[0];
+	if (!vertical) {
+		for (unsigned i = 0; i < r->n_cols; i++)
+			printf("%s%s", i ? "\t" : "", r->names[i]);
+		printf("\n");
+	}
+	for (size_t row = 0; row < r->n_rows; row++) {
+		for (unsigned i = 0; i < r->n_cols; i++) {
+			const char *v = db_cell(r, row, i);
+			size_t len_v = v ? r->lens[row * r->n_cols + i] : 4;
+
+			sb_reset(&sb);
+			if (!v)
+				sb_adds(&sb, "NULL");
+			else if (out_raw)
+				sb_add(&sb, v, len_v);
+			else
+				text_escape(&sb, v, len_v, out_escape);
+			if (vertical)
+				printf("%12s: ", r->names[i]);
+			else if (i)
+				putchar('\t');
+			fwrite(sb.buf, 1, sb.len, stdout);
+			if (vertical)
+				putchar('\n');
+		}
+		if (!vertical)
+			printf("\n");
+	}
+	sb_free(&sb);
+	return (int)r->n_rows;
+}
+
+/* Send "kyu:QUEUE" to one address; 0 or -1 (with a message unless quiet). */
+static int wake_one(const char *addr, const char *msg, size_t n, bool quiet)
+{
+	char err[256];
+	int fd, r;
+
+	fd = wake_socket(addr, false, err, sizeof(err));
+	if (fd < 0) {
+		if (!quiet)
+			fprintf(stderr, "kyu: wake: %s\n", err);
+		return -1;
+	}
+	r = send(fd, msg, n, 0) == (ssize_t)n ? 0 : -1;
+	if (r < 0 && !quiet)
+		fprintf(stderr, "kyu: wake: send to %s: %s\n", addr, strerror(errno));
+	close(fd);
+	return r;
+}
+
+int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue, bool quiet)
+{
+	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const struct db_result *r = NULL;
+	int n, sent = 0, failed = 0;
+
+	if (strlen(queue) > WAKE_QUEUE_MAX) {
+		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
+		return -1;
+	}
+	/* Copied first: queue may point into a reply the query below replaces. */
+	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+	/* Every live daemon that serves the queue, as the triggers of
+	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
+	if (*queue) {
+		sb_adds(&sb, "SET @kyu_q = ");
+		db_quotes(&sb, queue);
+		sb_adds(&sb, "; ");
+	}
+	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
+		     "AND " REGISTRY_LIVE("d"));
+	if (*queue)
+		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
+	/* Without the table (an older schema), without the privilege to read
+	 * it, or without a live row: the configured address, as before. */
+	if (db && db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0)
+		r = &reply->r[reply->n - 1];
+	else if (db && !quiet)
+		fprintf(stderr, "kyu: wake: cannot read kyu_daemons (%s); sending to [kyud] listen\n",
+			db_error(db));
+	for (size_t i = 0; r && i < r->n_rows; i++) {
+		const char *addr = db_cell(r, i, 0);
+		if (!addr)
+			continue;
+		if (wake_one(addr, msg, (size_t)n, quiet) == 0)
+			sent++;
+		else
+			failed++;
+	}
+	sb_free(&sb);
+	if (sent + failed > 0)
+		return sent > 0 ? 0 : -1;
+	if (!cfg->listen || !*cfg->listen) {
+		if (!quiet)
+			fprintf(stderr,
+				"kyu: wake: no live daemon in kyu_daemons serves %s%s, and [kyud] listen is "
+				"not set in %s\n",
+				*queue ? "queue " : "any queue", queue, cfg->path);
+		return -1;
+	}
+	return wake_one(cfg->listen, msg, (size_t)n, quiet);
+}

@@ -1,0 +1,18 @@
+/* kyu daemons, wake, locks: the cluster beyond the job rows, the daemons
+ * that kyu_daemons registers, waking them, and the cluster-wide locks of
+ * kyu_locks (kyu lock itself is lock_main, common/lock.h, on a connection
+ * of its own). */
+#ifndef KYU_CMD_CLUSTER_H
+#define KYU_CMD_CLUSTER_H
+
+#include "common/config.h"
+#include "common/db.h"
+
+/* kyu daemons: every row of kyu_daemons, live or not. */
+int cmd_daemons(struct db *db);
+/* kyu wake [QUEUE] ("": any queue): 0 when a daemon was sent to, else 1. */
+int cmd_wake(struct db *db, const struct kyu_config *cfg, const char *queue);
+/* kyu locks [NAME] (NULL: all of them). */
+int cmd_locks(struct db *db, const char *name);
+
+#endif

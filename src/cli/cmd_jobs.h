@@ -1,0 +1,28 @@
+/* kyu submit, show, list, stats, and cancel, retry, run-now, delete: the
+ * commands on the rows of kyu_jobs, each one plain statement (or two: the
+ * id a submit generated, whether a list has more) that a user could type
+ * instead. show, list and stats only read: main.c may connect them to the
+ * replica. */
+#ifndef KYU_CMD_JOBS_H
+#define KYU_CMD_JOBS_H
+
+#include <stdbool.h>
+
+#include "common/action.h"
+#include "common/config.h"
+#include "common/db.h"
+
+/* kyu submit. With db NULL it only checks the options (before
+ * connecting): 0 or EXIT_USAGE. Exits 75 when the queue is full. */
+int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
+/* kyu show ID: every column of one job; 1 when there is none. */
+int cmd_show(struct db *db, const char *id);
+/* kyu list [-q QUEUE] [-s STATUS] [-n N]; with db NULL it only checks the
+ * options, as cmd_submit. */
+int cmd_list(struct db *db, int argc, char **argv);
+/* kyu cancel|retry|run-now|delete ID (a not on a queue: common/action.h). */
+int cmd_job_action(struct db *db, enum action a, const char *id);
+/* kyu stats [--json]. */
+int cmd_stats(struct db *db, bool as_json);
+
+#endif

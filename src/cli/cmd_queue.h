@@ -1,0 +1,20 @@
+/* kyu queues, pause, resume, limit, queue-reset: the queues, which exist
+ * by their jobs' rows or by their settings' row in kyu_queues; each
+ * command one statement that a user could type instead. */
+#ifndef KYU_CMD_QUEUE_H
+#define KYU_CMD_QUEUE_H
+
+#include <stdbool.h>
+
+#include "common/config.h"
+#include "common/db.h"
+
+/* kyu queues: each queue, its counts and settings. */
+int cmd_queues(struct db *db);
+/* kyu pause|resume|limit|queue-reset (what) QUEUE [value: limit's N or
+ * "none"]; create: --create, make the settings of a queue that has none
+ * and no jobs. */
+int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
+		  const char *value, bool create);
+
+#endif

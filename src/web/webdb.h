@@ -1,0 +1,52 @@
+/* The dashboard's one database connection (kyu web): blocking, used by
+ * one thread at a time (the HTTP server's), every statement bounded by
+ * max_statement_time (WEBDB_STMT_LIMIT) and the connection by the db
+ * module's deadline. A read whose connection was found gone is sent once
+ * more; a lost server is logged once per spell (common/spell.h), not at
+ * every page refresh. Its own module so that every page (webpages.h,
+ * weboverview.h) runs its statements the same way. */
+#ifndef KYU_WEBDB_H
+#define KYU_WEBDB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "common/config.h"
+#include "common/db.h"
+#include "common/spell.h"
+
+/* A page's statement must not hold the server (or the page) for long,
+ * whatever the table's size; the connection's own deadline (webdb.c) is a
+ * little longer, so that the server's error, which names the limit, is the
+ * one seen. Put before each page's SELECT. */
+#define WEBDB_STMT_LIMIT "SET STATEMENT max_statement_time = 5 FOR "
+
+struct webdb {
+	const struct kyu_config *cfg; /* borrowed */
+	struct db *db;
+	struct spell down; /* the server cannot be reached, and that was logged */
+};
+
+/* cfg is borrowed: it must outlive d. Connects at the first statement. */
+void webdb_init(struct webdb *d, const struct kyu_config *cfg);
+void webdb_close(struct webdb *d);
+
+/* Run sql; its last result in *res (valid until the next statement). 0 or
+ * -1 (db_error tells why). resend: a read, sent once more on a new
+ * connection when the old one was found gone (the server restarted, or
+ * dropped an idle session); not a change, which may have been applied. */
+int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
+	      bool resend);
+/* webdb_run of a read. */
+int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res);
+
+/* The 503 document of a failed statement: "WHAT: database: <error>". */
+unsigned webdb_failed(struct webdb *d, json_t **out, const char *what);
+
+/* Whether the current database has the table (kyu_schedules, kyu_locks
+ * and kyu_daemons come with schema versions; a page works without). */
+int webdb_has_table(struct webdb *d, const char *table, bool *ret);
+
+#endif

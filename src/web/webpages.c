@@ -1,0 +1,279 @@
+#include "webpages.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/capture.h"
+#include "common/lock.h"
+#include "common/util.h"
+#include "webjson.h"
+
+#define RETRY_WINDOW 5000
+
+/* A page of rows: the first WEBPAGES_PAGE of r (the statement asked for one
+ * more, to know whether there is a next page) and the next page's cursor,
+ * made of the last row's cursor columns. */
+static json_t *page_json(const struct db_result *r, const char *const *numeric, int t_col, int seq_col)
+{
+	json_t *next = json_null();
+
+	if (r->n_rows > WEBPAGES_PAGE) {
+		const char *seq = db_cell(r, WEBPAGES_PAGE - 1, (unsigned)seq_col);
+		const char *t = t_col >= 0 ? db_cell(r, WEBPAGES_PAGE - 1, (unsigned)t_col) : NULL;
+		char buf[128];
+		if (t_col >= 0)
+			snprintf(buf, sizeof(buf), "%s,%s", t ? t : "", seq ? seq : "0");
+		else
+			snprintf(buf, sizeof(buf), "%s", seq ? seq : "0");
+		json_decref(next);
+		next = json_string(buf);
+	}
+	return json_pack("{s:o, s:o}", "rows", webjson_rows(r, WEBPAGES_PAGE, numeric), "next",
+			 next);
+}
+
+int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq)
+{
+	const char *comma = s ? strrchr(s, ',') : NULL;
+	int64_t v;
+	size_t n;
+
+	if (!comma)
+		return -EINVAL;
+	n = (size_t)(comma - s);
+	/* "2026-11-24 06:35:00.123456": digits, '-', ' ', ':', '.' only. */
+	if (n == 0 || n >= timelen || strspn(s, "0123456789-: .") != n)
+		return -EINVAL;
+	if (parse_i64(comma + 1, 0, INT64_MAX, &v) < 0)
+		return -EINVAL;
+	memcpy(time, s, n);
+	time[n] = '\0';
+	*seq = (unsigned long long)v;
+	return 0;
+}
+
+/* Not seq nor owner: BIGINT UNSIGNED identifiers, sent as strings whatever
+ * their value, so that a client never sees one rounded or its type change. */
+static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
+					    "priority", "time_limit", "exit_code", "signal", "duration",
+					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left", NULL };
+
+/* Running jobs, newest claim first: status = 'running' is a prefix of two
+ * indexes, and there are never more running rows than slots. */
+unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	int64_t seq = 0;
+	unsigned st;
+
+	if (before && parse_i64(before, 1, INT64_MAX, &seq) < 0)
+		return webjson_error(out, 400, "running: before: not a row number: '%s'", before);
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, queue, host, pid, attempts, max_attempts, started_at, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1000000, 1) AS running_for, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, NOW(6), lease_until) / 1000000, 1) AS lease_left, "
+		"LEFT(COALESCE(command, argv), 200) AS what, "
+		/* The end of this attempt's live tail, without its
+			        * first line; not an earlier attempt's output,
+			        * which the row holds until kyud first writes one. */
+		"IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
+		"RIGHT(SUBSTRING(output, LOCATE(_binary '\\n', output) + 1), 600), NULL) "
+		"AS output_tail FROM kyu_jobs WHERE status = 'running'");
+	if (seq)
+		sb_printf(&sb, " AND seq < %lld", (long long)seq);
+	sb_printf(&sb, " ORDER BY seq DESC LIMIT %d", WEBPAGES_PAGE + 1);
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
+		st = webdb_failed(d, out, "running");
+	else
+		st = (*out = page_json(r, job_num_cols, -1, 0), 200);
+	sb_free(&sb);
+	return st;
+}
+
+/* Jobs of one status, or the retrying ones (waiting after a failed
+ * attempt), last changed first: keyset on kyu_jobs_finished (status,
+ * updated_at), whose entries end with the primary key, seq. */
+unsigned webpages_jobs(struct webdb *d, const char *status, const char *before, bool retrying,
+		       json_t **out)
+{
+	static const char *const statuses[] = { "waiting", "running", "succeeded", "failed", "cancelled", NULL };
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	char t[64];
+	unsigned long long seq = 0;
+	bool known = false;
+	unsigned st;
+
+	if (retrying)
+		status = "waiting";
+	for (size_t i = 0; status && statuses[i]; i++)
+		known |= strcmp(status, statuses[i]) == 0;
+	if (!known)
+		return webjson_error(out, 400, "jobs: status: expected waiting, running, succeeded, "
+					       "failed or cancelled, got '%s'", status ? status : "");
+	if (before && webpages_parse_cursor(before, t, sizeof(t), &seq) < 0)
+		return webjson_error(out, 400, "jobs: before: not a cursor of this list: '%s'",
+				     before);
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, queue, status, attempts, max_attempts, exit_code, "
+		"`signal`, LEFT(error, 500) AS error, run_at, finished_at, updated_at, host, "
+		"LEFT(COALESCE(command, argv), 200) AS what, RIGHT(output, 600) AS output_tail FROM ");
+	/* No index tells a retrying job from a new one: look among the
+	 * RETRY_WINDOW waiting rows changed last (a failed attempt changes its
+	 * row), a bounded read whatever the backlog. */
+	if (retrying)
+		sb_adds(&sb, "(SELECT seq AS s FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = 'waiting'");
+	else
+		sb_adds(&sb, "kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = ");
+	if (!retrying)
+		db_quotes(&sb, status);
+	if (before) {
+		sb_adds(&sb, " AND (updated_at < ");
+		db_quotes(&sb, t);
+		sb_adds(&sb, " OR (updated_at = ");
+		db_quotes(&sb, t);
+		sb_printf(&sb, " AND seq < %llu))", seq);
+	}
+	if (retrying)
+		sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d) AS recent "
+			       "JOIN kyu_jobs ON kyu_jobs.seq = recent.s WHERE attempts > 0",
+			  RETRY_WINDOW);
+	sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d", WEBPAGES_PAGE + 1);
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+		st = webdb_failed(d, out, retrying ? "retrying" : "jobs");
+	} else {
+		*out = page_json(r, job_num_cols, 11, 0);
+		json_object_set_new(*out, "status", json_string(status));
+		if (retrying)
+			json_object_set_new(*out, "window", json_integer(RETRY_WINDOW));
+		st = 200;
+	}
+	sb_free(&sb);
+	return st;
+}
+
+/* Every column of one job. */
+unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	unsigned st;
+
+	if (!id || !*id)
+		return webjson_error(out, 400, "job: id: missing");
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, queue, status, priority, command, argv, env, cwd, "
+		"run_at, due, attempts, max_attempts, tempfails, time_limit, exit_code, "
+		"`signal`, error, started_at, finished_at, duration, cpu_user, cpu_sys, max_rss, "
+		"host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
+		"output FROM kyu_jobs WHERE id = ");
+	db_quotes(&sb, id);
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+		st = webdb_failed(d, out, "job");
+	} else if (r->n_rows == 0) {
+		st = webjson_error(out, 404, "no job with id '%s'", id);
+	} else {
+		json_t *rows = webjson_rows(r, 1, job_num_cols);
+		const char *status = db_cell(r, 0, 3), *attempts = db_cell(r, 0, 11);
+		/* Whether output is this attempt's live tail (kyud.8, "Live
+		 * output") rather than an earlier attempt's. */
+		bool live = status && strcmp(status, "running") == 0 && attempts &&
+			    capture_is_live(db_cell(r, 0, 31), r->lens[31],
+					    (unsigned)strtoul(attempts, NULL, 10));
+		*out = json_pack("{s:O, s:b}", "job", json_array_get(rows, 0), "live", live);
+		json_decref(rows);
+		st = 200;
+	}
+	sb_free(&sb);
+	return st;
+}
+
+/* Schedules by name (the primary key), a page at a time. */
+unsigned webpages_schedules(struct webdb *d, const char *after, json_t **out)
+{
+	static const char *const num[] = { "enabled", "grace", NULL };
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	bool exists = false;
+	unsigned st;
+
+	if (webdb_has_table(d, "kyu_schedules", &exists) < 0)
+		return webdb_failed(d, out, "schedules");
+	if (!exists)
+		return (*out = json_pack("{s:b, s:[], s:n}", "exists", 0, "rows", "next"), 200);
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT name, cron, timezone, queue, enabled, missed, overlap, grace, "
+		"next_run, last_run, last_job, error, "
+		"LEFT(COALESCE(command, argv), 200) AS what FROM kyu_schedules");
+	if (after) {
+		sb_adds(&sb, " WHERE name > ");
+		db_quotes(&sb, after);
+	}
+	sb_printf(&sb, " ORDER BY name LIMIT %d", WEBPAGES_PAGE + 1);
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+		st = webdb_failed(d, out, "schedules");
+	} else {
+		*out = page_json(r, num, -1, 0);
+		json_object_set_new(*out, "exists", json_true());
+		st = 200;
+	}
+	sb_free(&sb);
+	return st;
+}
+
+/* The locks, as kyu locks lists them (lock.c). */
+unsigned webpages_locks(struct webdb *d, json_t **out)
+{
+	static const char *const num[] = { "slot", "pid", NULL };
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	bool exists = false;
+	unsigned st;
+
+	if (webdb_has_table(d, "kyu_locks", &exists) < 0)
+		return webdb_failed(d, out, "locks");
+	if (!exists)
+		return (*out = json_pack("{s:b, s:[]}", "exists", 0, "rows"), 200);
+	sb_adds(&sb, WEBDB_STMT_LIMIT);
+	lock_sql_list(&sb, NULL);
+	sb_adds(&sb, " LIMIT 1000");
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+		st = webdb_failed(d, out, "locks");
+	} else {
+		*out = json_pack("{s:b, s:o}", "exists", 1, "rows", webjson_rows(r, 1000, num));
+		st = 200;
+	}
+	sb_free(&sb);
+	return st;
+}
+
+/* The daemons: their registry rows when the schema has kyu_daemons
+ * (version 3), else the hosts of the running jobs (a daemon with nothing
+ * running is then not seen). */
+unsigned webpages_daemons(struct webdb *d, json_t **out)
+{
+	static const char beats[] = WEBDB_STMT_LIMIT
+		"SELECT id, host, pid, wake_addr, queues, version, started, last_seen, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1000000, 1) AS seen_ago, "
+		"live_until > NOW(6) AS live FROM kyu_daemons ORDER BY last_seen DESC LIMIT 1000";
+	static const char hosts[] = WEBDB_STMT_LIMIT
+		"SELECT host, COUNT(*) AS running, MIN(started_at) AS oldest_start, "
+		"MAX(lease_until) AS last_lease FROM kyu_jobs WHERE status = 'running' "
+		"GROUP BY host ORDER BY host LIMIT 1000";
+	static const char *const num[] = { "pid", "running", "seen_ago", "live", NULL };
+	const struct db_result *r;
+	bool exists = false;
+
+	if (webdb_has_table(d, "kyu_daemons", &exists) < 0)
+		return webdb_failed(d, out, "daemons");
+	if (exists ? webdb_read(d, beats, sizeof(beats) - 1, &r)
+		   : webdb_read(d, hosts, sizeof(hosts) - 1, &r))
+		return webdb_failed(d, out, "daemons");
+	*out = json_pack("{s:s, s:o}", "source", exists ? "kyu_daemons" : "running jobs", "rows",
+			 webjson_rows(r, 1000, num));
+	return 200;
+}
