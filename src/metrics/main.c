@@ -1,6 +1,9 @@
-/* kyud-metrics: the metrics process of kyud (metricsd.h). Started by kyud's
- * supervisor, never by hand: it finds the scoreboard and the listening
- * socket on descriptors 5 and 6 and its configuration on --config-fd. */
+/* kyud-metrics' main: the options and the configuration of the metrics
+ * process of kyud, whose work (the HTTP server) is metricsd.c's; see
+ * metricsd.h for which metrics file is which. Started by kyud's supervisor
+ * (kyud/metricsproc.c), never by hand: it finds the scoreboard and the
+ * listening socket on descriptors 5 and 6 and its configuration on
+ * --config-fd. */
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/proto.h"
+#include "common/spell.h"
 #include "common/util.h"
 
 /* Bounds on what scrapers may hold: Prometheus opens one connection per
@@ -48,8 +49,8 @@ struct mctx {
 	struct MHD_Daemon *mhd;
 	struct db *db;
 	struct metrics_table table;
-	double read_at; /* monotonic; 0: never */
-	bool failing;   /* the last reading failed and was logged */
+	double read_at;       /* monotonic; 0: never */
+	struct spell failing; /* the readings fail (logged once per spell) */
 	ev_io mhd_w, ctl_w;
 	ev_timer mhd_tmo_w;
 	ev_signal term_w, int_w;
@@ -93,16 +94,14 @@ static void read_table(struct mctx *m)
 	}
 	m->table.ok = true;
 	m->table.took = mono_now() - t0;
-	if (m->failing)
+	if (spell_end(&m->failing))
 		log_notice("queue figures readable again");
-	m->failing = false;
 	return;
 failed:
 	m->table.took = mono_now() - t0;
 	/* Once per spell: every scrape would repeat it. */
-	if (!m->failing)
+	if (spell_begin(&m->failing))
 		log_warn("cannot read the queue figures for /metrics: %s", why);
-	m->failing = true;
 }
 
 /* ---- HTTP ------------------------------------------------------------------ */
@@ -161,7 +160,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return reply_text(conn, MHD_HTTP_OK, METRICS_CONTENT_TYPE, sb.buf, sb.len);
 }
 
-/* The library's own messages, through our log (fmt is the library's). */
 /* Run what libmicrohttpd has to do, then wake up again when it next
  * needs to (a connection's timeout). */
 static void mhd_pump(struct mctx *m)

@@ -1,7 +1,15 @@
-/* The metrics process, kyud-metrics: serves GET /metrics over HTTP
- * (libmicrohttpd, driven by its own libev loop) from the scoreboard and from
- * per-queue figures it reads from the table at most once per [kyud]
- * metrics_interval.
+/* The HTTP server of kyud-metrics, the metrics process: serves GET
+ * /metrics over HTTP (libmicrohttpd, driven by its own libev loop) from the
+ * scoreboard and from per-queue figures it reads from the table at most
+ * once per [kyud] metrics_interval.
+ *
+ * Which metrics file is which:
+ *   metrics/main.c        kyud-metrics' main: options, configuration
+ *   metrics/metricsd.c    this: the process's work, HTTP and the table
+ *   common/metrics.c      the text served (the Prometheus exposition,
+ *                         pure), and metrics_listen for the supervisor
+ *   kyud/metricsproc.c    the supervisor's side: binds the socket, starts
+ *                         and restarts this process
  *
  * Started and restarted by the supervisor like a worker: the supervisor
  * neither parses HTTP nor touches the database, and a slow or hostile
