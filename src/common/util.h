@@ -32,7 +32,10 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
-/* Free a NULL-terminated vector of malloc'd strings and the vector (NULL: nothing). */
+/* NULL-terminated vectors of malloc'd strings (NULL: empty). The length;
+ * append s (taken over); free each string and the vector. */
+size_t strv_len(char *const *v);
+void strv_push(char ***v, char *s);
 void strv_free(char **v);
 
 /* Monotonic seconds, for local timers only (never for job times). */
