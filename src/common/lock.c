@@ -390,6 +390,7 @@ static enum renew renew(struct locker *l, double kill_at, double *ret_sent)
 	}
 	return reply->r[0].affected == 1 ? RENEWED : RENEW_LOST;
 }
+
 /* Run the command while holding the lock; extend, pass signals on, and
  * stop the command when the lease cannot be kept. The lock is released
  * only once the guardian has ended, with every process of the command.
