@@ -1,5 +1,7 @@
 /* Bounded capture of a job's output: the first and the last half of the
- * limit are kept, whatever the job writes, with a marker for what was cut. */
+ * limit are kept, whatever the job writes, with a marker for what was cut.
+ * Used by kyud's workers (src/worker), which capture, and by kyu web
+ * (src/web), which shows what was kept. */
 #ifndef KYU_CAPTURE_H
 #define KYU_CAPTURE_H
 

@@ -1,18 +1,16 @@
+/* kyu.ini's keys: defaults, values, validation (config.h). */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <arpa/inet.h>
-#include <ini.h>
 
+#include "config_file.h"
+#include "config_ini.h"
 #include "domain.h"
 #include "hosts.h"
 #include "log.h"
@@ -105,14 +103,9 @@ static const struct key_def keys[] = {
 struct parse_ctx {
 	struct kyu_config *cfg;
 	const char *name;
-	const char *pos, *end; /* what inih has not read yet */
-	int line;
-	bool too_long;
-	int max_line;
 	char *err;
 	size_t errlen;
 	bool failed;
-	bool have_key; /* a key since the last section: what inih continues */
 	int key_line[N_KEYS];
 };
 
@@ -257,31 +250,20 @@ static void fail_at(struct parse_ctx *ctx, int line, const char *section, const 
 	if (ctx->failed)
 		return;
 	ctx->failed = true;
-	if (name)
-		snprintf(ctx->err, ctx->errlen, "%s:%d: [%s] %s = '%s': %s", ctx->name, line,
-			 section, name, value, reason);
-	else
-		snprintf(ctx->err, ctx->errlen, "%s:%d: %s", ctx->name, line, reason);
+	config_ini_error(ctx->err, ctx->errlen, ctx->name, line, section, name, value, reason);
 }
 
-static int handler(void *user, const char *section, const char *name, const char *value)
+/* Each key of the file, from config_ini_parse. */
+static const char *on_key(void *arg, const char *section, const char *name, const char *value,
+			  int line)
 {
-	struct parse_ctx *ctx = user;
+	struct parse_ctx *ctx = arg;
 	const char *reason;
 	bool known_section = false;
 
-	ctx->have_key = true;
-	if (ctx->failed)
-		return 1;
-	if (strncmp(section, "queue.", 6) == 0) {
-		reason = domain_set(&ctx->cfg->domains, &ctx->cfg->n_domains, section + 6, name, value,
-				    ctx->line);
-		if (reason) {
-			fail_at(ctx, ctx->line, section, name, value, reason);
-			return 0;
-		}
-		return 1;
-	}
+	if (strncmp(section, "queue.", 6) == 0)
+		return domain_set(&ctx->cfg->domains, &ctx->cfg->n_domains, section + 6, name, value,
+				  line);
 	for (size_t i = 0; i < N_KEYS; i++) {
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
@@ -289,112 +271,11 @@ static int handler(void *user, const char *section, const char *name, const char
 		if (strcmp(keys[i].name, name) != 0)
 			continue;
 		reason = set_value(ctx->cfg, &keys[i], value);
-		if (reason) {
-			fail_at(ctx, ctx->line, section, name, value, reason);
-			return 0;
-		}
-		ctx->key_line[i] = ctx->line;
-		return 1;
+		if (!reason)
+			ctx->key_line[i] = line;
+		return reason;
 	}
-	fail_at(ctx, ctx->line, section, name, value,
-		known_section ? "unknown key" : "unknown section");
-	return 0;
-}
-
-/* inih's buffer for a section name (MAX_SECTION in ini.c): a longer one
- * is cut to this many bytes less one, silently. */
-#define INI_SECTION_BYTES 50
-
-/* inih takes a section name up to the first ']' and ignores whatever
- * follows it ("[queue.a]b]" is [queue.a]), and cuts a long name short;
- * it accepts any bytes in between. Each would configure a section other
- * than the one written, or one no queue can match, so the line is checked
- * here, where its raw text is seen. Returns NULL or why not. */
-static const char *section_problem(const char *line, size_t n)
-{
-	const char *end = line + n, *close, *p;
-	char name[INI_SECTION_BYTES];
-	size_t len;
-
-	/* Where inih looks for the ']': up to an inline comment (';' after
-	 * white space). Without one, inih itself reports a syntax error. */
-	for (close = line + 1; close < end && *close != ']'; close++)
-		if (*close == ';' && (close[-1] == ' ' || close[-1] == '\t'))
-			return NULL;
-	if (close >= end)
-		return NULL;
-	for (p = close + 1; p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'); p++)
-		;
-	if (p < end && *p != ';' && *p != '#')
-		return "text after the section name's closing ']' (a section is [NAME], "
-		       "optionally followed by a ; comment)";
-	len = (size_t)(close - (line + 1));
-	if (len >= sizeof(name))
-		return "section name longer than 49 bytes, which the INI reader would cut short (a "
-		       "queue name in [queue.NAME] has at most 43 bytes)";
-	memcpy(name, line + 1, len);
-	name[len] = '\0';
-	if (name_chars(name) < 0)
-		return "the section name is not valid UTF-8 or holds a control character";
-	return NULL;
-}
-
-/* Whether inih will read this line (n bytes) as a section header: the
- * same order of tests as its ini_parse_stream, where an indented line
- * after a key continues that key's value. */
-static bool is_section_line(const struct parse_ctx *ctx, const char *line, size_t n,
-			    const char **start)
-{
-	const char *p = line, *end = line + n;
-
-	if (ctx->line == 1 && n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-		p += 3;
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\v' || *p == '\f' || *p == '\r'))
-		p++;
-	*start = p;
-	if (p >= end || *p != '[')
-		return false;
-	return !(ctx->have_key && p > line);
-}
-
-/* inih reads through this, one line per call, so that the handler knows
- * the current line. inih's line buffer has a fixed size (num): a longer
- * line would reach it in pieces, the rest read as a line of its own (a
- * "syntax error" one line late, after a truncated value), so it ends the
- * parse here and is reported at its own line. */
-static char *buffer_reader(char *str, int num, void *stream)
-{
-	struct parse_ctx *ctx = stream;
-	const char *nl;
-	size_t n, room = num > 1 ? (size_t)num - 1 : 0;
-
-	if (ctx->too_long || ctx->pos >= ctx->end)
-		return NULL;
-	nl = memchr(ctx->pos, '\n', (size_t)(ctx->end - ctx->pos));
-	n = nl ? (size_t)(nl - ctx->pos) + 1 : (size_t)(ctx->end - ctx->pos);
-	ctx->line++;
-	if (n > room) {
-		ctx->too_long = true;
-		/* Without its newline; a last line without one may be a
-		 * character longer, which is not worth explaining. */
-		ctx->max_line = num > 2 ? num - 2 : 0;
-		return NULL;
-	}
-	{
-		const char *start, *why;
-		if (is_section_line(ctx, ctx->pos, n, &start)) {
-			why = section_problem(start, n - (size_t)(start - ctx->pos));
-			if (why) {
-				fail_at(ctx, ctx->line, NULL, NULL, NULL, why);
-				return NULL;
-			}
-			ctx->have_key = false;
-		}
-	}
-	memcpy(str, ctx->pos, n);
-	str[n] = '\0';
-	ctx->pos += n;
-	return str;
+	return known_section ? "unknown key" : "unknown section";
 }
 
 static int line_of(const struct parse_ctx *ctx, const char *name)
@@ -463,11 +344,7 @@ int config_parse(const char *name, const char *buf, size_t len, struct kyu_confi
 		 size_t errlen)
 {
 	struct parse_ctx ctx = { .cfg = cfg, .name = name, .err = err, .errlen = errlen };
-	const char *nul;
-	int r;
 
-	ctx.pos = buf;
-	ctx.end = buf + len;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->path = xstrdup(name);
 	for (size_t i = 0; i < N_KEYS; i++) {
@@ -479,112 +356,16 @@ int config_parse(const char *name, const char *buf, size_t len, struct kyu_confi
 		}
 	}
 
-	/* inih works on C strings: a NUL would silently cut its line short. */
-	nul = memchr(buf, '\0', len);
-	if (nul) {
-		int line = 1;
-		for (const char *p = buf; p < nul; p++)
-			line += *p == '\n';
-		fail_at(&ctx, line, NULL, NULL, NULL, "contains a NUL byte (not a text file?)");
+	if (config_ini_parse(name, buf, len, on_key, &ctx, err, errlen) < 0)
 		goto fail;
-	}
-	r = ini_parse_stream(buffer_reader, &ctx, handler, &ctx);
-	if (r > 0)
-		fail_at(&ctx, r, NULL, NULL, NULL, "syntax error (expected [section] or key = value)");
-	else if (r < 0)
-		fail_at(&ctx, ctx.line, NULL, NULL, NULL, "out of memory");
-	if (ctx.too_long) {
-		char reason[64];
-		snprintf(reason, sizeof(reason), "line too long (max %d characters)", ctx.max_line);
-		fail_at(&ctx, ctx.line, NULL, NULL, NULL, reason);
-	}
-	if (!ctx.failed) {
-		domain_finish(cfg->domains, cfg->n_domains);
-		validate(&ctx);
-	}
+	domain_finish(cfg->domains, cfg->n_domains);
+	validate(&ctx);
 	if (ctx.failed)
 		goto fail;
 	return 0;
 fail:
 	config_free(cfg);
 	return -1;
-}
-
-/* Anything bigger is not a configuration file, and would only cost memory. */
-#define CONFIG_MAX_BYTES (1024 * 1024)
-
-/* What a file that is not a regular one is, for the message refusing it. */
-static const char *file_kind(mode_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR: return "a directory";
-	case S_IFIFO: return "a FIFO";
-	case S_IFSOCK: return "a socket";
-	case S_IFCHR: return "a character device";
-	case S_IFBLK: return "a block device";
-	default: return "not a regular file";
-	}
-}
-
-/* Read fd from offset 0 to its end into a NUL-terminated buffer. Only a
- * regular file (or memfd) is read: a FIFO without a writer or a terminal
- * would block kyud --check-config and kyu for ever, a directory used to
- * read as an empty file, and a device may never end. */
-static int read_all(int fd, const char *name, char **out, size_t *outlen, char *err, size_t errlen)
-{
-	struct strbuf sb = { 0 };
-	struct stat st;
-
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: cannot stat: %s", name, strerror(errno));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s, not a regular file", name, file_kind(st.st_mode));
-		return -1;
-	}
-	for (;;) {
-		ssize_t n;
-		sb_reserve(&sb, 4096);
-		n = pread(fd, sb.buf + sb.len, sb.cap - sb.len - 1, (off_t)sb.len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "%s: cannot read: %s", name, strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		sb.len += (size_t)n;
-		if (sb.len > (size_t)CONFIG_MAX_BYTES) {
-			snprintf(err, errlen, "%s: larger than %d bytes: not a configuration file",
-				 name, CONFIG_MAX_BYTES);
-			goto fail;
-		}
-	}
-	sb.buf[sb.len] = '\0';
-	*out = sb.buf;
-	*outlen = sb.len;
-	return 0;
-fail:
-	sb_free(&sb);
-	return -1;
-}
-
-static int read_file(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
-{
-	/* O_NONBLOCK: opening a FIFO without a writer would block before
-	 * read_all could look at what it is; on a regular file it changes
-	 * nothing. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r;
-
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
-	}
-	r = read_all(fd, path, out, outlen, err, errlen);
-	close(fd);
-	return r;
 }
 
 int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen)
@@ -594,7 +375,7 @@ int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errl
 	int r;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (read_file(path, &buf, &len, err, errlen) < 0)
+	if (config_file_read(path, &buf, &len, err, errlen) < 0)
 		return -1;
 	r = config_parse(path, buf, len, cfg, err, errlen);
 	free(buf);
@@ -608,43 +389,11 @@ int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, 
 	int r;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (read_all(fd, name, &buf, &len, err, errlen) < 0)
+	if (config_file_read_fd(fd, name, &buf, &len, err, errlen) < 0)
 		return -1;
 	r = config_parse(name, buf, len, cfg, err, errlen);
 	free(buf);
 	return r;
-}
-
-/* A memfd holding exactly buf, sealed so that neither the supervisor nor a
- * worker can change it afterwards: every worker parses the same bytes. */
-static int sealed_memfd(const char *buf, size_t len, char *err, size_t errlen)
-{
-	int fd = memfd_create("kyu.ini", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	size_t done = 0;
-
-	if (fd < 0) {
-		snprintf(err, errlen, "memfd_create for the configuration: %s", strerror(errno));
-		return -1;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			snprintf(err, errlen, "writing the configuration to a memfd: %s",
-				 strerror(errno));
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		snprintf(err, errlen, "sealing the configuration memfd: %s", strerror(errno));
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return -1;
 }
 
 int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
@@ -656,11 +405,11 @@ int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char
 
 	memset(cfg, 0, sizeof(*cfg));
 	*memfd = -1;
-	if (read_file(path, &buf, &len, err, errlen) < 0)
+	if (config_file_read(path, &buf, &len, err, errlen) < 0)
 		return -1;
 	r = config_parse(path, buf, len, cfg, err, errlen);
 	if (r == 0) {
-		*memfd = sealed_memfd(buf, len, err, errlen);
+		*memfd = config_file_seal(buf, len, err, errlen);
 		if (*memfd < 0) {
 			config_free(cfg);
 			r = -2;

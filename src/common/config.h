@@ -1,4 +1,9 @@
-/* kyu.ini: one table of keys drives parsing, defaults and validation. */
+/* kyu.ini, read by every program (kyud's supervisor and workers,
+ * kyud-metrics, kyu web, kyu): one table of keys drives parsing,
+ * defaults, validation and printing values. This module knows the keys;
+ * config_ini.c reads the file's syntax (on inih) and config_file.c its
+ * bytes (and seals them for workers), both for config.c alone; the
+ * [queue.*] sections are domain.h's. */
 #ifndef KYU_CONFIG_H
 #define KYU_CONFIG_H
 

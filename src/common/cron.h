@@ -2,6 +2,13 @@
  * which one fires in a time zone. Pure functions over a small bitmask
  * struct (no allocation, no clock: the caller passes the time), so that the
  * scheduler can keep one per schedule row and tests need no waiting.
+ * Used by kyud's workers (src/worker: the schedules) and kyu (src/cli:
+ * kyu schedule checks an expression and shows its first run).
+ *
+ * One module of some 740 lines, over the rule's 700: parsing, the
+ * calendar and the search for the next instant share the field table and
+ * struct cron, and none is of use without the others; the calendar's
+ * helpers are a few static lines each.
  *
  * Syntax: five fields "min hour dom mon dow", or six with a leading
  * seconds field "sec min hour dom mon dow"; blanks (spaces, tabs) separate

@@ -1,3 +1,5 @@
+/* The round trips of a connection (db.h): Connector/C's non-blocking
+ * steps, driven from libev or from poll(). */
 #include "db.h"
 
 #include <errno.h>
@@ -12,19 +14,11 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
-#include "hosts.h"
-
 /* Deadlocks of a statement's first step are sent again at once this many
  * times before the caller sees DB_RETRY. */
 #define DEADLOCK_RETRIES 5
-#define SQL_MODE "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
 enum phase { PH_NONE, PH_CONNECT, PH_QUERY, PH_STORE, PH_NEXT };
-
-struct stored {
-	MYSQL_RES *res;
-	char err[256];
-};
 
 struct db {
 	struct ev_loop *loop; /* NULL: blocking */
@@ -47,21 +41,12 @@ struct db {
 	MYSQL *conn_ret;
 	int iret;
 	MYSQL_RES *res_ret;
-	struct db_result *r;
-	struct stored *st;
-	int n, cap;
-	struct db_reply reply;
+	struct db_reply_store got; /* its results, and the reply handed out */
 
-	/* Copies of what the connect in flight uses: a reload may free the
-	 * configuration it came from before Connector/C is done with it. */
-	char *user, *password, *name, *socket;
-	struct host_port hosts[HOSTS_MAX];
-	int n_hosts, host_at; /* the servers to try, in order, and the one being tried */
-	unsigned connect_timeout;
+	struct db_session session; /* the server and credentials of the connect in flight */
 	bool setup; /* the round trip in flight is the session set-up */
 	bool connecting; /* the round trip in flight is a connect (and its set-up) */
 	char peer[300]; /* the server connected to (or being tried): HOST:PORT or the socket */
-	char avoid[300]; /* a Galera node that refused to serve: the next connect tries it last */
 
 	size_t max_statement;
 	uint64_t deadlocks, round_trips;
@@ -119,37 +104,6 @@ struct db *db_new(struct ev_loop *loop, double deadline)
 	return db;
 }
 
-static void reset_reply(struct db *db)
-{
-	for (int i = 0; i < db->n; i++) {
-		if (db->st[i].res)
-			mysql_free_result(db->st[i].res);
-		free(db->r[i].cells);
-		free(db->r[i].lens);
-		free(db->r[i].names);
-	}
-	db->n = 0;
-	memset(&db->reply, 0, sizeof(db->reply));
-}
-
-/* Result sets point into memory tied to the connection: before it is
- * closed under a reply, keep only what needs no connection. */
-static void drop_row_results(struct db *db)
-{
-	for (int i = 0; i < db->n; i++) {
-		if (db->st[i].res)
-			mysql_free_result(db->st[i].res);
-		db->st[i].res = NULL;
-		free(db->r[i].cells);
-		free(db->r[i].lens);
-		free(db->r[i].names);
-		db->r[i].cells = NULL;
-		db->r[i].lens = NULL;
-		db->r[i].names = NULL;
-		db->r[i].n_rows = 0;
-	}
-}
-
 static void stop_watchers(struct db *db)
 {
 	if (!db->loop)
@@ -177,23 +131,13 @@ static void close_conn(struct db *db)
 	db->phase = PH_NONE;
 }
 
-static void free_params(struct db *db)
-{
-	free(db->user);
-	free(db->password);
-	free(db->name);
-	free(db->socket);
-	db->user = db->password = db->name = db->socket = NULL;
-	db->n_hosts = db->host_at = 0;
-}
-
 void db_close(struct db *db)
 {
-	drop_row_results(db);
+	db_reply_drop_rows(&db->got);
 	close_conn(db);
 	db->done = NULL;
 	sb_reset(&db->sql);
-	reset_reply(db);
+	db_reply_reset(&db->got);
 }
 
 void db_free(struct db *db)
@@ -201,10 +145,9 @@ void db_free(struct db *db)
 	if (!db)
 		return;
 	db_close(db);
-	free_params(db);
+	db_session_free(&db->session);
 	sb_free(&db->sql);
-	free(db->r);
-	free(db->st);
+	db_reply_free(&db->got);
 	free(db);
 }
 
@@ -257,70 +200,20 @@ static void set_err_from_mysql(struct db *db, const char *what)
 		 db->err_no, mysql_error(db->my));
 }
 
-static struct db_result *add_result(struct db *db)
-{
-	struct db_result *r;
-	if (db->n == db->cap) {
-		db->cap = db->cap ? db->cap * 2 : 4;
-		db->r = xrealloc(db->r, (size_t)db->cap * sizeof(*db->r));
-		db->st = xrealloc(db->st, (size_t)db->cap * sizeof(*db->st));
-	}
-	r = &db->r[db->n];
-	memset(r, 0, sizeof(*r));
-	memset(&db->st[db->n], 0, sizeof(db->st[0]));
-	db->n++;
-	return r;
-}
-
-/* The statement at hand failed: record it as the last result. */
-static void add_error_result(struct db *db)
-{
-	struct db_result *r = add_result(db);
-	struct stored *s = &db->st[db->n - 1];
-	r->err_no = mysql_errno(db->my);
-	snprintf(s->err, sizeof(s->err), "%s", mysql_error(db->my));
-	r->err = s->err;
-	if (!r->err_no)
-		r->err_no = CR_UNKNOWN_ERROR;
-}
-
-static void add_rows(struct db *db, MYSQL_RES *res)
-{
-	struct db_result *r = add_result(db);
-	MYSQL_ROW row;
-	size_t i = 0;
-
-	db->st[db->n - 1].res = res;
-	r->n_cols = mysql_num_fields(res);
-	r->n_rows = (size_t)mysql_num_rows(res);
-	r->cells = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->cells));
-	r->lens = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->lens));
-	r->names = xcalloc(r->n_cols + 1, sizeof(*r->names));
-	for (unsigned c = 0; c < r->n_cols; c++)
-		r->names[c] = mysql_fetch_field_direct(res, c)->name;
-	/* A stored result is all in memory: fetching does no I/O. */
-	while (i < r->n_rows && (row = mysql_fetch_row(res))) {
-		unsigned long *lens = mysql_fetch_lengths(res);
-		for (unsigned c = 0; c < r->n_cols; c++) {
-			r->cells[i * r->n_cols + c] = row[c];
-			r->lens[i * r->n_cols + c] = lens[c];
-		}
-		i++;
-	}
-}
-
 /* Call the step of the current phase: start it (first) or continue it
  * with what the socket is ready for. Returns Connector/C's wait flags. */
 static int call_phase(struct db *db, bool first, int ready)
 {
+	const struct db_session *s = &db->session;
+
 	switch (db->phase) {
 	case PH_CONNECT:
 		if (!first)
 			return mysql_real_connect_cont(&db->conn_ret, db->my, ready);
 		return mysql_real_connect_start(&db->conn_ret, db->my,
-						db->socket ? NULL : db->hosts[db->host_at].name,
-						db->user, db->password, db->name,
-						db->socket ? 0 : db->hosts[db->host_at].port, db->socket,
+						s->socket ? NULL : s->hosts[s->host_at].name,
+						s->user, s->password, s->name,
+						s->socket ? 0 : s->hosts[s->host_at].port, s->socket,
 						/* Multi-statements: a claim's UPDATE and SELECT
 						 * share one round trip (store.c). Every value
 						 * kyud puts in a statement is a number or goes
@@ -366,10 +259,10 @@ static const char *show_value(const struct db_result *r)
  * before sending. Returns false for a Galera node not ready to serve. */
 static bool setup_done(struct db *db)
 {
-	if (db->n == 3 && db->r[0].n_rows == 1 && db->r[0].n_cols == 1) {
-		const char *on = show_value(&db->r[1]), *ready = show_value(&db->r[2]);
-		if (db->r[0].cells[0]) {
-			unsigned long long v = strtoull(db->r[0].cells[0], NULL, 10);
+	if (db->got.n == 3 && db->got.r[0].n_rows == 1 && db->got.r[0].n_cols == 1) {
+		const char *on = show_value(&db->got.r[1]), *ready = show_value(&db->got.r[2]);
+		if (db->got.r[0].cells[0]) {
+			unsigned long long v = strtoull(db->got.r[0].cells[0], NULL, 10);
 			/* Leave room for the packet header and a margin. */
 			if (v > 4096)
 				db->max_statement = (size_t)v - 1024;
@@ -382,10 +275,10 @@ static bool setup_done(struct db *db)
 			return false;
 		}
 	}
-	reset_reply(db);
+	db_reply_reset(&db->got);
 	db->setup = false;
 	db->connected = true;
-	free_params(db);
+	db_session_free(&db->session);
 	return true;
 }
 
@@ -401,19 +294,19 @@ static void finish(struct db *db, enum db_fail fail)
 	stop_watchers(db);
 	db->connecting = false;
 	if (fail == DB_LOST) {
-		drop_row_results(db);
+		db_reply_drop_rows(&db->got);
 		close_conn(db);
-		free_params(db);
+		db_session_free(&db->session);
 	}
 	db->phase = PH_NONE;
-	db->reply.fail = fail;
-	db->reply.err = fail == DB_OK ? NULL : db->err;
-	db->reply.n = db->n;
-	db->reply.r = db->r;
-	db->reply.sent_at = db->sent_at;
+	db->got.reply.fail = fail;
+	db->got.reply.err = fail == DB_OK ? NULL : db->err;
+	db->got.reply.n = db->got.n;
+	db->got.reply.r = db->got.r;
+	db->got.reply.sent_at = db->sent_at;
 	db->done = NULL;
 	if (done)
-		done(arg, &db->reply);
+		done(arg, &db->got.reply);
 }
 
 static bool next_step(struct db *db);
@@ -430,17 +323,17 @@ static bool end_round(struct db *db, enum db_fail fail)
 {
 	if (fail == DB_OK && db->setup && !setup_done(db))
 		fail = DB_LOST;
-	if (fail != DB_OK && db->connecting && db->host_at + 1 < db->n_hosts) {
-		drop_row_results(db);
-		reset_reply(db);
+	if (fail != DB_OK && db->connecting && db->session.host_at + 1 < db->session.n_hosts) {
+		db_reply_drop_rows(&db->got);
+		db_reply_reset(&db->got);
 		close_conn(db);
-		db->host_at++;
+		db->session.host_at++;
 		if (open_host(db) < 0) {
 			finish(db, DB_LOST);
 			return false;
 		}
 		if (db->loop)
-			start_deadline(db, db->connect_timeout + db->deadline);
+			start_deadline(db, db->session.connect_timeout + db->deadline);
 		return start_step(db, PH_CONNECT);
 	}
 	finish(db, fail);
@@ -468,14 +361,14 @@ static bool statement_done(struct db *db, bool failed)
 	enum db_fail f;
 
 	if (failed) {
-		add_error_result(db);
-		f = classify(db->r[db->n - 1].err_no);
+		db_reply_add_error(&db->got, db->my);
+		f = classify(db->got.r[db->got.n - 1].err_no);
 		set_err_from_mysql(db, NULL);
 		/* A node that takes connections but refuses statements would
 		 * be first in the list again: the next connect tries the
 		 * others before it. */
 		if (db->err_no == ER_UNKNOWN_COM_ERROR || db->err_no == ER_ERROR_DURING_COMMIT)
-			snprintf(db->avoid, sizeof(db->avoid), "%s", db->peer);
+			snprintf(db->session.avoid, sizeof(db->session.avoid), "%s", db->peer);
 		if (f == DB_RETRY) {
 			db->deadlocks++;
 			/* Nothing of a round trip whose first statement failed ran:
@@ -485,10 +378,10 @@ static bool statement_done(struct db *db, bool failed)
 			/* A lock wait is re-sent only by a blocking caller: in
 			 * the event loop the next one would hold the connection
 			 * for as long again, while leases wait behind it. */
-			if (db->n == 1 && db->retries < DEADLOCK_RETRIES && !db->setup &&
+			if (db->got.n == 1 && db->retries < DEADLOCK_RETRIES && !db->setup &&
 			    (!db->loop || db->err_no != ER_LOCK_WAIT_TIMEOUT)) {
 				db->retries++;
-				reset_reply(db);
+				db_reply_reset(&db->got);
 				return start_step(db, PH_QUERY);
 			}
 		}
@@ -496,7 +389,7 @@ static bool statement_done(struct db *db, bool failed)
 	}
 	if (mysql_field_count(db->my) > 0)
 		return start_step(db, PH_STORE);
-	add_result(db)->affected = (uint64_t)mysql_affected_rows(db->my);
+	db_reply_add(&db->got)->affected = (uint64_t)mysql_affected_rows(db->my);
 	if (mysql_more_results(db->my))
 		return start_step(db, PH_NEXT);
 	return end_round(db, DB_OK);
@@ -544,7 +437,7 @@ static bool next_step(struct db *db)
 			set_err_from_mysql(db, "reading a result");
 			return end_round(db, DB_LOST);
 		}
-		add_rows(db, db->res_ret);
+		db_reply_add_rows(&db->got, db->res_ret);
 		db->res_ret = NULL;
 		if (mysql_more_results(db->my))
 			return start_step(db, PH_NEXT);
@@ -631,70 +524,16 @@ static void start_deadline(struct db *db, double seconds)
 	db->dead_s = seconds;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s && *s ? xstrdup(s) : NULL;
-}
-
-static void format_peer(const struct host_port *h, char *buf, size_t len)
-{
-	snprintf(buf, len, strchr(h->name, ':') ? "[%s]:%u" : "%s:%u", h->name, h->port);
-}
-
-/* The node to avoid, if it is in the list, goes to its end (once). */
-static void avoid_last(struct db *db)
-{
-	char p[300];
-
-	for (int i = 0; db->avoid[0] && i < db->n_hosts - 1; i++) {
-		format_peer(&db->hosts[i], p, sizeof(p));
-		if (strcmp(p, db->avoid) == 0) {
-			struct host_port h = db->hosts[i];
-			memmove(&db->hosts[i], &db->hosts[i + 1], (size_t)(db->n_hosts - 1 - i) * sizeof(h));
-			db->hosts[db->n_hosts - 1] = h;
-			break;
-		}
-	}
-	db->avoid[0] = '\0';
-}
-
 /* A new handle for the server at host_at, set up as every kyu session
  * is. */
 static int open_host(struct db *db)
 {
-	unsigned int timeout = db->connect_timeout;
-	my_bool off = 0;
-
-	db->my = mysql_init(NULL);
+	db->my = db_session_open(&db->session, db->loop != NULL, db->peer, sizeof(db->peer));
 	if (!db->my) {
 		snprintf(db->err, sizeof(db->err), "cannot connect: out of memory");
 		db->err_no = CR_OUT_OF_MEMORY;
 		return -1;
 	}
-	if (db->socket)
-		snprintf(db->peer, sizeof(db->peer), "%s", db->socket);
-	else
-		format_peer(&db->hosts[db->host_at], db->peer, sizeof(db->peer));
-	mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0);
-	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-	mysql_options(db->my, MYSQL_OPT_RECONNECT, &off);
-	/* A row lock is held by another transaction for as long as it likes
-	 * (a submitter that keeps its INSERT uncommitted): a worker, whose one
-	 * connection also renews its leases, waits a second at most and then
-	 * goes round it (ER_LOCK_WAIT_TIMEOUT is not re-sent, see
-	 * statement_done); the command-line tools wait 3 s a try. A fixed
-	 * sql_mode makes the escaping of db_quote exact (no
-	 * NO_BACKSLASH_ESCAPES) and refuses bad values instead of mangling
-	 * them. */
-	mysql_options(db->my, MYSQL_INIT_COMMAND,
-		      db->loop ? "SET SESSION innodb_lock_wait_timeout = 1, " SQL_MODE
-			       : "SET SESSION innodb_lock_wait_timeout = 3, " SQL_MODE);
-	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
-	 * locks that make concurrent claims and finishes deadlock; READ
-	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
-	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-	mysql_options(db->my, MYSQL_INIT_COMMAND, "SET " DB_SESSION_START " = NOW(6)");
-	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	db->phase = PH_CONNECT;
 	db->connecting = true;
 	db->sent_at = mono_now();
@@ -703,31 +542,10 @@ static int open_host(struct db *db)
 
 static int begin_connect(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg)
 {
-	const bool sock = cfg->db_socket && *cfg->db_socket;
-	int rc;
-
 	db_close(db);
-	free_params(db);
-	db->connect_timeout = (unsigned)cfg->db_connect_timeout;
-	if (sock) {
-		db->socket = xstrdup(cfg->db_socket);
-	} else {
-		/* The configuration was checked when it was read; an empty
-		 * list means Connector/C's default, localhost. */
-		rc = hosts_parse(cfg->db_host, (unsigned)cfg->db_port, db->hosts, HOSTS_MAX, &db->n_hosts);
-		if (rc < 0 || db->n_hosts == 0) {
-			snprintf(db->hosts[0].name, sizeof(db->hosts[0].name), "localhost");
-			db->hosts[0].port = (unsigned)cfg->db_port;
-			db->n_hosts = 1;
-		}
-		avoid_last(db);
-	}
-	db->host_at = 0;
-	db->user = dup_or_null(cfg->db_user);
-	db->password = dup_or_null(cfg->db_password);
-	db->name = dup_or_null(cfg->db_name);
+	db_session_set(&db->session, cfg);
 	if (open_host(db) < 0) {
-		free_params(db);
+		db_session_free(&db->session);
 		return -1;
 	}
 	db->retries = 0;
@@ -743,7 +561,7 @@ int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *do
 		return -1;
 	/* Connecting, the session set-up and its first reply share one
 	 * deadline. */
-	start_deadline(db, db->connect_timeout + db->deadline);
+	start_deadline(db, db->session.connect_timeout + db->deadline);
 	if (drive(db, true, 0))
 		arm(db);
 	return 0;
@@ -768,7 +586,7 @@ int db_send(struct db *db, struct strbuf *sb, db_done_fn *done, void *arg)
 	db->done = done;
 	db->arg = arg;
 	db->retries = 0;
-	reset_reply(db);
+	db_reply_reset(&db->got);
 	db->sent_at = mono_now();
 	db->round_trips++;
 	if (db->loop) {
@@ -838,7 +656,7 @@ int db_connect(struct db *db, const struct kyu_config *cfg)
 
 	if (begin_connect(db, cfg, sync_done, &sw) < 0)
 		return -1;
-	run_blocking(db, db->connect_timeout + db->deadline, drive(db, true, 0), &sw);
+	run_blocking(db, db->session.connect_timeout + db->deadline, drive(db, true, 0), &sw);
 	return sw.done && sw.fail == DB_OK ? 0 : -1;
 }
 
@@ -847,47 +665,15 @@ enum db_fail db_query(struct db *db, const char *sql, size_t len, const struct d
 	struct sync_wait sw = { 0 };
 	struct strbuf sb = { 0 };
 
-	*reply = &db->reply;
+	*reply = &db->got.reply;
 	sb_add(&sb, sql, len);
 	if (db_send(db, &sb, sync_done, &sw) < 0) {
 		sb_free(&sb);
-		reset_reply(db);
-		db->reply.fail = db->connected ? DB_ERROR : DB_LOST;
-		db->reply.err = db->err;
-		return db->reply.fail;
+		db_reply_reset(&db->got);
+		db->got.reply.fail = db->connected ? DB_ERROR : DB_LOST;
+		db->got.reply.err = db->err;
+		return db->got.reply.fail;
 	}
 	run_blocking(db, db->deadline, start_step(db, PH_QUERY), &sw);
 	return sw.fail;
-}
-
-/* ---- quoting ----------------------------------------------------------- */
-
-void db_quote(struct strbuf *sb, const char *s, size_t len)
-{
-	if (!s) {
-		sb_adds(sb, "NULL");
-		return;
-	}
-	sb_reserve(sb, len * 2 + 3);
-	sb->buf[sb->len++] = '\'';
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i], e = 0;
-		switch (c) {
-		case '\0': e = '0'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\\': e = '\\'; break;
-		case '\'': e = '\''; break;
-		case '"': e = '"'; break;
-		case '\032': e = 'Z'; break;
-		}
-		if (e) {
-			sb->buf[sb->len++] = '\\';
-			sb->buf[sb->len++] = e;
-		} else {
-			sb->buf[sb->len++] = c;
-		}
-	}
-	sb->buf[sb->len++] = '\'';
-	sb->buf[sb->len] = '\0';
 }

@@ -1,6 +1,13 @@
-/* The one module that talks to Connector/C. A connection runs one
- * statement (or multi-statement) at a time and hands back every result as
- * plain rows of strings, so that no other module sees a MYSQL handle.
+/* The connection to the database, for every program: kyud (supervisor
+ * and workers), kyud-metrics, kyu web and kyu. The db modules are the
+ * only ones that talk to Connector/C. A connection runs one statement (or
+ * multi-statement) at a time and hands back every result as plain rows of
+ * strings, so that no other module sees a MYSQL handle.
+ *
+ * This module drives the round trips; beside it, each included here so
+ * that users include db.h alone: db_session.h (which server, and the
+ * options and session variables every session gets), db_reply.h (the
+ * replies and the memory they live in) and db_quote.h (SQL literals).
  *
  * Two ways to drive it:
  * - with an event loop (db_new(loop)): db_connect_async and db_send return
@@ -29,39 +36,10 @@
 #include <ev.h>
 
 #include "config.h"
+#include "db_quote.h"
+#include "db_reply.h"
+#include "db_session.h"
 #include "util.h"
-
-enum db_fail {
-	DB_OK = 0,
-	DB_RETRY, /* deadlock or lock wait timeout: the statement may be sent again */
-	DB_LOST,  /* the connection is gone (or was abandoned): reconnect */
-	DB_ERROR, /* the statement itself failed; sending it again will not help */
-	DB_BUSY,  /* the server refuses for now (read-only, disk or table full): later */
-};
-
-/* One statement's result. err_no 0: it succeeded; then a result set has
- * n_rows x n_cols cells (NULL for SQL NULL), else affected counts rows. */
-struct db_result {
-	unsigned err_no;
-	const char *err;
-	uint64_t affected;
-	unsigned n_cols;
-	size_t n_rows;
-	char **cells;
-	unsigned long *lens;
-	const char **names; /* column names */
-};
-
-/* What came back from one round trip. fail is DB_OK when every statement
- * sent ran; otherwise the last of the n results is the one that failed
- * (with DB_LOST there may be none). */
-struct db_reply {
-	enum db_fail fail;
-	const char *err;
-	int n;
-	struct db_result *r;
-	double sent_at; /* monotonic time the statement was first sent */
-};
 
 static inline const char *db_cell(const struct db_result *r, size_t row, unsigned col)
 {
@@ -112,18 +90,5 @@ uint64_t db_round_trips(const struct db *db);
 /* The longest statement the server accepts (its max_allowed_packet less
  * the protocol header); 1 MiB until read at connect. */
 size_t db_max_statement(const struct db *db);
-
-/* A session variable set when each session begins: NOW(6) then, by the
- * server's clock (minutes.c tells rows this session changed by it). */
-#define DB_SESSION_START "@kyu_session_start"
-
-/* Append s as a quoted SQL string literal ('...'), or NULL when s is NULL.
- * Pure: every kyu session runs with a fixed sql_mode (without
- * NO_BACKSLASH_ESCAPES), so the escaping does not depend on the server. */
-void db_quote(struct strbuf *sb, const char *s, size_t len);
-static inline void db_quotes(struct strbuf *sb, const char *s)
-{
-	db_quote(sb, s, s ? __builtin_strlen(s) : 0);
-}
 
 #endif

@@ -1,17 +1,12 @@
+/* Protection domains: the sections and their rules (domain.h). */
 #include "domain.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <sys/capability.h>
 
 #include "text.h"
 #include "util.h"
@@ -62,22 +57,6 @@ const char *domain_key_name(enum domain_key k)
 }
 
 /* ---- parsing ---- */
-
-static size_t vec_len(char *const *v)
-{
-	size_t n = 0;
-	while (v && v[n])
-		n++;
-	return n;
-}
-
-static void vec_push(char ***v, char *s)
-{
-	size_t n = vec_len(*v);
-	*v = xrealloc(*v, (n + 2) * sizeof(char *));
-	(*v)[n] = s;
-	(*v)[n + 1] = NULL;
-}
 
 static bool env_name_ok(const char *s, size_t len)
 {
@@ -183,7 +162,7 @@ static const char *split_into(const char *v, char ***vec, bool paths)
 		}
 		if (why)
 			break;
-		vec_push(vec, item);
+		strv_push(vec, item);
 	}
 	free(raw);
 	if (!why && !*vec)
@@ -266,7 +245,7 @@ const char *domain_set(struct domain **ds, int *n, const char *qname, const char
 		/* Repeated: each line adds one variable. */
 		if (!eq || !env_name_ok(value, (size_t)(eq - value)))
 			return "expected NAME=VALUE (repeat the key for more variables)";
-		vec_push(&d->env, xstrdup(value));
+		strv_push(&d->env, xstrdup(value));
 		break;
 	}
 	case DT_PATH: {
@@ -405,149 +384,15 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
 
 /* ---- the system ---- */
 
-/* getpwnam_r and friends want a buffer; grow it until the entry fits. */
-static int lookup_user(const char *name, uid_t uid, struct passwd *pw, char **buf)
-{
-	size_t size = 1024;
-	struct passwd *res = NULL;
-	int r;
-
-	for (;;) {
-		*buf = xrealloc(*buf, size);
-		r = name ? getpwnam_r(name, pw, *buf, size, &res) : getpwuid_r(uid, pw, *buf, size, &res);
-		if (r != ERANGE || size > 1 << 20)
-			break;
-		size *= 2;
-	}
-	if (r)
-		return -r;
-	return res ? 0 : -ENOENT;
-}
-
-static int lookup_group(const char *name, gid_t *gid)
-{
-	size_t size = 1024;
-	struct group gr, *res = NULL;
-	char *buf = NULL;
-	int r;
-
-	for (;;) {
-		buf = xrealloc(buf, size);
-		r = getgrnam_r(name, &gr, buf, size, &res);
-		if (r != ERANGE || size > 1 << 20)
-			break;
-		size *= 2;
-	}
-	if (!r && res)
-		*gid = gr.gr_gid;
-	free(buf);
-	return r ? -r : res ? 0 : -ENOENT;
-}
-
 int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen)
 {
-	struct passwd pw;
-	char *buf = NULL;
-	int r;
-
-	memset(ids, 0, sizeof(*ids));
-	if (d && d->user)
-		r = lookup_user(d->user, 0, &pw, &buf);
-	else
-		r = lookup_user(NULL, geteuid(), &pw, &buf);
-	if (r < 0) {
-		if (d && d->user)
-			snprintf(err, errlen, "user '%s' %s", d->user,
-				 r == -ENOENT ? "does not exist" : strerror(-r));
-		else
-			snprintf(err, errlen, "kyud's own user (uid %u) cannot be looked up: %s",
-				 (unsigned)geteuid(), r == -ENOENT ? "no such user" : strerror(-r));
-		goto fail;
-	}
-	ids->uid = pw.pw_uid;
-	ids->gid = pw.pw_gid;
-	ids->name = xstrdup(pw.pw_name);
-	ids->home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
-	ids->shell = xstrdup(pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
-	if (d && d->group) {
-		r = lookup_group(d->group, &ids->gid);
-		if (r < 0) {
-			snprintf(err, errlen, "group '%s' %s", d->group,
-				 r == -ENOENT ? "does not exist" : strerror(-r));
-			goto fail;
-		}
-	}
-	ids->switch_ids = d && (d->user || d->group);
-	if (ids->switch_ids) {
-		int ng = 16;
-		for (;;) {
-			int want = ng;
-			ids->groups = xrealloc(ids->groups, (size_t)ng * sizeof(gid_t));
-			if (getgrouplist(ids->name, ids->gid, ids->groups, &want) >= 0) {
-				ids->n_groups = want;
-				break;
-			}
-			if (want <= ng || want > 65536) {
-				/* The user exists: the name service failed us. */
-				r = -EAGAIN;
-				snprintf(err, errlen, "the groups of user '%s' cannot be listed", ids->name);
-				goto fail;
-			}
-			ng = want;
-		}
-	}
-	free(buf);
-	return 0;
-fail:
-	free(buf);
-	domain_ids_free(ids);
-	return r < 0 ? r : -EINVAL;
+	return domain_ids_resolve(d ? d->user : NULL, d ? d->group : NULL, ids, err, errlen);
 }
 
-void domain_ids_free(struct domain_ids *ids)
-{
-	free(ids->groups);
-	free(ids->name);
-	free(ids->home);
-	free(ids->shell);
-	memset(ids, 0, sizeof(*ids));
-}
-
-static bool has_cap(cap_t caps, cap_value_t c)
-{
-	cap_flag_value_t v = CAP_CLEAR;
-	return caps && cap_get_flag(caps, c, CAP_EFFECTIVE, &v) == 0 && v == CAP_SET;
-}
-
-void domain_privs_get(struct domain_privs *p)
-{
-	cap_t caps = cap_get_proc();
-
-	p->uid = geteuid();
-	p->gid = getegid();
-	errno = 0;
-	p->nice = getpriority(PRIO_PROCESS, 0);
-	if (errno)
-		p->nice = 0;
-	p->setuid = has_cap(caps, CAP_SETUID);
-	p->setgid = has_cap(caps, CAP_SETGID);
-	p->sys_resource = has_cap(caps, CAP_SYS_RESOURCE);
-	p->sys_nice = has_cap(caps, CAP_SYS_NICE);
-	if (caps)
-		cap_free(caps);
-}
-
+/* The name domain.h has always given it, for the worker. */
 void domain_seal_caps(void)
 {
-	cap_t caps;
-
-	(void)cap_reset_ambient();
-	caps = cap_get_proc();
-	if (!caps)
-		return;
-	if (cap_clear_flag(caps, CAP_INHERITABLE) == 0)
-		(void)cap_set_proc(caps);
-	cap_free(caps);
+	domain_privs_seal();
 }
 
 struct check_ctx {
@@ -669,101 +514,15 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
 
 /* ---- before each spawn ---- */
 
-/* Where a job's programs are looked up when its section sets no PATH. */
-#define SAFE_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-static const char *env_get(char *const *env, const char *name)
-{
-	size_t nl = strlen(name);
-
-	for (; env && *env; env++)
-		if (strncmp(*env, name, nl) == 0 && (*env)[nl] == '=')
-			return *env + nl + 1;
-	return NULL;
-}
-
-static void env_put(char ***env, const char *name, const char *value)
-{
-	size_t nl = strlen(name), n = vec_len(*env);
-	char *entry = xmalloc(nl + strlen(value) + 2);
-
-	sprintf(entry, "%s=%s", name, value);
-	for (size_t i = 0; i < n; i++) {
-		if (strncmp((*env)[i], name, nl) == 0 && (*env)[i][nl] == '=') {
-			free((*env)[i]);
-			(*env)[i] = entry;
-			return;
-		}
-	}
-	vec_push(env, entry);
-}
-
 char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env)
 {
-	char **env = xcalloc(1, sizeof(char *));
-	const char *lang = env_get(kyud_env, "LANG");
-
-	env_put(&env, "PATH", SAFE_PATH);
-	env_put(&env, "HOME", ids->home);
-	env_put(&env, "USER", ids->name);
-	env_put(&env, "LOGNAME", ids->name);
-	env_put(&env, "SHELL", ids->shell);
-	if (lang)
-		env_put(&env, "LANG", lang);
-	for (char **p = d ? d->env_pass : NULL; p && *p; p++) {
-		const char *v = env_get(kyud_env, *p);
-		if (v)
-			env_put(&env, *p, v);
-	}
-	for (char **p = d ? d->env : NULL; p && *p; p++) {
-		char *name = xstrdup(*p);
-		char *eq = strchr(name, '=');
-		*eq = '\0';
-		env_put(&env, name, eq + 1);
-		free(name);
-	}
-	return env;
+	return domain_env_base(d ? d->env_pass : NULL, d ? d->env : NULL, ids, kyud_env);
 }
 
-void domain_env_free(char **env)
-{
-	strv_free(env);
-}
-
-static bool is_executable_file(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
+/* The name domain.h has always given it, for the worker. */
 char *domain_find_program(const char *name, char *const *env)
 {
-	const char *path = env_get(env, "PATH");
-	bool denied = false;
-
-	if (strchr(name, '/'))
-		return xstrdup(name);
-	if (!path)
-		path = SAFE_PATH;
-	for (const char *p = path;; p++) {
-		const char *e = strchrnul(p, ':');
-		size_t dl = (size_t)(e - p);
-		/* Only absolute entries: an empty or relative one would be read
-		 * here, in the worker's directory, and run in the job's. */
-		if (dl > 0 && *p == '/') {
-			char *cand = xmalloc(dl + strlen(name) + 2);
-			sprintf(cand, "%.*s/%s", (int)dl, p, name);
-			if (is_executable_file(cand))
-				return cand;
-			denied |= access(cand, F_OK) == 0;
-			free(cand);
-		}
-		if (!*e)
-			break;
-		p = e;
-	}
-	errno = denied ? EACCES : ENOENT;
-	return NULL;
+	return domain_env_find_program(name, env);
 }
 
 /* Is path under prefix, component-wise ("/opt/a" holds "/opt/a/x", not

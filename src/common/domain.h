@@ -1,12 +1,20 @@
 /* Protection domains: what a queue's jobs may do, from kyu.ini's
  * [queue.NAME] and [queue.*] sections (the user and groups they run as,
  * their environment, directory, umask, resource limits, nice, the
- * programs they may run), and the rules checked before each spawn.
+ * programs they may run), and the rules checked before each spawn. Used
+ * by kyud: config.c parses the sections, the supervisor checks them
+ * (config_check_system), a worker (src/worker) applies them.
  *
  * Parsing and the rules are pure. Looking up users and groups and
  * checking what this process may switch to touch the system: they run in
  * the supervisor at start-up and on reload (domain_check) and in a worker
- * before each spawn (domain_resolve), never in a spawned child. */
+ * before each spawn (domain_resolve), never in a spawned child.
+ *
+ * This module is the sections, their rules and every name callers have
+ * always used; the work that needs no section is beside it, each header
+ * included here: domain_ids.h (users and groups from the name service),
+ * domain_privs.h (this process's capabilities) and domain_env.h (a job's
+ * environment and program lookup). */
 #ifndef KYU_DOMAIN_H
 #define KYU_DOMAIN_H
 
@@ -14,6 +22,10 @@
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+
+#include "domain_env.h"
+#include "domain_ids.h"
+#include "domain_privs.h"
 
 /* The resource limits a section may set, in the order of their keys. */
 enum { DLIM_CPU, DLIM_AS, DLIM_NOFILE, DLIM_NPROC, DLIM_FSIZE, DLIM_CORE, DLIM_N };
@@ -83,32 +95,12 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
 
 /* ---- the system: users, groups, privileges ---- */
 
-/* Who a job runs as, resolved just before it starts. */
-struct domain_ids {
-	bool switch_ids; /* false: kyud's own user and groups, nothing to set */
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups; /* supplementary groups, initgroups-style */
-	int n_groups;
-	char *name, *home, *shell;
-};
-
 /* Resolve d's user and group (d may be NULL). On failure returns -errno
  * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
  * group that does not exist, else the name service's trouble (-EAGAIN
  * when the groups could not be listed). */
 int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
-void domain_ids_free(struct domain_ids *ids);
 
-/* What this process may do, read once: its uid, and whether it holds the
- * capabilities to switch user, group and to raise limits or lower nice. */
-struct domain_privs {
-	uid_t uid;
-	gid_t gid;
-	int nice; /* kyud's own */
-	bool setuid, setgid, sys_resource, sys_nice;
-};
-void domain_privs_get(struct domain_privs *p);
 /* Clear the ambient and inheritable capability sets: a process that
  * holds CAP_SETUID through them (the systemd drop-in in kyud(8)) keeps it
  * for itself, but nothing it executes inherits it. */
@@ -127,7 +119,6 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
  * LOGNAME, SHELL, LANG (if kyud has it), env_pass, env. NULL-terminated,
  * for jobspec_input.base_env; free with domain_env_free. */
 char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env);
-void domain_env_free(char **env);
 
 /* Find a program the way execvp would in env's PATH, skipping empty and
  * relative entries (a name with a '/' is taken as it is). Returns a

@@ -1,7 +1,9 @@
 /* The database servers a connection may use: `[database] host` (and
  * `replica`) name one or several, comma-separated, each optionally with
  * its port. A connection tries them in the order given, so the list is a
- * preference, not a balance (kyud(8), "Galera"). */
+ * preference, not a balance (kyud(8), "Galera"). Used within common/:
+ * config.c checks the lists, db_session.c connects to them; every
+ * program gets there through config.h and db.h. */
 #ifndef KYU_HOSTS_H
 #define KYU_HOSTS_H
 

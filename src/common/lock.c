@@ -1,21 +1,20 @@
 /* kyu lock: hold a row of kyu_locks while a command runs (lock.h). */
 #include "lock.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lock_guardian.h"
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -127,61 +126,7 @@ int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, siz
 	return 0;
 }
 
-/* ---- statements ----------------------------------------------------------- */
-
-/* The database's clock in UTC: NOW(6) would follow the session's time zone,
- * and a summer-time change would make every live lease look expired (or
- * keep dead ones for an hour). */
-#define LOCK_NOW "UTC_TIMESTAMP(6)"
-
-void lock_sql_acquire(struct strbuf *sb, const char *name, unsigned slots, uint64_t token,
-		      const char *host, long pid, unsigned ttl)
-{
-	sb_adds(sb, "INSERT IGNORE INTO kyu_locks (name, slot) VALUES ");
-	for (unsigned s = 0; s < slots; s++) {
-		sb_adds(sb, s ? ", (" : "(");
-		db_quotes(sb, name);
-		sb_printf(sb, ", %u)", s);
-	}
-	sb_printf(sb, "; UPDATE kyu_locks SET holder = %" PRIu64 ", host = ", token);
-	db_quotes(sb, host);
-	sb_printf(sb, ", pid = %ld, acquired_at = " LOCK_NOW ", expires = " LOCK_NOW
-		      " + INTERVAL %u SECOND WHERE name = ", pid, ttl);
-	db_quotes(sb, name);
-	sb_printf(sb, " AND slot < %u AND (holder IS NULL OR expires < " LOCK_NOW
-		      ") ORDER BY slot LIMIT 1; SELECT slot FROM kyu_locks WHERE name = ", slots);
-	db_quotes(sb, name);
-	sb_printf(sb, " AND holder = %" PRIu64 " ORDER BY slot", token);
-}
-
-void lock_sql_extend(struct strbuf *sb, const char *name, unsigned slot, uint64_t token, unsigned ttl)
-{
-	sb_printf(sb, "UPDATE kyu_locks SET expires = " LOCK_NOW " + INTERVAL %u SECOND WHERE name = ", ttl);
-	db_quotes(sb, name);
-	sb_printf(sb, " AND slot = %u AND holder = %" PRIu64 " AND expires >= " LOCK_NOW, slot, token);
-}
-
-void lock_sql_release(struct strbuf *sb, const char *name, unsigned slot, uint64_t token)
-{
-	sb_adds(sb, "UPDATE kyu_locks SET holder = NULL, host = NULL, pid = NULL, acquired_at = NULL, "
-		    "expires = NULL WHERE name = ");
-	db_quotes(sb, name);
-	sb_printf(sb, " AND slot = %u AND holder = %" PRIu64, slot, token);
-}
-
-void lock_sql_list(struct strbuf *sb, const char *name)
-{
-	sb_adds(sb, "SELECT name, slot, IFNULL(host, '-') AS host, IFNULL(pid, '-') AS pid, "
-		    "IFNULL(acquired_at, '-') AS acquired_at, CASE WHEN holder IS NULL THEN 'free' "
-		    "WHEN expires < " LOCK_NOW " THEN 'expired' "
-		    "ELSE ROUND(TIMESTAMPDIFF(MICROSECOND, " LOCK_NOW ", expires) / 1000000, 1) END "
-		    "AS lease_left FROM kyu_locks");
-	if (name) {
-		sb_adds(sb, " WHERE name = ");
-		db_quotes(sb, name);
-	}
-	sb_adds(sb, " ORDER BY name, slot");
-}
+/* ---- the acquisition's reply ---------------------------------------------- */
 
 int lock_read_acquired(const struct db_reply *reply, unsigned *ret_slot)
 {
@@ -233,7 +178,8 @@ struct locker {
 	bool held;
 	double lease_end; /* monotonic; no later than the row's expiry */
 	sigset_t orig_mask, wait_mask;
-	bool handled[N_FWD];
+	int handled[N_FWD]; /* the signals of fwd_sigs kyu handles, for the command to default */
+	int n_handled;
 };
 
 /* Sleep until mono time `until` (or forever when until < 0), until a
@@ -295,7 +241,7 @@ static void setup_signals(struct locker *l)
 			continue;
 		sigaction(fwd_sigs[i], &sa, NULL);
 		sigdelset(&l->wait_mask, fwd_sigs[i]);
-		l->handled[i] = true;
+		l->handled[l->n_handled++] = fwd_sigs[i];
 	}
 }
 
@@ -418,256 +364,6 @@ static int acquire(struct locker *l)
 	return LOCK_EXIT_BUSY;
 }
 
-/* fork and exec the command in a process group of its own, with only
- * stdin, stdout and stderr, the signal mask kyu was started with and
- * default handlers. Returns its pid, or -1. */
-static pid_t spawn(struct locker *l)
-{
-	pid_t parent = getpid(), pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid != 0) {
-		/* Also here, so that killpg works whichever runs first. */
-		if (pid > 0)
-			(void)setpgid(pid, pid);
-		return pid;
-	}
-	(void)setpgid(0, 0);
-	signal(SIGCHLD, SIG_DFL);
-	for (int i = 0; i < N_FWD; i++)
-		if (l->handled[i])
-			signal(fwd_sigs[i], SIG_DFL);
-	/* The parent is the guardian (below), which kills the whole command
-	 * when kyu goes; should the guardian itself be killed, this is the
-	 * backstop for the command's own process. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(LOCK_EXIT_LOST);
-	/* The database socket (Connector/C may not open it close-on-exec)
-	 * and anything else but the standard three. */
-	closefrom(3);
-	sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
-	execvp(l->o.argv[0], l->o.argv);
-	{
-		int e = errno;
-		dprintf(STDERR_FILENO, "kyu: lock %s: cannot execute %s: %s\n", l->o.name, l->o.argv[0],
-			strerror(e));
-		_exit(e == ENOENT ? 127 : 126);
-	}
-}
-
-/* ---- the guardian ----------------------------------------------------------
- *
- * The lock's promise is one holder's work at a time, and the work is the
- * command with every process it starts. kyu alone cannot keep it: killed
- * (SIGKILL, the OOM killer), it can do nothing, while the command's
- * children run on into the next holder's lease. So the command is the
- * child of a small guardian process, forked by kyu, that outlives kyu:
- *
- *   kyu ── guardian (subreaper) ── command (a process group of its own)
- *
- * The guardian holds the read end of a pipe whose write end only kyu
- * has. When kyu closes it (the command ended, or its lease is lost) or
- * dies, the guardian SIGKILLs the command's process group, then every
- * process left below it: as a child subreaper it inherits whatever an
- * ended process leaves, a double-forked daemon in a session of its own
- * included, and kills each until it has no child left.
- *
- * It reaps the command only after that group kill: an unreaped command
- * keeps its pid, so the group id cannot name another group meanwhile
- * (kyu's own signals to the group rely on the same). It tells kyu the
- * command's pid, and its status when it ends, over a second pipe. */
-
-enum { MSG_STARTED = 1, MSG_START_FAILED, MSG_ENDED };
-struct gmsg {
-	int32_t kind;
-	int32_t value; /* pid, errno or exit status */
-};
-
-/* SIGCHLD only ends the guardian's wait in ppoll. */
-static void on_child(int sig)
-{
-	(void)sig;
-}
-
-static void send_msg(int fd, int kind, int value)
-{
-	struct gmsg m = { .kind = kind, .value = value };
-	ssize_t n;
-
-	/* Smaller than PIPE_BUF: written whole or not at all. If kyu is
-	 * gone, there is nobody to tell (SIGPIPE is ignored here). */
-	do
-		n = write(fd, &m, sizeof(m));
-	while (n < 0 && errno == EINTR);
-}
-
-/* Without the children file (a kernel without CONFIG_PROC_CHILDREN):
- * every process whose parent is this one, from /proc/PID/stat. */
-static void kill_children_slowly(void)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	long self = (long)getpid();
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[300], buf[512], *p;
-		long pid = strtol(e->d_name, &p, 10), ppid;
-		ssize_t n;
-		int fd;
-
-		if (pid <= 0 || *p)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		/* "PID (COMM) STATE PPID ...": COMM may hold anything. */
-		p = strrchr(buf, ')');
-		if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-			continue;
-		ppid = strtol(p + 4, &p, 10);
-		if (*p == ' ' && ppid == self)
-			(void)kill((pid_t)pid, SIGKILL);
-	}
-	closedir(d);
-}
-
-/* SIGKILL each child of this (single-threaded) process. */
-static void kill_children(void)
-{
-	char path[64], buf[4096];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		kill_children_slowly();
-		return;
-	}
-	/* Each round kills what it read; more come at the next. */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	/* A full buffer may end inside a number: leave that one to the next
-	 * round rather than kill a pid cut short. */
-	if ((size_t)n == sizeof(buf) - 1) {
-		char *last = strrchr(buf, ' ');
-		if (!last)
-			return;
-		*last = '\0';
-	}
-	for (char *p = buf, *end; *p; p = end) {
-		long pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		/* A child not yet reaped: its pid is still its own. */
-		if (pid > 0)
-			(void)kill((pid_t)pid, SIGKILL);
-	}
-}
-
-/* The end of the command: the group while its leader is unreaped, then
- * whatever else is below us, until nothing is. */
-_Noreturn static void guardian_finish(pid_t cmd)
-{
-	if (cmd > 0)
-		(void)kill(-cmd, SIGKILL);
-	for (;;) {
-		pid_t r;
-		kill_children();
-		r = waitpid(-1, NULL, 0);
-		if (r < 0 && errno == ECHILD)
-			break;
-	}
-	_exit(0);
-}
-
-/* In the child kyu forked: start the command and watch over it. */
-_Noreturn static void guardian(struct locker *l, int life_fd, int report_fd)
-{
-	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2 };
-	struct sigaction sa = { .sa_handler = on_child };
-	sigset_t all, wait_mask;
-	struct pollfd pfd = { .fd = life_fd, .events = POLLIN };
-	bool reported = false;
-	pid_t cmd;
-
-	/* Until the handlers below are in place, nothing may end us. */
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, NULL);
-	/* Not PR_SET_PDEATHSIG: this process must outlive kyu. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		dprintf(STDERR_FILENO, "kyu: lock %s: cannot become a subreaper (%s): a process "
-			"that leaves the command's process group may outlive it\n",
-			l->o.name, strerror(errno));
-	cmd = spawn(l);
-	if (cmd < 0) {
-		send_msg(report_fd, MSG_START_FAILED, errno);
-		_exit(0);
-	}
-	send_msg(report_fd, MSG_STARTED, (int)cmd);
-	/* A Control-C or a signal to kyu's process group is kyu's to pass
-	 * on; this process ends only when kyu says so or is gone. */
-	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
-		signal(quiet[i], SIG_IGN);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigfillset(&wait_mask);
-	sigdelset(&wait_mask, SIGCHLD);
-	/* Nothing of kyu's (its database connection) and no terminal:
-	 * only the two pipes. */
-	{
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
-			(void)dup2(null, STDIN_FILENO);
-			(void)dup2(null, STDOUT_FILENO);
-			(void)dup2(null, STDERR_FILENO);
-			if (null > STDERR_FILENO)
-				close(null);
-		}
-		int lo = life_fd < report_fd ? life_fd : report_fd;
-		int hi = life_fd < report_fd ? report_fd : life_fd;
-		/* EINVAL for an empty range is as good as done. */
-		(void)close_range(3, (unsigned)lo - 1, 0);
-		(void)close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-		(void)close_range((unsigned)hi + 1, ~0U, 0);
-	}
-	for (;;) {
-		siginfo_t si;
-
-		/* Orphans that ended are reaped; the command only when it is
-		 * finished with. Once it has ended (a zombie), others wait: the
-		 * end comes at once, as kyu learns of it. */
-		while (!reported) {
-			si.si_pid = 0;
-			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
-				break;
-			if (si.si_pid != cmd) {
-				(void)waitpid(si.si_pid, NULL, 0);
-				continue;
-			}
-			send_msg(report_fd, MSG_ENDED,
-				 si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
-			reported = true;
-		}
-		pfd.revents = 0;
-		if (ppoll(&pfd, 1, NULL, &wait_mask) > 0 && pfd.revents)
-			guardian_finish(cmd); /* kyu closed the pipe, or died */
-	}
-}
-
 enum renew { RENEWED, RENEW_FAILED, RENEW_LOST };
 
 /* Extend the lease if an answer can come before kill_at. */
@@ -695,61 +391,6 @@ static enum renew renew(struct locker *l, double kill_at, double *ret_sent)
 	return reply->r[0].affected == 1 ? RENEWED : RENEW_LOST;
 }
 
-/* Start the guardian, which starts the command (see above). Returns the
- * guardian's pid, the command's in *cmd, and in *life and *report kyu's
- * ends of the pipes; -1 with errno when either could not be started. */
-static pid_t start_guarded(struct locker *l, pid_t *cmd, int *life, int *report)
-{
-	int lp[2], rp[2], e;
-	struct gmsg m;
-	ssize_t n;
-	pid_t g;
-
-	if (pipe2(lp, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		e = errno;
-		close(lp[0]);
-		close(lp[1]);
-		errno = e;
-		return -1;
-	}
-	fflush(NULL);
-	g = fork();
-	if (g == 0) {
-		close(lp[1]);
-		close(rp[0]);
-		guardian(l, lp[0], rp[1]);
-	}
-	e = errno;
-	close(lp[0]);
-	close(rp[1]);
-	if (g < 0) {
-		close(lp[1]);
-		close(rp[0]);
-		errno = e;
-		return -1;
-	}
-	/* The first message comes at once: the command's pid, or why there
-	 * is none. */
-	do
-		n = read(rp[0], &m, sizeof(m));
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(m) || m.kind != MSG_STARTED) {
-		e = n == (ssize_t)sizeof(m) && m.kind == MSG_START_FAILED ? m.value : ECHILD;
-		close(lp[1]);
-		close(rp[0]);
-		(void)waitpid(g, NULL, 0);
-		errno = e;
-		return -1;
-	}
-	(void)fcntl(rp[0], F_SETFL, O_NONBLOCK);
-	*cmd = (pid_t)m.value;
-	*life = lp[1];
-	*report = rp[0];
-	return g;
-}
-
 /* Run the command while holding the lock; extend, pass signals on, and
  * stop the command when the lease cannot be kept. The lock is released
  * only once the guardian has ended, with every process of the command.
@@ -762,12 +403,20 @@ static int run_held(struct locker *l)
 	bool lost = false, ended = false, guard_gone = false, release_lost;
 	int status = 0, sig, life = -1, report = -1;
 	pid_t guard, pid = 0;
+	const struct lock_guardian_cmd cmd = {
+		.name = l->o.name,
+		.argv = l->o.argv,
+		.mask = &l->orig_mask,
+		.dfl_sigs = l->handled,
+		.n_dfl_sigs = l->n_handled,
+		.orphaned_status = LOCK_EXIT_LOST,
+	};
 
 	if ((sig = take_signal())) {
 		release(l, l->slot, false, &release_lost);
 		return 128 + sig;
 	}
-	guard = start_guarded(l, &pid, &life, &report);
+	guard = lock_guardian_start(&cmd, &pid, &life, &report);
 	if (guard < 0) {
 		fprintf(stderr, "kyu: lock %s: cannot start %s: %s\n", l->o.name, l->o.argv[0], strerror(errno));
 		release(l, l->slot, false, &release_lost);
@@ -779,14 +428,10 @@ static int run_held(struct locker *l)
 		if (waitpid(guard, NULL, WNOHANG) == guard)
 			guard_gone = true;
 		while (report >= 0) {
-			struct gmsg m;
-			ssize_t n = read(report, &m, sizeof(m));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && errno == EAGAIN)
+			enum lock_guardian_news news = lock_guardian_read(report, &status);
+			if (news == LOCK_GUARDIAN_NONE)
 				break;
-			if (n == (ssize_t)sizeof(m) && m.kind == MSG_ENDED) {
-				status = m.value;
+			if (news == LOCK_GUARDIAN_ENDED) {
 				ended = true;
 				continue;
 			}

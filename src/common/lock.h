@@ -1,16 +1,13 @@
 /* kyu lock: cluster-wide locks kept in the table kyu_locks, and the run
  * loop of `kyu lock NAME -- COMMAND`, which holds one while COMMAND runs.
+ * Used by kyu (src/cli: kyu lock, kyu locks) and kyu web (src/web: the
+ * list of locks).
  *
- * A lock is one or more rows (name, slot): slot 0 only for a plain lock,
- * slots 0..N-1 for a pool of N. A row is free when holder is NULL, held
- * while expires (UTC, the database's clock) is in the future, and free
- * again for anyone once it has passed. Holding is proved by holder, a
- * random token of the holder: every statement after the acquisition names
- * it, so a holder that lost its row never touches the next holder's.
- *
- * The builders are pure (they append to sb and quote with db_quote), so
- * the unit tests read the very text that is sent; kyu_jobs(7) prints the
- * same statements for programs that are not kyu. */
+ * The module is three: this one parses the arguments, reads the
+ * acquisition's reply and runs the loop that acquires, extends and
+ * releases while the command runs; lock_sql.h builds the statements
+ * (pure, included here); lock_guardian.h is the process that starts the
+ * command and ends all of it (lock.c's alone). */
 #ifndef KYU_LOCK_H
 #define KYU_LOCK_H
 
@@ -20,6 +17,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "lock_sql.h"
 #include "util.h"
 
 /* kyu lock's own exit statuses; otherwise it exits with the command's
@@ -54,22 +52,6 @@ int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, siz
  * UTF-8, at most LOCK_NAME_MAX characters), else why not. The server must
  * not be left to check: INSERT IGNORE would truncate it silently. */
 const char *lock_name_problem(const char *name);
-
-/* One round trip of three statements: make the rows of slots 0..slots-1
- * that do not exist yet (free), take the lowest free or expired one for
- * token, then list the slots token holds. The acquisition is the UPDATE
- * alone, atomic on its own. */
-void lock_sql_acquire(struct strbuf *sb, const char *name, unsigned slots, uint64_t token,
-		      const char *host, long pid, unsigned ttl);
-/* A new expiry, ttl seconds from now, for a lease that is still live and
- * still token's: 0 rows affected means it is lost. */
-void lock_sql_extend(struct strbuf *sb, const char *name, unsigned slot, uint64_t token, unsigned ttl);
-/* Free the slot if token still holds it (expired or not: while holder is
- * token, nobody else has had it since). */
-void lock_sql_release(struct strbuf *sb, const char *name, unsigned slot, uint64_t token);
-/* kyu locks [NAME]: name, slot, host, pid, acquired_at, lease_left
- * (seconds, 'expired' or 'free'). */
-void lock_sql_list(struct strbuf *sb, const char *name);
 
 /* Read the reply of lock_sql_acquire: the number of slots token holds
  * (normally 0 or 1; more after a lost reply was sent again), the lowest

@@ -1,5 +1,7 @@
 /* Logging: one line per event on stderr, tagged with the process role.
- * journald (or the test harness) adds timestamps. */
+ * journald (or the test harness) adds timestamps. Used by the daemons:
+ * kyud (supervisor and workers), kyud-metrics and kyu web; kyu, a
+ * command, writes to its terminal instead. */
 #ifndef KYU_LOG_H
 #define KYU_LOG_H
 

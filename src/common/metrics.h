@@ -1,7 +1,9 @@
 /* The Prometheus text exposition (format 0.0.4) of the scoreboard and of
  * the per-queue figures read from the table. Pure: what it renders comes
  * from its arguments, so that the format is unit-tested line by line
- * (tests/unit/test_metrics.c). */
+ * (tests/unit/test_metrics.c). Used by kyud-metrics (src/metrics), which
+ * serves it, and the supervisor (src/kyud), which opens its listening
+ * socket (metrics_listen) before it starts that process. */
 #ifndef KYU_METRICS_H
 #define KYU_METRICS_H
 

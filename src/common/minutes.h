@@ -14,7 +14,9 @@
  * results riding along) are counted with the next batch. Results sent in
  * a round trip whose reply was lost may have been recorded (and counted)
  * already: they are counted only if their row changed after the new
- * session began (DB_SESSION_START). Pure: statements and replies only. */
+ * session began (DB_SESSION_START). Pure: statements and replies only.
+ * Used by kyud's workers (src/worker), which count, and kyu web
+ * (src/web), which reads the counts. */
 #ifndef KYU_MINUTES_H
 #define KYU_MINUTES_H
 

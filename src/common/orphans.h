@@ -14,7 +14,8 @@
  * re-parented process outside the running jobs' process groups that
  * started no earlier than that job is killed: each could be the job's, and
  * its own job's end kills it at the latest. One that started before (the
- * daemon of a longer job that is still running) is kept. */
+ * daemon of a longer job that is still running) is kept. Used by kyud:
+ * its workers (src/worker) and its supervisor (src/kyud). */
 #ifndef KYU_ORPHANS_H
 #define KYU_ORPHANS_H
 

@@ -1,6 +1,9 @@
 /* Messages between the supervisor and its workers over a SOCK_SEQPACKET
  * socketpair (the worker's end is fd 3). One message per packet; a
- * KYU_RELOAD carries the new configuration as a descriptor (SCM_RIGHTS). */
+ * KYU_RELOAD carries the new configuration as a descriptor (SCM_RIGHTS).
+ * Used by kyud's supervisor (src/kyud) and workers (src/worker), and by
+ * kyud-metrics (src/metrics), which the supervisor talks to the same
+ * way. */
 #ifndef KYU_PROTO_H
 #define KYU_PROTO_H
 

@@ -1,6 +1,8 @@
 /* The daemon registry: each running kyud's row of kyu_daemons (kyu_jobs(7)),
  * which tells the wake-up triggers of sql/notify.sql, `kyu submit` and
- * `kyu wake` where every daemon listens and which queues it serves.
+ * `kyu wake` where every daemon listens and which queues it serves. Used
+ * by kyud (src/kyud names the daemon, src/worker writes its row) and kyu
+ * (src/cli).
  *
  * Worker 1 of each daemon writes the row at start and refreshes it every
  * registry_interval(); a stopping daemon deletes it. A row counts as live

@@ -3,7 +3,8 @@
  * taken) is logged when it begins and, where that helps the reader, when
  * it ends, never at every repetition. One flag per condition, owned by
  * whoever meets it; these two helpers keep the reading obvious where the
- * flag is set and cleared. Header only: each is one store. */
+ * flag is set and cleared. Header only: each is one store. For every
+ * program's modules, wherever a condition is logged once per spell. */
 #ifndef KYU_SPELL_H
 #define KYU_SPELL_H
 

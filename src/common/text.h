@@ -1,4 +1,7 @@
-/* Text from the database or a file, checked and made safe to show. */
+/* Text from the database or a file, checked and made safe to show. Used
+ * by kyu (src/cli), which prints rows to a terminal, and within common/
+ * by the configuration (config.c, config_ini.c, domain.c), which checks
+ * names. */
 #ifndef KYU_TEXT_H
 #define KYU_TEXT_H
 

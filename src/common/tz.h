@@ -7,9 +7,10 @@
  * so tz_offset sets TZ, calls tzset() and localtime_r(), and restores TZ
  * (or unsets it) before it returns. Between calls the environment is as the
  * caller left it, so the jobs forked from this process never inherit a
- * changed TZ. This is safe because the only user, the daemon's worker, is
- * single-threaded: no other thread can read the environment or the time
- * zone meanwhile. What stays changed is glibc's own loaded zone, which
+ * changed TZ. This is safe because its users, kyud's worker (src/worker:
+ * the schedules) and kyu (src/cli: kyu schedule shows a first run, through
+ * cron.c), are single-threaded: no other thread can read the environment
+ * or the time zone meanwhile. What stays changed is glibc's own loaded zone, which
  * nothing in kyu relies on (kyu logs and stores UTC); glibc re-reads a
  * zone file only when TZ names another zone than the one it last loaded,
  * so repeated offsets for one zone cost a string compare, not a file read.

@@ -1,7 +1,8 @@
 /* Text that goes into the database's utf8mb4 columns. A server in strict
  * mode refuses a statement whose text is not well-formed UTF-8 (error
  * 1366), and kyud builds texts from row values cut by bytes (fixed
- * buffers, %.Ns): cut them here, on a character boundary, instead.
+ * buffers, %.Ns): cut them here, on a character boundary, instead. Used
+ * by kyud's workers (src/worker) and text.c.
  *
  * Pure and allocation-free, so that callers with fixed buffers can use
  * them (tests/unit/test_utf8.c). */

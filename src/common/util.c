@@ -121,6 +121,22 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+void strv_push(char ***v, char *s)
+{
+	size_t n = strv_len(*v);
+	*v = xrealloc(*v, (n + 2) * sizeof(char *));
+	(*v)[n] = s;
+	(*v)[n + 1] = NULL;
+}
+
 void strv_free(char **v)
 {
 	if (!v)

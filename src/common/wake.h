@@ -1,5 +1,7 @@
 /* Wake-up hints: UDP datagrams "kyu:QUEUE" that tell the supervisor a job
- * may be due. They carry no authority: at most they cause one claim. */
+ * may be due. They carry no authority: at most they cause one claim.
+ * Used by kyud's supervisor (src/kyud), which listens, and kyu (src/cli:
+ * kyu submit and kyu wake send them, kyu check tries the address). */
 #ifndef KYU_WAKE_H
 #define KYU_WAKE_H
 
