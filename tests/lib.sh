@@ -12,10 +12,12 @@
 #
 # ctest provides KYUD, KYU (the built binaries), KYU_SRC (source tree) and
 # KYU_TEST_DIR (the build's tests dir, where the fixture wrote db.env).
-# Run one test with its fixture:  ctest --test-dir build -R batch_succeed -V
+# Run one test with its fixture:
+#     ctest --test-dir build -R claim.batch_succeed -V
+# A script tests/integration/FEATURE/NAME.sh is test integration.FEATURE.NAME.
 #
-# Every test gets its own database t_<name>, its own directory
-# $KYU_TEST_DIR/run/<name> ($T_DIR) and its own kyud, so tests run in
+# Every test gets its own database t_<feature>_<name>, its own directory
+# $KYU_TEST_DIR/run/<feature>.<name> ($T_DIR) and its own kyud, so tests run in
 # parallel. The directory and database are kept when a test fails.
 #
 # The shared server's data directory (about 270 MB) is made by mktemp -d
@@ -439,7 +441,9 @@ cleanup() {
 # ---------------------------------------------------------------- set-up
 
 : "${KYUD:?set by ctest}" "${KYU_SRC:?set by ctest}" "${KYU_TEST_DIR:?set by ctest}"
-T_NAME=$(basename "$0" .sh)
+# FEATURE.NAME (tests/integration/FEATURE/NAME.sh), as in the test's ctest
+# name: two features may each have a test of the same NAME.
+T_NAME=$(basename "$(dirname "$0")").$(basename "$0" .sh)
 T_DB=t_${T_NAME//[^A-Za-z0-9_]/_}
 T_DIR=$KYU_TEST_DIR/run/$T_NAME
 KYUD_PID=
@@ -481,8 +485,8 @@ SQL
 root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql"
 
 # ---------------------------------------------------------------- private database
-# For tests that stop and restart the database server (db_restart,
-# self_fence): a mariadbd of the test's own, so that the shared one keeps
+# For tests that stop and restart the database server (db/restart,
+# lease/self_fence): a mariadbd of the test's own, so that the shared one keeps
 # serving the other tests.
 #
 #     private_db_start       # first call: create it, load the schema; from
@@ -564,7 +568,7 @@ private_db_exit() {
 # ---------------------------------------------------------------- end of private database
 
 # ---------------------------------------------------------------- more daemons, sampling
-# (for the tests of several daemons on one table: queue_*.sh)
+# (for the tests of several daemons on one table: queue/*.sh)
 
 EXTRA_PIDS=
 SAMPLER_PIDS=
@@ -621,7 +625,7 @@ stop_samplers() {
 
 
 # ---------------------------------------------------------------- wake-ups, statement counts
-# (for the wake-up and polling tests: wake_*.sh, poll_fallback, idle_cost, udf_wake)
+# (for the wake-up and polling tests: wake/*.sh)
 
 # free_udp_port: print a UDP port on 127.0.0.1 that nothing is bound to
 # right now (the kernel's choice, so parallel tests do not collide).
@@ -778,7 +782,7 @@ assert_cron_contiguous() {
 # created once per machine (root only: otherwise the test is skipped, 77).
 #   kyut_a    (home /var/tmp/kyut_a, also in group kyut_extra)
 #   kyut_b    (home /nonexistent)
-#   kyut_c    (home /nonexistent; only queue_domain_config.sh runs jobs as
+#   kyut_c    (home /nonexistent; only queue/domain_config.sh runs jobs as
 #             it, so that it can count that user's processes)
 #   group kyut_extra
 # Tests running at once may race to create them: losing is fine.

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers of the kyu web tests (tests/integration/web_*.sh), sourced after
+# Helpers of the kyu web tests (tests/integration/web/*.sh), sourced after
 # tests/lib.sh.
 [ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
@@ -24,7 +24,7 @@ web_run() {
 # start_web PORT [kyu web ARGS] [-- section.key=value ...]: kyu web in the
 # background on 127.0.0.1:PORT (unless an override says otherwise), until
 # it serves; WEB_URL is its address. Without a password, as the tests'
-# browser reaches TCP only: open_to_local_users = yes (web_access.sh tests
+# browser reaches TCP only: open_to_local_users = yes (web/access.sh tests
 # the default, a Unix socket).
 start_web() {
 	local port=$1 deadline from
