@@ -11,7 +11,7 @@
 # origin, is refused; a Host that is not localhost or an address is
 # refused; a 64-bit owner above 2^53 is sent exactly, as a string.
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 port=$(free_tcp_port)
 start_web "$port"

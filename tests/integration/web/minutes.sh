@@ -10,7 +10,7 @@
 # logged once; without the table the overview counts kyu_jobs' rows. On a
 # schema of version 3, kyud counts nothing.
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 # No heartbeat before the gated job's end (first one 100 s after its claim:
 # the gate below opens by itself after 60 s of sleeps at most, and a heartbeat

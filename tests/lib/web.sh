@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# Helpers of the kyu web tests (tests/integration/web/*.sh), sourced after
-# tests/lib.sh.
+# Helpers of the kyu web tests (tests/integration/web/*.sh, output/live.sh),
+# sourced after tests/lib.sh: kyu web started and stopped, requests. Not
+# sourced by tests/lib.sh itself: it skips the test (77) when kyu was not
+# built.
 [ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
 WEB_PID=
