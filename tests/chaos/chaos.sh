@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Helpers of the fault suite (tests/integration/chaos_*.sh), sourced after
+# Helpers of the fault suite (tests/integration/chaos/*.sh,
+# lease/chaos_orphan_jobs.sh, lease/stopped_worker.sh), sourced after
 # tests/lib.sh:
 #
 #     . "$KYU_SRC/tests/lib.sh"

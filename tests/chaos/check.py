@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The verdict of a chaos test (tests/integration/chaos_*.sh).
+"""The verdict of a chaos test (tests/integration/chaos/*.sh,
+lease/chaos_orphan_jobs.sh, lease/stopped_worker.sh).
 
     check.py --marks FILE --table FILE [--deaths FILE] [--locks DIR]
              [--ids FILE | --expect N] [--log FILE]... [--exits FILE]

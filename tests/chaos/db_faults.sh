@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Fault suite (issue 12), scenario 3: the database fails under two kyud.
-# Sourced by tests/integration/chaos_db.sh (outages a and b) and
-# chaos_db_outage.sh (c and d), which set DB_FAULTS; two tests rather than
+# Sourced by tests/integration/chaos/db.sh (outages a and b) and
+# chaos/db_outage.sh (c and d), which set DB_FAULTS; two tests rather than
 # one because a loaded 2-core machine takes 30 s or more per server start.
 #
 # A private mariadbd (tests/lib.sh), kyud a and b (2 workers each, lease 8 s,

@@ -1,7 +1,8 @@
 #!/bin/bash
-# The job of the chaos tests (tests/integration/chaos_*.sh): it leaves marks
-# that tests/chaos/check.py reads, and detects a second attempt running while
-# an earlier one still lives.
+# The job of the chaos tests (tests/integration/chaos/*.sh,
+# lease/chaos_orphan_jobs.sh, lease/stopped_worker.sh): it leaves marks that
+# tests/chaos/check.py reads, and detects a second attempt running while an
+# earlier one still lives.
 #
 #     job.sh DIR MIN_MS MAX_MS [FIRST_MS]
 #

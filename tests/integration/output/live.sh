@@ -10,7 +10,7 @@
 # this test (a running row whose lease did not move while its output
 # became a live tail: no other statement of kyud does that).
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 sql "CREATE TABLE live_writes (id VARCHAR(255) NOT NULL, at DATETIME(6) NOT NULL, len INT NOT NULL,
        owner BIGINT UNSIGNED NULL)"

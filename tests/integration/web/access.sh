@@ -16,7 +16,7 @@
 #    for a waiting address), then 200 again;
 #  - at most 8 connections from one address at once.
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 hash=$(printf 'pw-s3cret\n' | "$KYU" web --hash-password) || fail "kyu web --hash-password"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('j1', 'true')"

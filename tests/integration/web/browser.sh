@@ -13,7 +13,7 @@
 # the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
 # docs/web-overview.png is made).
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
 	{ echo "SKIP: chromium and chromium-driver are not installed"; exit 77; }
 

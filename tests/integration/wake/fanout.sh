@@ -165,7 +165,7 @@ wait_workers_idle 6
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('long', 'q3', 'sleep 12')"
 wait_for "SELECT status FROM kyu_jobs WHERE id = 'long'" running 30
 # The open transaction takes the shared locks the triggers' read takes, by
-# reading kyu_daemons itself (claim_lock_wait tests what an uncommitted due
+# reading kyu_daemons itself (claim/uncommitted_insert tests what an uncommitted due
 # job does to claims).
 root_sql -D "$T_DB" -e "BEGIN; SELECT COUNT(*) FROM kyu_daemons LOCK IN SHARE MODE;
 	DO SLEEP(25); COMMIT" >/dev/null || fail "the transaction held open failed"

@@ -1,6 +1,8 @@
 # shellcheck shell=bash
-# Helpers of the kyu web tests (tests/integration/web_*.sh), sourced after
-# tests/lib.sh.
+# Helpers of the kyu web tests (tests/integration/web/*.sh, output/live.sh),
+# sourced after tests/lib.sh: kyu web started and stopped, requests. Not
+# sourced by tests/lib.sh itself: it skips the test (77) when kyu was not
+# built.
 [ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
 WEB_PID=
@@ -24,7 +26,7 @@ web_run() {
 # start_web PORT [kyu web ARGS] [-- section.key=value ...]: kyu web in the
 # background on 127.0.0.1:PORT (unless an override says otherwise), until
 # it serves; WEB_URL is its address. Without a password, as the tests'
-# browser reaches TCP only: open_to_local_users = yes (web_access.sh tests
+# browser reaches TCP only: open_to_local_users = yes (web/access.sh tests
 # the default, a Unix socket).
 start_web() {
 	local port=$1 deadline from

@@ -11,7 +11,7 @@
 # origin, is refused; a Host that is not localhost or an address is
 # refused; a 64-bit owner above 2^53 is sent exactly, as a string.
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 port=$(free_tcp_port)
 start_web "$port"
@@ -43,7 +43,7 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, ou
 # ---- overview
 ov() { webq "$u/api/overview" "$1"; }
 # First as on a schema older than version 4 (no kyu_minutes): the last
-# hour counted on kyu_jobs' rows. web_minutes.sh has the counts kyud keeps.
+# hour counted on kyu_jobs' rows. web/minutes.sh has the counts kyud keeps.
 sql "RENAME TABLE kyu_minutes TO kyu_minutes_v3"
 EXIT_HOOKS+=("sql 'RENAME TABLE kyu_minutes_v3 TO kyu_minutes' 2>/dev/null || true")
 assert_eq "200 [6, 3, 1, 2, null, null]" "$(ov "[q('alpha')[k] for k in ('waiting', 'due', 'running', 'failed_1h', 'succeeded_1h', 'per_minute')]")" "alpha's counts"

@@ -9,7 +9,7 @@
 # every action (403) and change nothing; HTTPS with tls_cert and tls_key
 # (where openssl can make a certificate).
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 hash=$(printf 'pw-s3cret\n' | "$KYU" web --hash-password) || fail "kyu web --hash-password"
 case $hash in '$'?*'$'*) ;; *) fail "not a crypt(3) hash: '$hash'" ;; esac

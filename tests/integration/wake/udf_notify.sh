@@ -10,14 +10,14 @@
 #   KYU_UDF        path of the built kyu_notify.so (else looked for next to
 #                  $KYUD, $KYU, or under $KYU_SRC/build)
 #   KYU_UDP_RECV   path of kyu_udp_recv (else next to kyu_notify.so)
-#   KYU_SRC        source tree (else two levels above this script)
+#   KYU_SRC        source tree (else three levels above this script)
 #   KYU_TEST_DIR   the build's tests dir: a scratch directory kept after a
 #                  failure is linked from run/udf_notify/db there, and
 #                  removed by the next run (as tests/lib.sh does)
 # Exit 0 pass, 1 fail, 77 skipped (plugin not built, no mariadbd).
 set -euo pipefail
 
-src=${KYU_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+src=${KYU_SRC:-$(cd "$(dirname "$0")/../../.." && pwd)}
 me=udf_notify
 
 skip() { echo "$me: SKIP: $*"; exit 77; }

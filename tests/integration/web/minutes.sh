@@ -10,7 +10,7 @@
 # logged once; without the table the overview counts kyu_jobs' rows. On a
 # schema of version 3, kyud counts nothing.
 . "$KYU_SRC/tests/lib.sh"
-. "$KYU_SRC/tests/weblib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 # No heartbeat before the gated job's end (first one 100 s after its claim:
 # the gate below opens by itself after 60 s of sleeps at most, and a heartbeat
@@ -21,7 +21,7 @@ start_kyud kyud.workers=2 kyud.lease=120 kyud.heartbeat=100 kyud.cleanup_every=1
 gate="for i in \$(seq 600); do [ -e $T_DIR/gate ] && break; sleep 0.1; done"
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('stolen', 'm1', '$gate'), ('c1', 'm1', 'sleep 2')"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running'" 2 30
-# Another claim's takeover, which ran and recorded the job (as late_write.sh
+# Another claim's takeover, which ran and recorded the job (as lease/late_write.sh
 # makes it, to the end); and the user's cancel.
 sql "UPDATE kyu_jobs SET owner = 12345, attempts = attempts + 1, status = 'succeeded', lease_until = NULL,
      finished_at = NOW(6) WHERE id = 'stolen'; UPDATE kyu_jobs SET status = 'cancelled' WHERE id = 'c1'"
