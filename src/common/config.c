@@ -205,7 +205,7 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		for (int i = 0; i < n; i++) {
 			/* The column is VARCHAR(64) of utf8mb4: 64 characters;
 			 * a name it cannot hold would match no row. */
-			long chars = name_chars(cfg->queues[i]);
+			long chars = text_name_chars(cfg->queues[i]);
 			if (chars < 0) {
 				free(raw);
 				return "a queue name is not valid UTF-8 or holds a control character";

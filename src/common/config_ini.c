@@ -90,7 +90,7 @@ static const char *section_problem(const char *line, size_t n)
 		       "queue name in [queue.NAME] has at most 43 bytes)";
 	memcpy(name, line + 1, len);
 	name[len] = '\0';
-	if (name_chars(name) < 0)
+	if (text_name_chars(name) < 0)
 		return "the section name is not valid UTF-8 or holds a control character";
 	return NULL;
 }

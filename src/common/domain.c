@@ -199,7 +199,7 @@ static bool queue_name_ok(const char *q)
 		return true;
 	/* The column is VARCHAR(64) of utf8mb4: 64 characters, and a name
 	 * it cannot hold matches no row. */
-	chars = name_chars(q);
+	chars = text_name_chars(q);
 	return chars >= 1 && chars <= 64;
 }
 

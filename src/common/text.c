@@ -10,7 +10,7 @@ static bool is_control(const unsigned char *p, size_t n)
 	return n == 2 && p[0] == 0xc2 && p[1] < 0xa0;
 }
 
-long name_chars(const char *s)
+long text_name_chars(const char *s)
 {
 	size_t left = 0, n;
 	long chars = 0;

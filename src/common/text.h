@@ -13,7 +13,7 @@
 /* The number of characters of the name s when it is valid UTF-8 with no
  * control character (C0, DEL, C1), else -1: a name nobody could type or
  * see, and no row could match. */
-long name_chars(const char *s);
+long text_name_chars(const char *s);
 
 enum escape {
 	/* Tabs, newlines, NUL and backslash as \t, \n, \0, \\: one row of

@@ -32,15 +32,15 @@ int main(void)
 	CHECK(utf8_char_len("\x80", 1) == 0);
 	CHECK(utf8_char_len("\xe9t", 2) == 0);            /* latin-1 */
 
-	CHECK(name_chars("mail") == 4);
-	CHECK(name_chars("caf\xc3\xa9") == 4);
-	CHECK(name_chars("") == 0);
-	CHECK(name_chars("caf\xe9") == -1);
-	CHECK(name_chars("a\tb") == -1);
-	CHECK(name_chars("\x1b[31m") == -1);
-	CHECK(name_chars("a\x7f") == -1);
-	CHECK(name_chars("\xc2\x9b" "31m") == -1); /* C1 CSI */
-	CHECK(name_chars("\xc2\xa0") == 1);        /* NBSP: not a control */
+	CHECK(text_name_chars("mail") == 4);
+	CHECK(text_name_chars("caf\xc3\xa9") == 4);
+	CHECK(text_name_chars("") == 0);
+	CHECK(text_name_chars("caf\xe9") == -1);
+	CHECK(text_name_chars("a\tb") == -1);
+	CHECK(text_name_chars("\x1b[31m") == -1);
+	CHECK(text_name_chars("a\x7f") == -1);
+	CHECK(text_name_chars("\xc2\x9b" "31m") == -1); /* C1 CSI */
+	CHECK(text_name_chars("\xc2\xa0") == 1);        /* NBSP: not a control */
 
 	/* Fields: one row stays one row; backslash too, so that the text
 	 * reads back unambiguously. The rest passes as it is. */
