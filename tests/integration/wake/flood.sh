@@ -6,14 +6,14 @@
 # bounded number of lines, and the database load it causes is bounded by
 # wake_rate, whatever the datagram rate:
 #
-#   on_wake_datagram (sup.c) drains up to 1024 queued datagrams per wake-up
-#   of the supervisor's loop and then calls sup_wake at most once, and only
-#   when the token bucket allows (rate_allow: wake_rate per second, bucket
+#   on_datagram (src/kyud/listener.c) drains up to 1024 queued datagrams per wake-up
+#   of the supervisor's loop and then calls fanout_wake at most once, and only
+#   when the token bucket allows (ratelimit_allow: wake_rate per second, bucket
 #   of wake_rate, full at the start). Over the rate it arms the poll timer
-#   at 0.1 s instead, so polls add at most 10 per second. sup_wake sends a
+#   at 0.1 s instead, so polls add at most 10 per second. fanout_wake sends a
 #   claim to one idle worker, or, while a claim is in flight, sets
 #   hint_pending, which becomes one claim when the answer comes: every claim
-#   comes from one sup_wake call. With nothing due, a claim is 2 statements
+#   comes from one fanout_wake call. With nothing due, a claim is 2 statements
 #   (the UPDATE and the SELECT, one round trip); each worker adds a
 #   retention delete (3 statements) every cleanup_every (100) claims. So
 #   during a flood of F seconds (the bucket's burst counts as one more
