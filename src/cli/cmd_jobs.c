@@ -180,16 +180,39 @@ int cmd_show(struct db *db, const char *id)
 static const char *const list_statuses[] = { "waiting", "running", "succeeded", "failed",
 					     "cancelled", "retrying", NULL };
 
+/* kyu list --since/--until: a time as the server reads a DATETIME
+ * ("2026-11-24", "2026-11-24 06:35:00"), checked before it is quoted. */
+static bool list_time_ok(const char *s)
+{
+	size_t n = strlen(s);
+	return n >= 10 && n < 32 && s[0] >= '0' && s[0] <= '9' && strspn(s, "0123456789-: .") == n;
+}
+
+/* What kyu list --search and --since/--until may read, at most: they
+ * filter on columns no index holds, so the newest rows are read until the
+ * page is full or this many were examined (MariaDB's LIMIT ROWS
+ * EXAMINED), and kyu list says when it stopped there. --scan N changes
+ * it. */
+#define LIST_EXAMINED 1000000
+
 int cmd_list(struct db *db, int argc, char **argv)
 {
-	const char *queue = NULL, *status = NULL;
-	int64_t limit = 20;
+	static const struct option longs[] = {
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "search", required_argument, NULL, 'f' },
+		{ "scan", required_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *queue = NULL, *status = NULL, *since = NULL, *until = NULL, *search = NULL;
+	int64_t limit = 20, examined = LIST_EXAMINED;
 	struct strbuf sb = { 0 };
 	size_t mark;
+	bool bounded;
 	int c, rc = 1;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "q:s:n:")) != -1) {
+	while ((c = getopt_long(argc, argv, "q:s:n:", longs, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 			queue = optarg;
@@ -212,6 +235,28 @@ int cmd_list(struct db *db, int argc, char **argv)
 			if (parse_i64(optarg, 1, 1000000, &limit) < 0) {
 				fprintf(stderr, "kyu: list: -n: '%s' is not a whole number from 1 to 1000000\n",
 					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'S':
+		case 'U':
+			if (!list_time_ok(optarg)) {
+				fprintf(stderr, "kyu: list: --%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], "
+						"the database's time zone)\n", c == 'S' ? "since" : "until", optarg);
+				return EXIT_USAGE;
+			}
+			*(c == 'S' ? &since : &until) = optarg;
+			break;
+		case 'x':
+			if (parse_i64(optarg, 1, INT64_MAX, &examined) < 0) {
+				fprintf(stderr, "kyu: list: --scan: '%s' is not a whole number of rows\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			search = optarg;
+			if (!*search) {
+				fprintf(stderr, "kyu: list: --search: nothing to search for\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -242,20 +287,67 @@ int cmd_list(struct db *db, int argc, char **argv)
 		sb_adds(&sb, " AND status = ");
 		db_quotes(&sb, status);
 	}
+	/* The time a row last changed: when a finished job ended, as the
+	 * dashboard's lists filter it. */
+	if (since) {
+		sb_adds(&sb, " AND updated_at >= ");
+		db_quotes(&sb, since);
+	}
+	if (until) {
+		sb_adds(&sb, " AND updated_at < ");
+		db_quotes(&sb, until);
+	}
+	if (search) {
+		static const char *const cols[] = { "id", "command", "argv", "error", "output" };
+		struct strbuf p = { 0 };
+		/* Anywhere in the text; its own % _ and \ literally. */
+		sb_adds(&p, "%");
+		for (const char *s = search; *s; s++) {
+			if (*s == '%' || *s == '_' || *s == '\\')
+				sb_adds(&p, "\\");
+			sb_add(&p, s, 1);
+		}
+		sb_adds(&p, "%");
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+			sb_printf(&sb, "%s%s LIKE ", i ? " OR " : " AND (", cols[i]);
+			db_quotes(&sb, p.buf);
+		}
+		sb_adds(&sb, ")");
+		sb_free(&p);
+	}
+	bounded = since || until || search;
 	mark = sb.len;
 	sb_printf(&sb, " ORDER BY seq DESC LIMIT %lld", (long long)limit);
+	if (bounded)
+		sb_printf(&sb, " ROWS EXAMINED %lld", (long long)examined);
 	if (cli_print_query(db, sb.buf, sb.len, false) < 0) {
 		cli_die_db(db, "list");
 	} else {
-		/* A full page may hide more: said on stderr (stdout stays the
-		 * table), found by one more row past it on the same index. */
 		const struct db_reply *reply;
-		sb.len = mark;
-		sb_printf(&sb, " ORDER BY seq DESC LIMIT 1 OFFSET %lld", (long long)limit);
-		if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
-		    reply->r[reply->n - 1].n_rows > 0)
-			fprintf(stderr, "kyu: list: more than the %lld jobs shown (-n N shows more)\n",
-				(long long)limit);
+		static const char warnings[] = "SELECT @@warning_count > 0";
+		const char *warned = NULL;
+		/* The warning the bound leaves (the rows printed are those
+		 * found until then), read before any other statement. */
+		if (bounded && db_query(db, warnings, sizeof(warnings) - 1, &reply) == DB_OK &&
+		    reply->n > 0 && reply->r[reply->n - 1].n_rows > 0)
+			warned = db_cell(&reply->r[reply->n - 1], 0, 0);
+		if (warned && strcmp(warned, "1") == 0) {
+			fprintf(stderr, "kyu: list: stopped after examining %lld rows, the newest; "
+					"older jobs may match (narrow with -q, -s, --since, or --scan more)\n",
+				(long long)examined);
+		} else {
+			/* A full page may hide more: said on stderr (stdout
+			 * stays the table), found by one more row past it on
+			 * the same index. */
+			sb.len = mark;
+			sb_printf(&sb, " ORDER BY seq DESC LIMIT 1 OFFSET %lld", (long long)limit);
+			if (bounded)
+				sb_printf(&sb, " ROWS EXAMINED %lld", (long long)examined);
+			if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+			    reply->r[reply->n - 1].n_rows > 0)
+				fprintf(stderr, "kyu: list: more than the %lld jobs shown (-n N shows more)\n",
+					(long long)limit);
+		}
 		rc = 0;
 	}
 	sb_free(&sb);

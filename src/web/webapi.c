@@ -6,6 +6,7 @@
 
 #include "common/util.h"
 #include "webdb.h"
+#include "webfind.h"
 #include "webjson.h"
 #include "weboverview.h"
 #include "webpages.h"
@@ -38,10 +39,14 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 		return weboverview_get(&w->overview, &w->db, out);
 	if (strcmp(path, "/api/running") == 0)
 		return webpages_running(&w->db, arg(ctx, "before"), out);
-	if (strcmp(path, "/api/jobs") == 0)
-		return webpages_jobs(&w->db, arg(ctx, "status"), arg(ctx, "before"), false, out);
-	if (strcmp(path, "/api/retrying") == 0)
-		return webpages_jobs(&w->db, NULL, arg(ctx, "before"), true, out);
+	if (strcmp(path, "/api/jobs") == 0 || strcmp(path, "/api/retrying") == 0) {
+		const struct webfind_args a = {
+			.status = arg(ctx, "status"), .queue = arg(ctx, "queue"),
+			.since = arg(ctx, "since"), .until = arg(ctx, "until"), .text = arg(ctx, "q"),
+			.before = arg(ctx, "before"), .after = arg(ctx, "after"),
+		};
+		return webfind_jobs(&w->db, &a, strcmp(path, "/api/retrying") == 0, out);
+	}
 	if (strcmp(path, "/api/job") == 0)
 		return webpages_job(&w->db, arg(ctx, "id"), out);
 	if (strcmp(path, "/api/schedules") == 0)

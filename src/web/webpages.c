@@ -11,8 +11,6 @@
 #include "common/util.h"
 #include "webjson.h"
 
-#define RETRY_WINDOW 5000
-
 /* A page of rows: the first WEBPAGES_PAGE of r (the statement asked for one
  * more, to know whether there is a next page) and the next page's cursor,
  * made of the last row's cursor columns. */
@@ -90,68 +88,6 @@ unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
 		st = webdb_failed(d, out, "running");
 	else
 		st = (*out = page_json(r, job_num_cols, -1, 0), 200);
-	sb_free(&sb);
-	return st;
-}
-
-/* Jobs of one status, or the retrying ones (waiting after a failed
- * attempt), last changed first: keyset on kyu_jobs_finished (status,
- * updated_at), whose entries end with the primary key, seq. */
-unsigned webpages_jobs(struct webdb *d, const char *status, const char *before, bool retrying,
-		       json_t **out)
-{
-	static const char *const statuses[] = { "waiting", "running", "succeeded", "failed", "cancelled", NULL };
-	struct strbuf sb = { 0 };
-	const struct db_result *r;
-	char t[64];
-	unsigned long long seq = 0;
-	bool known = false;
-	unsigned st;
-
-	if (retrying)
-		status = "waiting";
-	for (size_t i = 0; status && statuses[i]; i++)
-		known |= strcmp(status, statuses[i]) == 0;
-	if (!known)
-		return webjson_error(out, 400, "jobs: status: expected waiting, running, succeeded, "
-					       "failed or cancelled, got '%s'", status ? status : "");
-	if (before && webpages_parse_cursor(before, t, sizeof(t), &seq) < 0)
-		return webjson_error(out, 400, "jobs: before: not a cursor of this list: '%s'",
-				     before);
-	sb_adds(&sb, WEBDB_STMT_LIMIT
-		"SELECT seq, id, queue, status, attempts, max_attempts, exit_code, "
-		"`signal`, LEFT(error, 500) AS error, run_at, finished_at, updated_at, host, "
-		"LEFT(COALESCE(command, argv), 200) AS what, RIGHT(output, 600) AS output_tail FROM ");
-	/* No index tells a retrying job from a new one: look among the
-	 * RETRY_WINDOW waiting rows changed last (a failed attempt changes its
-	 * row), a bounded read whatever the backlog. */
-	if (retrying)
-		sb_adds(&sb, "(SELECT seq AS s FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = 'waiting'");
-	else
-		sb_adds(&sb, "kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status = ");
-	if (!retrying)
-		db_quotes(&sb, status);
-	if (before) {
-		sb_adds(&sb, " AND (updated_at < ");
-		db_quotes(&sb, t);
-		sb_adds(&sb, " OR (updated_at = ");
-		db_quotes(&sb, t);
-		sb_printf(&sb, " AND seq < %llu))", seq);
-	}
-	if (retrying)
-		sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d) AS recent "
-			       "JOIN kyu_jobs ON kyu_jobs.seq = recent.s WHERE attempts > 0",
-			  RETRY_WINDOW);
-	sb_printf(&sb, " ORDER BY updated_at DESC, seq DESC LIMIT %d", WEBPAGES_PAGE + 1);
-	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
-		st = webdb_failed(d, out, retrying ? "retrying" : "jobs");
-	} else {
-		*out = page_json(r, job_num_cols, 11, 0);
-		json_object_set_new(*out, "status", json_string(status));
-		if (retrying)
-			json_object_set_new(*out, "window", json_integer(RETRY_WINDOW));
-		st = 200;
-	}
 	sb_free(&sb);
 	return st;
 }

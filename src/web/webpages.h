@@ -1,10 +1,9 @@
-/* The dashboard's pages but the overview (kyu web): the running jobs, the
- * jobs of a status, the retrying ones, one job, the schedules, the locks
- * and the daemons, each a statement or two through webdb.h answered as a
+/* The dashboard's pages but the overview and the job lists (kyu web): the
+ * running jobs, one job, the schedules, the locks and the daemons, each a statement or two through webdb.h answered as a
  * JSON document. Without HTTP: webapi.c hands each its request's
  * parameters. The overview is a module of its own (weboverview.h): it is
  * as long as these together, and keeps a cache between requests; these
- * keep nothing.
+ * keep nothing. The job lists, with their filters, are webfind.h's.
  *
  * Lists are pages of at most WEBPAGES_PAGE rows found by keyset on indexed
  * columns (never OFFSET), so that a page costs the same on a table of
@@ -25,10 +24,6 @@
 
 /* /api/running?before=SEQ */
 unsigned webpages_running(struct webdb *d, const char *before, json_t **out);
-/* /api/jobs?status=STATUS&before=CURSOR; retrying: /api/retrying, the
- * waiting jobs after a failed attempt (status is not read). */
-unsigned webpages_jobs(struct webdb *d, const char *status, const char *before, bool retrying,
-		       json_t **out);
 /* /api/job?id=ID */
 unsigned webpages_job(struct webdb *d, const char *id, json_t **out);
 /* /api/schedules?after=NAME */

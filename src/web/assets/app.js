@@ -178,7 +178,7 @@ async function pageOverview(main) {
     if (q.max_waiting !== null) limits.push("≤ " + q.max_waiting + " waiting");
     if (q.weight !== 1) limits.push("weight " + q.weight);
     return el("tr", { "data-queue": q.queue, class: q.paused ? "paused" : null },
-      el("td", { class: "c-queue mono" }, q.queue),
+      el("td", { class: "c-queue" }, queueLink(q.queue, "failed")),
       el("td", { class: "c-waiting num" }, capped(q.waiting)),
       el("td", { class: "c-due num" }, capped(q.due)),
       el("td", { class: "c-running num" }, q.running),
@@ -218,7 +218,7 @@ async function pageRunning(main, q) {
   const d = await getJSON("/api/running" + (q.before ? "?before=" + encodeURIComponent(q.before) : ""));
   const rows = d.rows.map((j) => el("tr", { "data-id": j.id },
     el("td", {}, jobLink(j.id)),
-    el("td", { class: "mono" }, j.queue),
+    el("td", {}, queueLink(j.queue, "running")),
     el("td", {}, text(j.host)),
     el("td", { class: "num" }, text(j.pid)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
@@ -239,10 +239,27 @@ async function pageRunning(main, q) {
   scrollToEnd(main);
 }
 
-function jobRows(d) {
+// The filters a job list keeps in its URL (#/jobs/failed?queue=mail&q=...),
+// so that a filtered list can be shared; the cursors come on top.
+const FILTERS = ["queue", "q", "since", "until"];
+
+function filterQuery(q, extra) {
+  const p = new URLSearchParams();
+  for (const k of FILTERS) if (q[k]) p.set(k, q[k]);
+  for (const [k, v] of Object.entries(extra || {})) if (v) p.set(k, v);
+  const s = p.toString();
+  return s ? "?" + s : "";
+}
+
+function queueLink(queue, status) {
+  const base = status === "retrying" ? "#/retrying" : "#/jobs/" + (status || "failed");
+  return el("a", { href: base + filterQuery({ queue }), class: "mono queue-link" }, queue);
+}
+
+function jobRows(d, status) {
   return d.rows.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
     el("td", {}, jobLink(j.id)),
-    el("td", { class: "mono" }, j.queue),
+    el("td", {}, queueLink(j.queue, status)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
     el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
     el("td", { class: "err" }, text(j.error)),
@@ -251,22 +268,67 @@ function jobRows(d) {
     el("td", {}, jobButtons(j))));
 }
 
+// The filter form: applying it starts the list again from its first page.
+function filterForm(q, base) {
+  const field = (name, label, attrs) => el("label", {}, label + " ",
+    el("input", Object.assign({ name, value: q[name] || "" }, attrs)));
+  const form = el("form", { class: "filter", id: "filter" },
+    field("queue", "queue", { type: "text", size: 10, maxlength: 64 }),
+    field("q", "search", { type: "search", size: 16, maxlength: 200,
+      placeholder: "id, command, error, output" }),
+    // datetime-local's value is the database's own notation, T aside.
+    field("since", "changed since", { type: "datetime-local", step: 1, value: (q.since || "").replace(" ", "T") }),
+    field("until", "before", { type: "datetime-local", step: 1, value: (q.until || "").replace(" ", "T") }),
+    el("button", { type: "submit" }, "filter"),
+    FILTERS.some((k) => q[k]) ? el("a", { href: base, class: "clear" }, "clear") : null);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const f = {};
+    for (const k of FILTERS) {
+      const v = form.elements[k].value.trim();
+      if (v) f[k] = k === "since" || k === "until" ? v.replace("T", " ") : v;
+    }
+    location.hash = base + filterQuery(f);
+  });
+  return form;
+}
+
+function pager(d, q, base) {
+  const links = [];
+  if (d.newer) {
+    links.push(el("a", { href: base + filterQuery(q), class: "first" }, "« first"));
+    links.push(el("a", { href: base + filterQuery(q, { after: d.newer }), class: "newer" }, "← newer"));
+  }
+  if (d.next) links.push(el("a", { href: base + filterQuery(q, { before: d.next }), class: "more" }, "older →"));
+  return links.length ? el("p", { class: "pager" }, links) : null;
+}
+
 async function pageJobs(main, q, status) {
   const path = status === "retrying" ? "/api/retrying" : "/api/jobs?status=" + encodeURIComponent(status);
-  const sep = path.includes("?") ? "&" : "?";
-  const d = await getJSON(path + (q.before ? sep + "before=" + encodeURIComponent(q.before) : ""));
-  const tabs = ["failed", "waiting", "succeeded", "cancelled"].map((s) =>
-    el("a", { href: "#/jobs/" + s, class: s === status ? "tab on" : "tab" }, s));
+  const extra = filterQuery(q, { before: q.before, after: q.after });
+  const d = await getJSON(path + (extra ? (path.includes("?") ? "&" : "?") + extra.slice(1) : ""));
   const base = status === "retrying" ? "#/retrying" : "#/jobs/" + status;
+  const tabs = ["failed", "waiting", "running", "succeeded", "cancelled"].map((s) =>
+    el("a", { href: "#/jobs/" + s + filterQuery(q), class: s === status ? "tab on" : "tab" }, s));
+  const filtered = FILTERS.some((k) => q[k]);
+  const what = [];
+  if (d.total !== null && d.total !== undefined)
+    what.push((d.total_capped ? "more than " : "") + d.total + (d.total === 1 ? " job" : " jobs"));
+  if (q.queue) what.push("of queue " + q.queue);
+  what.push(d.order === "submitted" ? "newest submitted first" : "last changed first");
+  if (d.scanned) what.push("each page reads at most " + d.scanned + " jobs of the list" +
+    (q.q ? " to search" : "") + (d.window_ended ? "; this one read them all and found " + d.rows.length +
+      (d.next ? ": older →" : "") : ""));
   show(main,
     el("h1", {}, status === "retrying" ? "Retrying jobs" : "Jobs: " + status),
-    status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one " +
-      "(among the " + d.window + " waiting jobs changed last).")
+    status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one.")
                           : el("p", { class: "tabs" }, tabs),
+    filterForm(q, base),
+    el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
     d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
-      status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d))
-      : el("p", { class: "muted" }, "None."),
-    more(d.next, base));
+      status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d, status))
+      : el("p", { class: "muted" }, filtered ? "None matches." : "None."),
+    pager(d, q, base));
   scrollToEnd(main);
 }
 
@@ -414,7 +476,12 @@ function schedule() {
   clearTimeout(timer);
   // Not while the tab is hidden: a dashboard left open must not poll the
   // database all night for nobody.
-  timer = setTimeout(() => { if (document.hidden) schedule(); else render(); }, liveView ? LIVE_MS : REFRESH_MS);
+  // Nor while someone types into the filter form, which a render would
+  // build again under their fingers.
+  timer = setTimeout(() => {
+    const typing = document.activeElement && document.activeElement.closest && document.activeElement.closest("form");
+    if (document.hidden || typing) schedule(); else render();
+  }, liveView ? LIVE_MS : REFRESH_MS);
 }
 
 async function start() {

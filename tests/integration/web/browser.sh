@@ -150,6 +150,16 @@ try:
     b.show(url, "#/retrying")
     if not b.js("return !!document.querySelector(\"tr[data-id='retry-1']\")"):
         problems.append("retry-1 is not on the retrying page")
+    # A filter typed into the form lands in the URL (to share) and filters.
+    b.show(url, "#/jobs/failed")
+    b.js("""const f = document.getElementById('filter');
+        f.elements.queue.value = 'billing'; f.elements.q.value = 'payment';
+        f.requestSubmit();""")
+    b.wait("return document.body.dataset.shown === '#/jobs/failed?queue=billing&q=payment'", "the filtered list")
+    got = b.js("return [...document.querySelectorAll('table.jobs tbody tr')].map((r) => r.dataset.id).sort()")
+    if got != ["bad-1", "bad-2"]:
+        problems.append("failed jobs of billing with 'payment': %r" % got)
+    problems += ["#/jobs/failed?queue=billing&q=payment: " + p for p in b.page_problems()]
     # The owner, above 2^53, exactly; the output box at its end.
     b.show(url, "#/job/long-1")
     got = b.js("""const o = document.getElementById('output');
