@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "common/action.h"
 #include "common/cron.h"
 #include "common/tz.h"
 #include "common/util.h"
@@ -225,6 +226,7 @@ static int schedule_change(struct db *db, const struct kyu_config *cfg, const ch
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
+	enum action_schedule a;
 	int rc = 1, e = exists(db, name);
 
 	if (e <= 0) {
@@ -232,27 +234,14 @@ static int schedule_change(struct db *db, const struct kyu_config *cfg, const ch
 			fprintf(stderr, "kyu: schedule %s: no schedule named '%s'\n", what, name);
 		return 1;
 	}
-	if (strcmp(what, "run-now") == 0) {
-		/* A job from the template now, outside the instants: next_run
-		 * and the overlap rule are left alone. */
-		sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, "
-			     "max_attempts, time_limit, concurrency_key) SELECT CONCAT('cron:', name, "
-			     "':now:', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%fZ')), queue, "
-			     "command, argv, env, cwd, priority, max_attempts, time_limit, "
-			     "IF(overlap = 'queue', IFNULL(concurrency_key, CONCAT('cron:', name)), "
-			     "concurrency_key) FROM kyu_schedules WHERE name = ");
-	} else if (strcmp(what, "remove") == 0) {
-		sb_adds(&sb, "DELETE FROM kyu_schedules WHERE name = ");
-	} else {
-		sb_printf(&sb, "UPDATE kyu_schedules SET enabled = %d WHERE name = ",
-			  strcmp(what, "enable") == 0);
-	}
-	db_quotes(&sb, name);
+	if (action_schedule_parse(what, &a) < 0)
+		goto out;
+	action_schedule_sql(&sb, a, name); /* common/action.c, as the dashboard's */
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		cli_die_db(db, "schedule");
 		goto out;
 	}
-	if (strcmp(what, "run-now") == 0) {
+	if (a == ACT_SCHED_RUN_NOW) {
 		const char *q = "SELECT id, queue FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
 		if (db_query(db, q, strlen(q), &reply) != DB_OK || reply->n < 1 ||
 		    reply->r[0].n_rows < 1) {
@@ -262,9 +251,7 @@ static int schedule_change(struct db *db, const struct kyu_config *cfg, const ch
 		printf("%s\n", db_cell(&reply->r[0], 0, 0));
 		cli_send_wake(db, cfg, db_cell(&reply->r[0], 0, 1), true);
 	} else {
-		printf("schedule %s: %s\n", name,
-		       strcmp(what, "remove") == 0 ? "removed" :
-		       strcmp(what, "enable") == 0 ? "enabled" : "disabled");
+		printf("schedule %s: %s\n", name, action_schedule_done(a));
 		cli_send_wake(db, cfg, "", true);
 	}
 	rc = 0;

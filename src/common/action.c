@@ -111,3 +111,53 @@ void action_queue_exists(struct strbuf *sb, const char *queue)
 	db_quotes(sb, queue);
 	sb_adds(sb, ")");
 }
+
+static const char *const sched_names[ACT_SCHED_N] = { "enable", "disable", "run-now", "remove" };
+static const char *const sched_done[ACT_SCHED_N] = { "enabled", "disabled", "enqueued", "removed" };
+
+int action_schedule_parse(const char *name, enum action_schedule *ret)
+{
+	for (int i = 0; i < ACT_SCHED_N; i++) {
+		if (strcmp(name, sched_names[i]) == 0) {
+			*ret = (enum action_schedule)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *action_schedule_name(enum action_schedule a)
+{
+	return a < ACT_SCHED_N ? sched_names[a] : "?";
+}
+
+const char *action_schedule_done(enum action_schedule a)
+{
+	return a < ACT_SCHED_N ? sched_done[a] : "?";
+}
+
+void action_schedule_sql(struct strbuf *sb, enum action_schedule a, const char *name)
+{
+	switch (a) {
+	case ACT_SCHED_RUN_NOW:
+		/* A job from the template now, outside the instants: next_run
+		 * and the overlap rule are left alone. */
+		sb_adds(sb, "INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, "
+			    "max_attempts, time_limit, concurrency_key) SELECT CONCAT('cron:', name, "
+			    "':now:', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%fZ')), queue, "
+			    "command, argv, env, cwd, priority, max_attempts, time_limit, "
+			    "IF(overlap = 'queue', IFNULL(concurrency_key, CONCAT('cron:', name)), "
+			    "concurrency_key) FROM kyu_schedules WHERE name = ");
+		break;
+	case ACT_SCHED_REMOVE:
+		sb_adds(sb, "DELETE FROM kyu_schedules WHERE name = ");
+		break;
+	case ACT_SCHED_ENABLE:
+	case ACT_SCHED_DISABLE:
+		sb_printf(sb, "UPDATE kyu_schedules SET enabled = %d WHERE name = ", a == ACT_SCHED_ENABLE);
+		break;
+	default:
+		return;
+	}
+	db_quotes(sb, name);
+}

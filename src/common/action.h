@@ -1,5 +1,5 @@
-/* What an operator does to a job or a queue: cancel, retry, run now,
- * delete, pause, resume, reset. Each is one statement, the one kyu(1) documents;
+/* What an operator does to a job, a queue or a schedule: cancel, retry,
+ * run now, delete, pause, resume, reset; enable, disable, run now, remove. Each is one statement, the one kyu(1) documents;
  * the kyu tool and the dashboard (kyu web) both build it here, so that
  * the two cannot drift apart. */
 #ifndef KYU_ACTIONS_H
@@ -41,5 +41,26 @@ void action_sql_create(struct strbuf *sb, enum action a, const char *target, boo
 /* Append " WHERE " and the condition that queue exists: it has jobs or a
  * row of settings (the upserts of kyu_queues select their row under it). */
 void action_queue_exists(struct strbuf *sb, const char *queue);
+
+/* What an operator does to a schedule (kyu schedule, the dashboard's
+ * Schedules page): an enum of its own, since "run-now" names a job's
+ * action too and the kyu tool reads job actions as commands. */
+enum action_schedule {
+	ACT_SCHED_ENABLE,
+	ACT_SCHED_DISABLE,
+	ACT_SCHED_RUN_NOW, /* a job from the row now, outside its instants */
+	ACT_SCHED_REMOVE,
+	ACT_SCHED_N,
+};
+
+/* "enable", "disable", "run-now", "remove"; -EINVAL for another name. */
+int action_schedule_parse(const char *name, enum action_schedule *ret);
+const char *action_schedule_name(enum action_schedule a);
+/* "enabled", "disabled", "enqueued", "removed". */
+const char *action_schedule_done(enum action_schedule a);
+/* Append the statement on the schedule named name to sb. It changes no
+ * row when there is no such schedule. After run-now, the job is the row
+ * of LAST_INSERT_ID() (seq). */
+void action_schedule_sql(struct strbuf *sb, enum action_schedule a, const char *name);
 
 #endif

@@ -178,7 +178,8 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 	const char *site = header(conn, "Sec-Fetch-Site"), *token = header(conn, CSRF_HEADER);
 	const char *name, *target;
 	json_t *doc = NULL;
-	enum action a;
+	enum action a = ACT_N;
+	enum action_schedule sa = ACT_SCHED_N;
 	unsigned status;
 	char peer[INET6_ADDRSTRLEN];
 
@@ -186,9 +187,14 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 		name = url + 9;
 	else if (strncmp(url, "/api/queue/", 11) == 0)
 		name = url + 11;
+	else if (strncmp(url, "/api/schedule/", 14) == 0)
+		name = url + 14;
 	else
 		return send_error(w, conn, MHD_HTTP_NOT_FOUND, "not found: POST %s", url);
-	if (action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q'))
+	/* A schedule's remove stays kyu's (kyu schedule remove): the
+	 * dashboard enables, disables and runs. */
+	if (url[5] == 's' ? action_schedule_parse(name, &sa) < 0 || sa == ACT_SCHED_REMOVE
+			  : action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q'))
 		return send_error(w, conn, MHD_HTTP_NOT_FOUND, "no such action: POST %s", url);
 	if (w->o->read_only)
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
@@ -200,13 +206,20 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 	if (!token || !guard_equal(token, w->csrf))
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
 				  "refused: missing or wrong " CSRF_HEADER " header (reload the page)");
-	target = query_arg(conn, action_on_queue(a) ? "queue" : "id");
-	status = webapi_action(w->api, a, target, &doc);
+	if (sa != ACT_SCHED_N) {
+		target = query_arg(conn, "name");
+		status = webapi_schedule_action(w->api, sa, target, &doc);
+	} else {
+		target = query_arg(conn, action_on_queue(a) ? "queue" : "id");
+		status = webapi_action(w->api, a, target, &doc);
+	}
 	peer_name(conn, peer, sizeof(peer));
 	/* Who changed what, for whoever wonders later. */
 	if (status == MHD_HTTP_OK)
-		log_notice("%s %s '%s' (from %s%s%s)", action_name(a), action_on_queue(a) ? "queue" : "job",
-			   target, peer, w->o->user ? " as " : "", w->o->user ? w->o->user : "");
+		log_notice("%s %s '%s' (from %s%s%s)",
+			   sa != ACT_SCHED_N ? action_schedule_name(sa) : action_name(a),
+			   sa != ACT_SCHED_N ? "schedule" : action_on_queue(a) ? "queue" : "job", target, peer,
+			   w->o->user ? " as " : "", w->o->user ? w->o->user : "");
 	return send_json(w, conn, status, doc);
 }
 

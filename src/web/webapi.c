@@ -50,7 +50,7 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 	if (strcmp(path, "/api/job") == 0)
 		return webpages_job(&w->db, arg(ctx, "id"), out);
 	if (strcmp(path, "/api/schedules") == 0)
-		return webpages_schedules(&w->db, arg(ctx, "after"), out);
+		return webpages_schedules(&w->db, arg(ctx, "after"), arg(ctx, "from"), out);
 	if (strcmp(path, "/api/locks") == 0)
 		return webpages_locks(&w->db, out);
 	if (strcmp(path, "/api/daemons") == 0)
@@ -80,6 +80,35 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 				   action_name(a), target);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
+	sb_free(&sb);
+	return st;
+}
+
+unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const char *name,
+				json_t **out)
+{
+	static const char job[] = "SELECT id FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
+	const char *what = action_schedule_name(a);
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	unsigned st;
+
+	if (!name || !*name)
+		return webjson_error(out, 400, "%s: name missing", what);
+	action_schedule_sql(&sb, a, name);
+	/* enable of an enabled row changes nothing but, with found rows
+	 * (db.c), still counts it: 0 means no such schedule. */
+	if (webdb_run(&w->db, sb.buf, sb.len, &r, false) < 0)
+		st = webdb_failed(&w->db, out, what);
+	else if (r->affected == 0)
+		st = webjson_error(out, 404, "%s: no schedule named '%s'", what, name);
+	else if (a != ACT_SCHED_RUN_NOW)
+		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_schedule_done(a)), 200);
+	else if (webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 || !db_cell(r, 0, 0))
+		st = webdb_failed(&w->db, out, what);
+	else
+		st = (*out = json_pack("{s:b, s:s, s:s}", "ok", 1, "done", action_schedule_done(a), "job",
+				       db_cell(r, 0, 0)), 200);
 	sb_free(&sb);
 	return st;
 }

@@ -39,6 +39,11 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
  * {"ok": true, "done": ...}; 409 when no row had a status the action
  * applies to; 400 for an empty target; 503 when the database failed. */
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
+/* POST /api/schedule/ACTION?name=NAME: enable, disable or run-now (the
+ * statements of kyu schedule, common/action.c); 404 when no schedule has
+ * that name; run-now answers the new job's id as "job". */
+unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const char *name,
+				json_t **out);
 
 /* len bytes of text as a JSON string; bytes that are not UTF-8 (job
  * output is whatever the program wrote) become U+FFFD (webjson_text). */

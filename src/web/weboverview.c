@@ -10,6 +10,8 @@
 #include "common/minutes.h"
 #include "common/util.h"
 #include "webjson.h"
+#include "webpages.h"
+#include "webstuck.h"
 
 #define HOUR_CACHE 30.0 /* seconds, for a schema without kyu_minutes */
 
@@ -37,6 +39,7 @@ static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 			      "max_waiting", "failed_1h", 0, "succeeded_1h",
 			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
 			      per_queue ? zero_minutes() : json_null());
+		json_object_set_new(q, "failed_per_minute", per_queue ? zero_minutes() : json_null());
 		/* true once it has a kyu_queues row (which reset removes). */
 		json_object_set_new(q, "settings", json_false());
 		json_object_set_new(queues, name, q);
@@ -51,15 +54,18 @@ static int cmp_names(const void *a, const void *b)
 
 /* Add n to the integer at key k of o, and to minute slot (ago minutes
  * back; the array runs from the oldest minute to the current one) of its
- * per_minute array. */
+ * per_minute array (and of failed_per_minute for the failed). */
 static void count_ended(json_t *o, const char *k, long long ago, long long n)
 {
-	json_t *pm = json_object_get(o, "per_minute");
+	json_t *pm = json_object_get(o, "per_minute"), *fm = json_object_get(o, "failed_per_minute");
 	size_t slot = (size_t)(59 - (ago < 0 ? 0 : ago > 59 ? 59 : ago));
 
 	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + n));
 	if (json_is_array(pm))
 		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + n));
+	/* The failed among them, for the chart's two colours. */
+	if (json_is_array(fm) && strcmp(k, "failed_1h") == 0)
+		json_array_set_new(fm, slot, json_integer(json_integer_value(json_array_get(fm, slot)) + n));
 }
 
 /* The last hour from kyu_minutes (schema version 4 or later), which kyud
@@ -198,16 +204,17 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		WEBDB_STMT_LIMIT "SELECT name, paused, max_running, rate_limit, "
 				 "rate_period, weight, max_waiting FROM kyu_queues "
 				 "ORDER BY name LIMIT 10000";
+	static const char now_sql[] = "SELECT NOW(6), " WEBPAGES_ZONE;
 	const struct db_result *r;
-	json_t *queues = json_object(), *list, *now = NULL, *all, *minutes = NULL;
+	json_t *queues = json_object(), *list, *now = NULL, *zone = NULL, *all, *minutes = NULL;
 	const char **names = NULL;
 	const char *key;
 	json_t *value;
 	bool per_queue = false;
 	size_t n = 0;
 
-	all = json_pack("{s:i, s:i, s:n, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
-			zero_minutes());
+	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
+			zero_minutes(), "failed_per_minute", zero_minutes());
 	if (read_minutes(d, &minutes) < 0)
 		goto failed;
 	per_queue = minutes != NULL;
@@ -288,8 +295,10 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		}
 		json_object_set_new(q, "settings", json_true());
 	}
-	if (webdb_read(d, "SELECT NOW(6)", 13, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0))
+	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0)) {
 		now = json_string(db_cell(r, 0, 0));
+		zone = db_cell(r, 0, 1) ? json_string(db_cell(r, 0, 1)) : NULL;
+	}
 	names = xcalloc(json_object_size(queues) + 1, sizeof(*names));
 	json_object_foreach(queues, key, value) {
 		/* A queue that ended nothing in the hour retried nothing. */
@@ -303,8 +312,15 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		json_array_append(list, json_object_get(queues, names[i]));
 	free(names);
 	json_decref(queues);
-	*out = json_pack("{s:o, s:o, s:o, s:b, s:i, s:s, s:o}", "queues", list, "all", all, "now",
-			 now ? now : json_null(), "per_queue_hour", per_queue, "count_cap",
+	queues = NULL;
+	if (webstuck_explain(d, list) < 0) {
+		json_decref(list);
+		json_decref(now);
+		json_decref(zone);
+		goto failed;
+	}
+	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o}", "queues", list, "all", all, "now",
+			 now ? now : json_null(), "zone", zone ? zone : json_null(), "per_queue_hour", per_queue, "count_cap",
 			 WEBOVERVIEW_COUNT_CAP, "hour_source", minutes ? "kyu_minutes" : "kyu_jobs",
 			 "hour_age",
 			 minutes ? json_null() : json_real(mono_now() - cache->hour_at));

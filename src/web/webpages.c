@@ -106,7 +106,7 @@ unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
 		"run_at, due, attempts, max_attempts, tempfails, time_limit, exit_code, "
 		"`signal`, error, started_at, finished_at, duration, cpu_user, cpu_sys, max_rss, "
 		"host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
-		"output FROM kyu_jobs WHERE id = ");
+		"output, NOW(6) AS db_now, " WEBPAGES_ZONE " AS db_zone FROM kyu_jobs WHERE id = ");
 	db_quotes(&sb, id);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
 		st = webdb_failed(d, out, "job");
@@ -120,7 +120,13 @@ unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
 		bool live = status && strcmp(status, "running") == 0 && attempts &&
 			    capture_is_live(db_cell(r, 0, 31), r->lens[31],
 					    (unsigned)strtoul(attempts, NULL, 10));
-		*out = json_pack("{s:O, s:b}", "job", json_array_get(rows, 0), "live", live);
+		json_t *job = json_array_get(rows, 0);
+		/* The clock and zone its times are read in: for "3 min ago"
+		 * and the zone shown beside each, not columns of the job. */
+		*out = json_pack("{s:O, s:b, s:O, s:O}", "job", job, "live", live, "now",
+				 json_object_get(job, "db_now"), "zone", json_object_get(job, "db_zone"));
+		json_object_del(job, "db_now");
+		json_object_del(job, "db_zone");
 		json_decref(rows);
 		st = 200;
 	}
@@ -129,7 +135,7 @@ unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
 }
 
 /* Schedules by name (the primary key), a page at a time. */
-unsigned webpages_schedules(struct webdb *d, const char *after, json_t **out)
+unsigned webpages_schedules(struct webdb *d, const char *after, const char *from, json_t **out)
 {
 	static const char *const num[] = { "enabled", "grace", NULL };
 	struct strbuf sb = { 0 };
@@ -145,9 +151,10 @@ unsigned webpages_schedules(struct webdb *d, const char *after, json_t **out)
 		"SELECT name, cron, timezone, queue, enabled, missed, overlap, grace, "
 		"next_run, last_run, last_job, error, "
 		"LEFT(COALESCE(command, argv), 200) AS what FROM kyu_schedules");
-	if (after) {
-		sb_adds(&sb, " WHERE name > ");
-		db_quotes(&sb, after);
+	if (after || from) {
+		/* from: the page that starts at a schedule (a job's link). */
+		sb_adds(&sb, after ? " WHERE name > " : " WHERE name >= ");
+		db_quotes(&sb, after ? after : from);
 	}
 	sb_printf(&sb, " ORDER BY name LIMIT %d", WEBPAGES_PAGE + 1);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {

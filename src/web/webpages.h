@@ -22,12 +22,16 @@
 
 #define WEBPAGES_PAGE 50
 
+/* The time zone the session reads DATETIMEs in, by name: the server's
+ * own when the session's is SYSTEM. */
+#define WEBPAGES_ZONE "IF(@@session.time_zone = 'SYSTEM', @@system_time_zone, @@session.time_zone)"
+
 /* /api/running?before=SEQ */
 unsigned webpages_running(struct webdb *d, const char *before, json_t **out);
 /* /api/job?id=ID */
 unsigned webpages_job(struct webdb *d, const char *id, json_t **out);
-/* /api/schedules?after=NAME */
-unsigned webpages_schedules(struct webdb *d, const char *after, json_t **out);
+/* /api/schedules?after=NAME or ?from=NAME (that one first) */
+unsigned webpages_schedules(struct webdb *d, const char *after, const char *from, json_t **out);
 /* /api/locks */
 unsigned webpages_locks(struct webdb *d, json_t **out);
 /* /api/daemons */

@@ -1148,6 +1148,18 @@ pages = [("overview", "/api/overview"), ("running", "/api/running"),
          ("waiting", "/api/jobs?status=waiting"), ("retrying", "/api/retrying"),
          ("job", "/api/job?id=" + job), ("schedules", "/api/schedules"), ("locks", "/api/locks"),
          ("daemons", "/api/daemons")]
+# The lists' filters (issue 30): served by an index (queue; a time range),
+# or read from a window of the index (a search, a time range with a queue,
+# retrying), a search that finds nothing being the worst case.
+midt = urllib.parse.quote(mid.split(",")[0])
+pages += [("f_failed_queue", "/api/jobs?status=failed&queue=mail"),
+          ("f_succ_queue", "/api/jobs?status=succeeded&queue=reports"),
+          ("f_succ_until", "/api/jobs?status=succeeded&until=" + midt),
+          ("f_succ_newer", "/api/jobs?status=succeeded&after=" + urllib.parse.quote(mid)),
+          ("f_succ_q_until", "/api/jobs?status=succeeded&queue=reports&until=" + midt),
+          ("f_failed_search", "/api/jobs?status=failed&q=status%203"),
+          ("f_succ_search_none", "/api/jobs?status=succeeded&q=nothing-has-this"),
+          ("f_retrying_queue", "/api/retrying?queue=billing")]
 for name, path in pages:
     if only and name != only:
         continue

@@ -24,7 +24,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -60,6 +60,42 @@ function dur(s) {
   return neg ? "−" + out : out;
 }
 
+// A size in bytes, in binary units.
+function bytes(n) {
+  if (n === null || n === undefined || n === "") return "–";
+  n = Number(n);
+  const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(n < 10 ? 1 : 0) : String(n)) + " " + u[i];
+}
+
+// How long before now a database time was ("3 min ago", "in 2 h"): both
+// are the server's, read in its zone, so they subtract as they are.
+function ago(t, now) {
+  if (!t || !now) return "";
+  const ms = (s) => Date.parse(s.replace(" ", "T").replace(/(\.\d{3})\d*$/, "$1") + "Z");
+  const d = (ms(now) - ms(t)) / 1000;
+  if (Number.isNaN(d)) return "";
+  if (Math.abs(d) < 1) return "now";
+  return d >= 0 ? dur(d).split(" ").slice(0, 2).join(" ") + " ago"
+    : "in " + dur(-d).split(" ").slice(0, 2).join(" ");
+}
+
+// A database time with its zone and how long ago.
+function when(t, now, zone) {
+  if (t === null || t === undefined) return "–";
+  const a = ago(t, now);
+  return String(t).replace(/\.\d+$/, "") + (zone ? " " + zone : "") + (a ? " (" + a + ")" : "");
+}
+
+// The schedule a job came from: cron:NAME:INSTANT or cron:NAME:now:TIME
+// (kyu_jobs(7), "Schedules").
+function scheduleOf(id) {
+  const m = /^cron:(.*):(?:now:.*|\d{4}-\d\d-\d\dT[\d:]+Z)$/.exec(id);
+  return m ? m[1] : null;
+}
+
 function jobLink(id) {
   return el("a", { href: "#/job/" + encodeURIComponent(id), class: "mono" }, id);
 }
@@ -91,7 +127,7 @@ async function getJSON(path) {
 }
 
 async function act(kind, action, target) {
-  const key = kind === "queue" ? "queue" : "id";
+  const key = kind === "queue" ? "queue" : kind === "schedule" ? "name" : "id";
   const url = "/api/" + kind + "/" + action + "?" + key + "=" + encodeURIComponent(target);
   try {
     const r = await fetch(url, {
@@ -100,7 +136,7 @@ async function act(kind, action, target) {
     });
     const body = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
-    flash(kind + " " + target + ": " + body.done, false);
+    flash(kind + " " + target + ": " + body.done + (body.job ? " as job " + body.job : ""), false);
   } catch (e) {
     flash(e.message, true);
   }
@@ -122,7 +158,9 @@ function button(label, kind, action, target, confirmText) {
 // Buttons for what a job's status allows (the statements check it again).
 function jobButtons(j) {
   const b = [];
-  if (j.status === "waiting" || j.status === "running") b.push(button("cancel", "job", "cancel", j.id));
+  if (j.status === "waiting" || j.status === "running")
+    b.push(button("cancel", "job", "cancel", j.id, "Cancel job " + j.id + "?" +
+      (j.status === "running" ? " Its process is ended." : "")));
   if (j.status === "waiting") b.push(button("run now", "job", "run-now", j.id));
   if (j.status === "failed" || j.status === "cancelled") b.push(button("retry", "job", "retry", j.id));
   if (["succeeded", "failed", "cancelled"].includes(j.status))
@@ -165,6 +203,69 @@ function sparkline(counts) {
   return svg;
 }
 
+// Throughput of the last hour, a bar per minute: succeeded and failed
+// stacked, with the scale on the left and the minutes below; each bar's
+// title tells its minute's figures.
+function chart(label, total, failed) {
+  const ns = "http://www.w3.org/2000/svg";
+  const W = 360, H = 90, L = 34, B = 16, T = 6;
+  const max = Math.max(1, ...total);
+  const svg = document.createElementNS(ns, "svg");
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  const sumF = failed ? failed.reduce((a, b) => a + b, 0) : 0;
+  const sumT = total.reduce((a, b) => a + b, 0);
+  svg.setAttribute("aria-label", label + ": " + (sumT - sumF) + " succeeded, " + sumF + " failed in the last hour");
+  const y = (v) => H - B - ((H - B - T) * v) / max;
+  add("line", { x1: L, x2: W, y1: y(0), y2: y(0), class: "axis" });
+  add("line", { x1: L, x2: W, y1: y(max), y2: y(max), class: "grid" });
+  add("text", { x: L - 4, y: y(max) + 4, "text-anchor": "end", class: "tick" }, max);
+  add("text", { x: L - 4, y: y(0), "text-anchor": "end", class: "tick" }, 0);
+  const bw = (W - L) / 60;
+  for (const [m, txt] of [[0, "−60 min"], [30, "−30"], [59, "now"]])
+    add("text", { x: L + m * bw + (m === 59 ? bw : 0), y: H - 3, "text-anchor": m === 0 ? "start" : m === 59 ? "end" : "middle", class: "tick" }, txt);
+  total.forEach((n, i) => {
+    if (!n) return;
+    const f = failed ? failed[i] || 0 : 0;
+    const x = L + i * bw + 0.5;
+    const g = add("g", {});
+    const tip = document.createElementNS(ns, "title");
+    tip.textContent = (59 - i) + " min ago: " + (n - f) + " succeeded, " + f + " failed";
+    g.append(tip);
+    const r1 = document.createElementNS(ns, "rect");
+    for (const [k, v] of Object.entries({ x, y: y(n - f), width: bw - 1, height: y(0) - y(n - f), class: "ok" }))
+      r1.setAttribute(k, String(v));
+    g.append(r1);
+    if (f) {
+      const r2 = document.createElementNS(ns, "rect");
+      for (const [k, v] of Object.entries({ x, y: y(n), width: bw - 1, height: y(n - f) - y(n), class: "fail" }))
+        r2.setAttribute(k, String(v));
+      g.append(r2);
+    }
+  });
+  return el("figure", { class: "chart" },
+    el("figcaption", {}, el("span", { class: "mono" }, label), " · ",
+      el("span", { class: "k-ok" }, (sumT - sumF) + " succeeded"), " · ",
+      el("span", { class: "k-fail" }, sumF + " failed"), " per minute, last hour"), svg);
+}
+
+// Why a queue with due jobs starts none (webstuck.c): the reasons, each
+// with what the tables say.
+function whyCell(q) {
+  if (!q.due) return "–";
+  if (!q.why || !q.why.length) return el("span", { class: "muted" }, q.running ? "starting (" + q.running + " running)" : "due, not yet claimed");
+  return q.why.map((w, i) => el("span", { class: "why", title: w.detail }, i ? ", " : "", el("strong", {}, w.reason),
+    el("span", { class: "why-detail" }, ": " + w.detail)));
+}
+
 async function pageOverview(main) {
   const d = await getJSON("/api/overview");
   const tot = { waiting: 0, due: 0, running: 0 };
@@ -182,9 +283,11 @@ async function pageOverview(main) {
       el("td", { class: "c-waiting num" }, capped(q.waiting)),
       el("td", { class: "c-due num" }, capped(q.due)),
       el("td", { class: "c-running num" }, q.running),
-      el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") }, q.failed_1h),
+      el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") },
+        q.failed_1h ? el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, q.failed_1h) : 0),
       el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
       el("td", { class: "c-age num" }, q.due ? dur(q.oldest_due_age) : "–"),
+      el("td", { class: "c-why" }, whyCell(q)),
       el("td", { class: "c-spark" }, q.per_minute ? sparkline(q.per_minute) : ""),
       el("td", { class: "c-state" }, q.paused ? el("strong", {}, limits.length ? "paused · " : "paused") : "",
         limits.join(", ")),
@@ -200,18 +303,23 @@ async function pageOverview(main) {
     el("td", { class: "c-running num" }, tot.running),
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
-    el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
+    el("td", {}), el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
+  const charts = [chart("all queues", d.all.per_minute, d.all.failed_per_minute)];
+  for (const q of d.queues)
+    if (q.per_minute && q.per_minute.some((n) => n)) charts.push(chart(q.queue, q.per_minute, q.failed_per_minute));
   show(main,
     el("h1", {}, "Queues"),
     table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
-      "oldest due", "ended per minute, 1 h", "settings", ""], rows),
-    el("p", { class: "muted" }, "Database time " + text(d.now) +
+      "oldest due", "why not moving", "ended per minute, 1 h", "settings", ""], rows),
+    el("p", { class: "muted" }, "Database time " + text(d.now).replace(/\.\d+$/, "") + (d.zone ? " " + d.zone : "") +
       ". Waiting and due are counted up to " + d.count_cap + " per queue; failed and succeeded are the jobs " +
-      "that ended in the last hour" +
+      "that ended in the last hour (failed: for good, retries not counted)" +
       (d.hour_age === null ? ", as kyud counts them (" + d.all.retried_1h + " attempts failed and will retry)."
         : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s).") +
       (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
-        "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")));
+        "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")),
+    el("h2", {}, "Throughput"),
+    el("div", { class: "charts" }, charts));
 }
 
 async function pageRunning(main, q) {
@@ -226,7 +334,7 @@ async function pageRunning(main, q) {
     el("td", { class: "num" + (j.lease_left < 0 ? " warn" : "") }, dur(j.lease_left)),
     el("td", { class: "mono cmd" }, text(j.what)),
     el("td", {}, j.output_tail !== null ? el("pre", { class: "tail live" }, j.output_tail) : "–"),
-    el("td", {}, button("cancel", "job", "cancel", j.id))));
+    el("td", {}, button("cancel", "job", "cancel", j.id, "Cancel job " + j.id + "? Its process is ended."))));
   liveView = d.rows.length > 0;
   show(main,
     el("h1", {}, "Running jobs"),
@@ -336,18 +444,34 @@ const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env"
   "attempts", "max_attempts", "tempfails", "time_limit", "exit_code", "signal", "error", "started_at",
   "finished_at", "duration", "cpu_user", "cpu_sys", "max_rss", "host", "pid", "owner", "lease_until",
   "concurrency_key", "created_at", "updated_at", "seq"];
+const JOB_TIMES = ["run_at", "due", "started_at", "finished_at", "lease_until", "created_at", "updated_at"];
+const JOB_SECONDS = ["duration", "cpu_user", "cpu_sys", "time_limit"];
+
+// A job's outcome in words: how its last attempt ended.
+function outcome(j) {
+  const att = j.attempts + (j.max_attempts ? " of " + j.max_attempts : "") + (j.attempts === 1 ? " attempt" : " attempts");
+  if (j.status === "running") return "running, attempt " + j.attempts + (j.max_attempts ? " of " + j.max_attempts : "");
+  if (j.status === "waiting") return j.attempts ? "waiting to retry after " + att : "waiting for its first attempt";
+  const how = j.signal !== null ? "killed by signal " + j.signal
+    : j.exit_code !== null ? "exit status " + j.exit_code : null;
+  return [j.status, how, att].filter((x) => x).join(" · ");
+}
 
 async function pageJob(main, id) {
   const d = await getJSON("/api/job?id=" + encodeURIComponent(id));
   const j = d.job;
   const dl = el("dl", { class: "job" });
   for (const k of JOB_ORDER) {
-    dl.append(el("dt", {}, k), el("dd", { class: "mono", "data-col": k }, text(j[k])));
+    let v = text(j[k]);
+    if (JOB_TIMES.includes(k)) v = when(j[k], d.now, d.zone);
+    else if (JOB_SECONDS.includes(k) && j[k] !== null) v = dur(j[k]) + (Number(j[k]) >= 60 ? " (" + j[k] + " s)" : "");
+    else if (k === "max_rss" && j[k] !== null) v = bytes(j[k]);
+    dl.append(el("dt", {}, k), el("dd", { class: "mono", "data-col": k }, v));
   }
   const running = j.status === "running";
   // While it runs, output is this attempt's live tail (d.live), or until
   // kyud first writes one, what an earlier attempt left.
-  let head = "Output", out = null, note = null;
+  let head = "Output (the end; scroll up for the rest)", out = null, note = null;
   if (running && d.live) {
     head = "Output (live tail)";
     out = el("pre", { class: "output live", id: "output", "data-live": "1" }, j.output);
@@ -363,6 +487,7 @@ async function pageJob(main, id) {
   } else if (j.output !== null) {
     out = el("pre", { class: "output", id: "output" }, j.output);
   } else {
+    head = "Output";
     note = el("p", { class: "muted" }, j.status === "waiting" ? "Recorded when an attempt runs." : "None.");
   }
   // A refresh of the same job keeps the reader's place in its output, and
@@ -374,28 +499,48 @@ async function pageJob(main, id) {
   const top = same ? old.scrollTop : 0;
   liveView = running;
   main.dataset.job = j.id;
+  const sched = scheduleOf(j.id);
+  const ended = j.finished_at !== null && j.status !== "waiting" && j.status !== "running";
+  const facts = [
+    el("span", {}, "queue ", queueLink(j.queue, j.status === "waiting" && j.attempts ? "retrying" : j.status)),
+    sched ? el("span", {}, "schedule ", el("a", { href: "#/schedules" + filterQuery({}, { from: sched }), class: "mono", id: "job-schedule" }, sched)) : null,
+    ended ? el("span", {}, "ended " + when(j.finished_at, d.now, d.zone)) : null,
+    j.status === "waiting" ? el("span", {}, "due " + when(j.run_at, d.now, d.zone)) : null,
+    running ? el("span", {}, "started " + when(j.started_at, d.now, d.zone)) : null,
+    j.duration !== null && !running ? el("span", {}, "took " + dur(j.duration)) : null,
+    j.max_rss !== null ? el("span", {}, "peak memory " + bytes(j.max_rss)) : null,
+  ];
   show(main,
     el("h1", {}, "Job ", el("span", { class: "mono" }, j.id), " ",
       el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
+    el("p", { class: "outcome", id: "job-outcome" }, outcome(j)),
+    j.error !== null ? el("pre", { class: "cause", id: "job-error" }, j.error) : null,
+    el("p", { class: "facts" }, facts.filter((f) => f).map((f, i) => i ? [" · ", f] : f)),
     jobButtons(j),
-    dl,
     el("h2", {}, head),
-    note, out);
+    note, out,
+    el("h2", {}, "Every column"),
+    dl);
   if (out) out.scrollTop = follow ? out.scrollHeight : top;
 }
 
 async function pageSchedules(main, q) {
-  const d = await getJSON("/api/schedules" + (q.after ? "?after=" + encodeURIComponent(q.after) : ""));
+  const arg = q.after ? "?after=" + encodeURIComponent(q.after) : q.from ? "?from=" + encodeURIComponent(q.from) : "";
+  const d = await getJSON("/api/schedules" + arg);
   if (!d.exists) return show(main, el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
-  const rows = d.rows.map((s) => el("tr", {},
+  const rows = d.rows.map((s) => el("tr", { "data-schedule": s.name, class: s.name === q.from ? "picked" : null },
     el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
-    el("td", { class: "mono" }, s.queue), el("td", {}, s.enabled ? "yes" : "no"),
+    el("td", {}, queueLink(s.queue, "waiting")), el("td", { class: "c-enabled" }, s.enabled ? "yes" : "no"),
     el("td", {}, text(s.next_run)), el("td", {}, text(s.last_run)),
     el("td", {}, s.last_job ? jobLink(s.last_job) : "–"), el("td", { class: "err" }, text(s.error)),
-    el("td", { class: "mono cmd" }, text(s.what))));
+    el("td", { class: "mono cmd" }, text(s.what)),
+    el("td", {}, el("span", { class: "buttons" },
+      s.enabled ? button("disable", "schedule", "disable", s.name, "Disable schedule " + s.name + "? It enqueues nothing until enabled.")
+                : button("enable", "schedule", "enable", s.name),
+      button("run now", "schedule", "run-now", s.name, "Enqueue a job of schedule " + s.name + " now?")))));
   show(main, el("h1", {}, "Schedules"),
     d.rows.length ? table("schedules", ["name", "cron", "zone", "queue", "enabled", "next run (UTC)",
-      "last run (UTC)", "last job", "error", "command"], rows) : el("p", { class: "muted" }, "None."),
+      "last run (UTC)", "last job", "error", "command", ""], rows) : el("p", { class: "muted" }, "None."),
     d.next ? el("p", {}, el("a", { href: "#/schedules?after=" + encodeURIComponent(d.next) }, "more →")) : null);
 }
 

@@ -82,6 +82,12 @@ try:
     b.get(url + "/#/running")
     b.wait("return document.querySelectorAll('table.running tbody tr').length === 4", "4 running rows")
     victim = b.js("return document.querySelector('table.running tbody tr').dataset.id")
+    # Cancel asks first, like delete: refused, nothing happens.
+    b.js("window.confirm = (m) => { window.asked = m; return false; }")
+    b.click("tr[data-id='%s'] button.act-cancel" % victim)
+    if b.js("return window.asked") != "Cancel job %s? Its process is ended." % victim:
+        raise SystemExit("cancel asked %r" % b.js("return window.asked"))
+    b.js("window.confirm = (m) => true")
     b.click("tr[data-id='%s'] button.act-cancel" % victim)
     b.wait("return document.querySelectorAll('table.running tbody tr').length === 3 && "
            "!document.querySelector(\"tr[data-id='%s']\")" % victim, "the cancelled row to leave the page")
