@@ -18,6 +18,14 @@
  * bad option value, the wrong number of arguments (EX_USAGE). */
 #define EXIT_USAGE 64
 
+/* One time format across kyu's tables: a DATETIME as the server prints
+ * it, then the zone the session reads it in (the server's own when the
+ * session's is SYSTEM), "2026-11-24 06:35:00.123456 UTC"; NULL stays
+ * NULL. kyu_jobs' and kyu_daemons' times are in that zone; kyu_schedules'
+ * and kyu_locks' are UTC. */
+#define CLI_ZONE "IF(@@session.time_zone = 'SYSTEM', @@system_time_zone, @@session.time_zone)"
+#define CLI_TIME(col) "CONCAT(" col ", ' ', " CLI_ZONE ") AS " col
+
 /* How cli_print_query writes values, set once by main: raw (--raw) as
  * stored, else escaped, for a terminal (stdout is one) more strictly. */
 void cli_print_mode(bool raw, bool terminal);

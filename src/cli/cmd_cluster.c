@@ -10,7 +10,7 @@ int cmd_daemons(struct db *db)
 {
 	static const char q[] =
 		"SELECT host, pid, IFNULL(wake_addr, '-') AS wake_addr, "
-		"IF(queues = '', '*', queues) AS queues, version, started, last_seen, "
+		"IF(queues = '', '*', queues) AS queues, version, " CLI_TIME("started") ", " CLI_TIME("last_seen") ", "
 		"IF(" REGISTRY_LIVE("d") ", 'yes', 'no') AS live, id "
 		"FROM kyu_daemons AS d ORDER BY host, pid, id";
 

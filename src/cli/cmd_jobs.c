@@ -158,10 +158,10 @@ int cmd_show(struct db *db, const char *id)
 	struct strbuf sb = { 0 };
 	int n;
 
-	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, run_at, "
-		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, started_at, "
-		     "finished_at, duration, cpu_user, cpu_sys, max_rss, host, pid, owner, lease_until, "
-		     "concurrency_key, created_at, updated_at, "
+	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, " CLI_TIME("run_at") ", "
+		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, " CLI_TIME("started_at") ", "
+		     CLI_TIME("finished_at") ", duration, cpu_user, cpu_sys, max_rss, host, pid, owner, "
+		     CLI_TIME("lease_until") ", concurrency_key, " CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", "
 		     "output FROM kyu_jobs WHERE id = ");
 	db_quotes(&sb, id);
 	n = cli_print_query(db, sb.buf, sb.len, true);
@@ -274,8 +274,8 @@ int cmd_list(struct db *db, int argc, char **argv)
 	/* exit_code: a killed job's signal where its exit code is NULL; the
 	 * start of error, the cause that an operator looks for first. */
 	sb_adds(&sb, "SELECT id, queue, status, attempts, "
-		     "IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, run_at, "
-		     "finished_at, LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
+		     "IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, " CLI_TIME("run_at") ", "
+		     CLI_TIME("finished_at") ", LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
 		     "FROM kyu_jobs WHERE 1");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
@@ -383,13 +383,18 @@ int cmd_stats(struct db *db, bool as_json)
 {
 	static const char q[] = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
 				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
+	/* The table's time with its zone (cli.h); the JSON's as the server
+	 * prints it, for programs. */
+	static const char table[] = "SELECT queue, status, jobs, " CLI_TIME("oldest_run_at") " FROM ("
+				    "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
+				    "FROM kyu_jobs GROUP BY queue, status) AS s ORDER BY queue, status";
 	const struct db_reply *reply;
 	const struct db_result *r;
 	json_t *rows;
 	char *text;
 
 	if (!as_json)
-		return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "stats") : 0;
+		return cli_print_query(db, table, sizeof(table) - 1, false) < 0 ? cli_die_db(db, "stats") : 0;
 	if (db_query(db, q, sizeof(q) - 1, &reply) != DB_OK || reply->n < 1)
 		return cli_die_db(db, "stats");
 	r = &reply->r[0];

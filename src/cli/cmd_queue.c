@@ -4,27 +4,46 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "common/action.h"
+#include "common/minutes.h"
 #include "common/util.h"
 #include "cli.h"
+
+/* kyu queues' failed_1h: the jobs that failed for good in the last hour,
+ * as the dashboard's overview counts them (kyu-web(1)): from kyu_minutes,
+ * or on a schema without it from kyu_jobs' rows that became failed in the
+ * hour. Not the failed rows the table holds, which depend on retention. */
+#define QUEUES_HEAD                                                                                 \
+	"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "         \
+	"IFNULL(c.running, 0) AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "                     \
+	"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                 \
+	"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                       \
+	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting "                  \
+	"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "  \
+	"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "                               \
+	"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running "   \
+	"FROM kyu_jobs GROUP BY queue) AS c ON c.queue = n.name LEFT JOIN "
+#define QUEUES_TAIL \
+	" AS h ON h.queue = n.name LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name"
 
 int cmd_queues(struct db *db)
 {
 	/* Every queue that has rows or settings. The counts read the
 	 * (queue, status) index; the due count reads the rows it counts. */
-	static const char q[] =
-		"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "
-		"IFNULL(c.running, 0) AS running, IFNULL(c.failed, 0) AS failed, "
-		"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "
-		"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "
-		"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting "
-		"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "
-		"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "
-		"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running, "
-		"SUM(status = 'failed') AS failed FROM kyu_jobs GROUP BY queue) AS c ON c.queue = n.name "
-		"LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name";
+	static const char minutes[] = QUEUES_HEAD
+		"(SELECT queue, SUM(failed) AS failed_1h FROM kyu_minutes WHERE minute > " MINUTES_NOW
+		" - INTERVAL 60 MINUTE GROUP BY queue)" QUEUES_TAIL;
+	static const char rows[] = QUEUES_HEAD
+		"(SELECT queue, COUNT(*) AS failed_1h FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) "
+		"WHERE status = 'failed' AND updated_at >= NOW(6) - INTERVAL 1 HOUR GROUP BY queue)" QUEUES_TAIL;
 
-	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "queues") : 0;
+	if (cli_print_query(db, minutes, sizeof(minutes) - 1, false) >= 0)
+		return 0;
+	if (db_error_code(db) != ER_NO_SUCH_TABLE)
+		return cli_die_db(db, "queues");
+	return cli_print_query(db, rows, sizeof(rows) - 1, false) < 0 ? cli_die_db(db, "queues") : 0;
 }
 
 /* pause, resume, limit: one upsert of the queue's kyu_queues row, made

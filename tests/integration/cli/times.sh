@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# kyu's tables print every time one way -- as the server prints a DATETIME,
+# then the session's zone (show, list, stats, daemons) -- and kyu queues'
+# failed_1h means what the dashboard's "failed 1 h" means: jobs that failed
+# for good in the last hour, from kyu_minutes, or from kyu_jobs' rows on a
+# schema without it; not the failed rows held from before.
+. "$KYU_SRC/tests/lib.sh"
+
+[ -x "${KYU:-}" ] || { echo "kyu not built: skipped"; exit 77; }
+write_ini "$T_DIR/kyu.ini"
+kyu() { "$KYU" -c "$T_DIR/kyu.ini" --raw "$@"; }
+zone=$(sql "SELECT IF(@@session.time_zone = 'SYSTEM', @@system_time_zone, @@session.time_zone)")
+[ -n "$zone" ] || fail "no zone"
+
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, exit_code, finished_at, updated_at, run_at) VALUES
+     ('old-fail', 'q', 'false', 'failed', 1, 1, '2026-01-01 10:00:00', '2026-01-01 10:00:00', '2026-01-01 09:00:00'),
+     ('new-fail', 'q', 'false', 'failed', 1, 1, NOW(6), NOW(6), NOW(6))"
+sql "INSERT INTO kyu_daemons (id, host, pid, queues, version, started, last_seen, live_until) VALUES
+     ('h:1:a', 'h', 1, '', 'test', '2026-01-01 10:00:00', '2026-01-01 10:00:01', NOW(6) + INTERVAL 1 HOUR)"
+time_re="^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? $zone\$"
+
+check_time() { # WHAT VALUE
+	[[ $2 =~ $time_re ]] || fail "$1: '$2' is not a time with the zone $zone"
+}
+check_time "show's run_at" "$(kyu show old-fail | sed -n 's/^ *run_at: //p')"
+check_time "show's finished_at" "$(kyu show old-fail | sed -n 's/^ *finished_at: //p')"
+assert_eq "NULL" "$(kyu show old-fail | sed -n 's/^ *started_at: //p')" "a NULL time stays NULL"
+check_time "list's run_at" "$(kyu list -s failed -n 1 2>/dev/null | awk -F'\t' 'NR == 2 {print $6}')"
+check_time "list's finished_at" "$(kyu list -s failed -n 1 2>/dev/null | awk -F'\t' 'NR == 2 {print $7}')"
+check_time "stats' oldest_run_at" "$(kyu stats | awk -F'\t' '$2 == "failed" {print $4}')"
+check_time "daemons' started" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')"
+check_time "daemons' last_seen" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $7}')"
+assert_eq "2026-01-01 10:00:00.000000 $zone" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')" "the server's DATETIME, then the zone"
+
+# failed_1h: without kyu_minutes, the rows that became failed in the hour.
+sql "RENAME TABLE kyu_minutes TO kyu_minutes_away"
+EXIT_HOOKS+=("sql 'RENAME TABLE kyu_minutes_away TO kyu_minutes' 2>/dev/null || true")
+assert_eq "queue waiting due running failed_1h" "$(kyu queues | sed -n 1p | cut -f1-5 | tr '\t' ' ')" "kyu queues' header"
+assert_eq "q 1" "$(kyu queues | awk -F'\t' '$1 == "q" {print $1, $5}')" "failed_1h from kyu_jobs"
+# With kyu_minutes, kyud's counts (as the overview reads them).
+sql "RENAME TABLE kyu_minutes_away TO kyu_minutes"
+sql "INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried) VALUES
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND, 'q', 'd', 1, 4, 3, 9),
+     (UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND - INTERVAL 2 HOUR, 'q', 'd', 1, 0, 50, 0)"
+assert_eq "q 3" "$(kyu queues | awk -F'\t' '$1 == "q" {print $1, $5}')" "failed_1h from kyu_minutes"
+echo ok
