@@ -116,6 +116,41 @@ class Browser:
             return m.concat(err ? [err.innerText] : []);""")
         return ["visible: " + x for x in bad] + ["console: " + x for x in self.console_errors()]
 
+    def viewport(self, width, height, mobile=False):
+        """Lay the page out for a screen of width x height CSS pixels (a
+        phone's with mobile: its viewport meta tag applies), over the
+        DevTools protocol: a window cannot be made that narrow."""
+        self.s("POST", "/goog/cdp/execute", {"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile}})
+
+    def layout_problems(self):
+        """A broken layout at the current width: a page wider than the
+        viewport (the body scrolls sideways), and elements that cross its
+        left or right edge, unless a box that scrolls or clips them holds
+        them (a wide table scrolls in its own box, by design)."""
+        return self.js(r"""
+            const w = document.documentElement.clientWidth, out = [];
+            const sw = document.documentElement.scrollWidth;
+            if (sw > w + 1) out.push('the page is ' + sw + ' px wide in a viewport of ' + w);
+            const held = (e) => {
+              for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+                const o = getComputedStyle(p).overflowX;
+                if (o === 'auto' || o === 'scroll' || o === 'hidden') return true;
+              }
+              return false;
+            };
+            const name = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+              (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\s+/).join('.') : '');
+            for (const e of document.body.querySelectorAll('*')) {
+              const r = e.getBoundingClientRect();
+              if (!r.width || !r.height || getComputedStyle(e).visibility === 'hidden' || held(e)) continue;
+              if (r.right > w + 1 || r.left < -1)
+                out.push(name(e) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right) + ' of 0..' + w +
+                  ': ' + (e.innerText || '').slice(0, 40));
+              if (out.length >= 6) break;
+            }
+            return out;""")
+
     def screenshot(self, path):
         with open(path, "wb") as f:
             f.write(base64.b64decode(self.s("GET", "/screenshot")))

@@ -84,7 +84,9 @@ static int per_queue(struct webdb *d, json_t *queues, bool registry)
 			if (serving == 0)
 				why(e, "no daemon", "no live daemon serves this queue (kyu_daemons)");
 		}
-		if (blocked > 0 && blocked == sampled)
+		if (blocked == 1 && sampled == 1)
+			why(e, "key-blocked", "its due job waits for a concurrency key that a running job holds");
+		else if (blocked > 0 && blocked == sampled)
 			why(e, "key-blocked", "its %lld oldest due jobs wait for a concurrency key that a running job holds",
 			    sampled);
 		else if (blocked > 0)
@@ -136,7 +138,8 @@ int webstuck_explain(struct webdb *d, json_t *queues)
 			why(q, "paused", "paused: no job of it starts (kyu resume)");
 		if (json_is_integer(max) &&
 		    json_integer_value(json_object_get(q, "running")) >= json_integer_value(max))
-			why(q, "max_running", "%lld running, its max_running", (long long)json_integer_value(max));
+			why(q, "max_running", "%lld running, as many as its max_running allows",
+			    (long long)json_integer_value(max));
 	}
 	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry) < 0 ||
 	    rates(d, queues) < 0)

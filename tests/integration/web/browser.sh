@@ -8,10 +8,17 @@
 # live output shows on the running page and on its own, which follows it;
 # every page, with jobs of every outcome, shows no "null", "undefined" or
 # "NaN" and logs no error to the console, a 64-bit owner exactly, and
-# output boxes that open at their end; a queue's reset button removes its
-# settings after a confirmation. The screenshot of
-# the overview lands in $T_DIR, or at $KYU_WEB_SCREENSHOT when set (how
-# docs/web-overview.png is made).
+# output boxes that open at their end, at 1280 px and at a phone's 390 px
+# without a broken layout (a page wider than the screen, an element across
+# its edge); a queue's reset button removes its settings after a
+# confirmation, and cancel asks first too; a filter typed into the Jobs form
+# lands in the URL and filters; the overview says why a queue is not moving
+# and draws its throughput; a failed job's page shows its outcome and cause
+# first, then its output's end, links to its queue and schedule; a schedule
+# is disabled and enabled from its page. The screenshots of the overview,
+# a failed job and a filtered list land in $T_DIR, or in
+# $KYU_WEB_SCREENSHOT_DIR when set (KYU_WEB_SCREENSHOT_DIR=docs: how
+# docs/web-*.png are made); the early overview's at $KYU_WEB_SCREENSHOT.
 . "$KYU_SRC/tests/lib.sh"
 . "$KYU_SRC/tests/lib/web.sh"
 command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
@@ -130,24 +137,88 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, started_
      SELECT 'long-1', 'later', 'seq 200', 'succeeded', 1, 5169991159545666686, NOW(6) - INTERVAL 2 SECOND, NOW(6),
             GROUP_CONCAT(CONCAT('line ', seq) ORDER BY seq SEPARATOR '\n') FROM seq_1_to_200"
 sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('nightly', '0 3 * * *', 'true')"
+# A schedule's job that failed with a cause in its output and error, and a
+# queue held back for each reason the overview gives.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, started_at,
+     finished_at, duration, cpu_user, cpu_sys, max_rss, host, pid, output)
+     SELECT 'cron:nightly:2026-11-26T03:00:00Z', 'backups', 'pg_dump -Fc app > /srv/backup/app.dump', 'failed', 3, 3, 1,
+            'pg_dump: error: connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed: FATAL:  password authentication failed for user "backup"',
+            NOW(6) - INTERVAL 200 SECOND, NOW(6) - INTERVAL 187 SECOND, 12.6, 0.4, 0.1, 50331648, 'db-2', 31337,
+            CONCAT(GROUP_CONCAT(CONCAT('pg_dump: reading table ', seq) ORDER BY seq SEPARATOR '\n'),
+                   '\npg_dump: error: connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed: FATAL:  password authentication failed for user "backup"\n')
+     FROM seq_1_to_60"
+sql "INSERT INTO kyu_queues (name, max_running) VALUES ('exports', 1)"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at, concurrency_key)
+     VALUES ('export-run', 'exports', 'sleep 600', 'running', 1, 99, NOW(6) + INTERVAL 1 HOUR, 'elsewhere', 1, NOW(6), 'acct-1')"
+sql "INSERT INTO kyu_jobs (id, queue, command, concurrency_key) VALUES ('export-2', 'exports', 'true', 'acct-1'),
+     ('invoice-1', 'invoices', 'true', 'acct-1')"
 sql "INSERT INTO kyu_locks (name, slot) VALUES ('deploy', 0)"
-python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" "$victim" >"$T_DIR/browser-pages.out" 2>&1 <<'PY' || fail "browser, every page: $(cat "$T_DIR/browser-pages.out")"
-import sys
-url, tdir, lib, victim = sys.argv[1:5]
+# The screenshots of docs/ (KYU_WEB_SCREENSHOT_DIR=docs): the overview, a
+# failed job, a filtered list.
+shots=${KYU_WEB_SCREENSHOT_DIR:-$T_DIR}
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" "$victim" "$shots" >"$T_DIR/browser-pages.out" 2>&1 <<'PY' || fail "browser, every page: $(cat "$T_DIR/browser-pages.out")"
+import os, sys
+url, tdir, lib, victim, shots = sys.argv[1:6]
 sys.path.insert(0, lib)
 from webdriver import Browser
 b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1280, 720)
-pages = ["#/overview", "#/running", "#/retrying", "#/jobs/failed", "#/jobs/waiting", "#/jobs/succeeded",
-         "#/jobs/cancelled", "#/schedules", "#/locks", "#/daemons", "#/job/bad-1", "#/job/killed-1",
-         "#/job/long-1", "#/job/hostile", "#/job/report-1", "#/job/retry-1", "#/job/" + victim, "#/job/mail-" ]
+cron = "#/job/cron%3Anightly%3A2026-11-26T03%3A00%3A00Z"
+filtered = "#/jobs/failed?queue=billing&q=payment"
+pages = ["#/overview", "#/running", "#/retrying", "#/jobs/failed", "#/jobs/waiting", "#/jobs/running",
+         "#/jobs/succeeded", "#/jobs/cancelled", filtered, "#/jobs/succeeded?since=2000-01-01%2000:00",
+         "#/retrying?queue=later", "#/schedules", "#/schedules?from=nightly", "#/locks", "#/daemons",
+         "#/job/bad-1", "#/job/killed-1", "#/job/long-1", "#/job/hostile", "#/job/report-1", "#/job/retry-1",
+         "#/job/" + victim, cron, "#/job/mail-" ]
 problems = []
 try:
-    for h in pages:
-        if h == "#/job/mail-":
-            b.show(url, "#/running")
-            h = "#/job/" + b.js("return document.querySelector('table.running tbody tr').dataset.id")
+    # Every page at a desktop's width and at a phone's: what it shows, its
+    # console, and its layout.
+    for width, height, mobile in ((1280, 720, False), (390, 844, True)):
+        b.viewport(width, height, mobile)
+        for h in pages:
+            if h == "#/job/mail-":
+                b.show(url, "#/running")
+                h = "#/job/" + b.js("return document.querySelector('table.running tbody tr').dataset.id")
+            b.show(url, h)
+            problems += ["%s at %d px: %s" % (h, width, p) for p in b.page_problems() + b.layout_problems()]
+    b.viewport(1280, 800)
+    for h, name in (("#/overview", "web-overview.png"), (cron, "web-job-failed.png"),
+                    ("#/jobs/failed?since=2026-01-01%2000:00", "web-jobs-filtered.png")):
         b.show(url, h)
-        problems += [h + ": " + p for p in b.page_problems()]
+        b.screenshot(os.path.join(shots, name))
+    # The overview says why a queue is not moving.
+    b.show(url, "#/overview")
+    got = b.js("""const r = (q) => [...document.querySelectorAll("tr[data-queue='" + q + "'] .why strong")].map((e) => e.textContent);
+        return {exports: r('exports'), invoices: r('invoices')}""")
+    if got != {"exports": ["max_running", "key-blocked"], "invoices": ["key-blocked"]}:
+        problems.append("the overview's reasons: %r" % got)
+    if not b.js("return document.querySelectorAll('figure.chart svg rect.ok').length > 0"):
+        problems.append("no throughput chart with bars")
+    # A failed job's page: outcome and cause first, the output's end in
+    # view, links to its queue and schedule, times with their zone.
+    b.show(url, cron)
+    got = b.js("""const o = document.getElementById('output'), e = document.getElementById('job-error');
+        const top = (x) => x.getBoundingClientRect().top;
+        return {outcome: document.getElementById('job-outcome').textContent,
+                cause_first: top(e) < top(o), output_in_view: top(o) < window.innerHeight - 60,
+                at_end: o.scrollTop + o.clientHeight >= o.scrollHeight - 4,
+                schedule: document.getElementById('job-schedule').getAttribute('href'),
+                queue: document.querySelector('.facts a.queue-link').getAttribute('href'),
+                rss: document.querySelector("dd[data-col='max_rss']").textContent,
+                ago: / ago\)$/.test(document.querySelector("dd[data-col='finished_at']").textContent)}""")
+    want = {"outcome": "failed · exit status 1 · 3 of 3 attempts", "cause_first": True, "output_in_view": True,
+            "at_end": True, "schedule": "#/schedules?from=nightly", "queue": "#/jobs/failed?queue=backups",
+            "rss": "48 MiB", "ago": True}
+    if got != want:
+        problems.append("the failed job's page: %r, expected %r" % (got, want))
+    # A schedule disabled and enabled again from its page.
+    b.show(url, "#/schedules")
+    b.js("window.confirm = (m) => true")
+    b.click("tr[data-schedule='nightly'] button.act-disable")
+    b.wait("return document.getElementById('flash').textContent === 'schedule nightly: disabled' && "
+           "document.querySelector(\"tr[data-schedule='nightly'] .c-enabled\").textContent === 'no'", "the disable")
+    b.click("tr[data-schedule='nightly'] button.act-enable")
+    b.wait("return document.getElementById('flash').textContent === 'schedule nightly: enabled'", "the enable")
     # The failed and retrying lists show what each row is.
     b.show(url, "#/jobs/failed")
     got = b.js("return document.querySelector(\"tr[data-id='killed-1']\").children[3].textContent")
@@ -202,6 +273,9 @@ print("pages ok")
 PY
 
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'reports'")" "reports' settings after the reset in the page"
+for f in web-overview.png web-job-failed.png web-jobs-filtered.png; do
+	assert_eq "89504e47" "$(od -An -tx1 -N4 "$shots/$f" | tr -d ' \n')" "the screenshot $f is a PNG"
+done
 
 # A running job's live output: on the running page, and on its own page,
 # which follows it as it grows without a reload and shows the whole output
