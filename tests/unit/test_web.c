@@ -191,6 +191,34 @@ static void test_actions(void)
 	CHECK(action_parse("drop", &a) < 0);
 }
 
+/* The schedules' actions, one statement each, shared by kyu schedule and
+ * the dashboard. */
+static void test_schedule_actions(void)
+{
+	static const char *const want[ACT_SCHED_N] = {
+		"UPDATE kyu_schedules SET enabled = 1 WHERE name = 'n\\'1'",
+		"UPDATE kyu_schedules SET enabled = 0 WHERE name = 'n\\'1'",
+		"INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, max_attempts, time_limit, "
+		"concurrency_key) SELECT CONCAT('cron:', name, ':now:', DATE_FORMAT(UTC_TIMESTAMP(6), "
+		"'%Y-%m-%dT%H:%i:%s.%fZ')), queue, command, argv, env, cwd, priority, max_attempts, time_limit, "
+		"IF(overlap = 'queue', IFNULL(concurrency_key, CONCAT('cron:', name)), concurrency_key) "
+		"FROM kyu_schedules WHERE name = 'n\\'1'",
+		"DELETE FROM kyu_schedules WHERE name = 'n\\'1'",
+	};
+	enum action_schedule a;
+
+	for (int i = 0; i < ACT_SCHED_N; i++) {
+		struct strbuf sb = { 0 };
+		action_schedule_sql(&sb, (enum action_schedule)i, "n'1");
+		CHECK_STR(sb.buf, want[i]);
+		sb_free(&sb);
+		CHECK(action_schedule_parse(action_schedule_name((enum action_schedule)i), &a) == 0 &&
+		      a == (enum action_schedule)i);
+	}
+	CHECK(action_schedule_parse("cancel", &a) < 0);
+	CHECK(strcmp(action_schedule_done(ACT_SCHED_RUN_NOW), "enqueued") == 0);
+}
+
 static void test_strong(void)
 {
 	char prefix[16];
@@ -258,5 +286,6 @@ int main(void)
 	test_text();
 	test_cursor();
 	test_actions();
+	test_schedule_actions();
 	return check_done("test_web");
 }
