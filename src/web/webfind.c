@@ -285,6 +285,18 @@ unsigned webfind_jobs(struct webdb *d, const struct webfind_args *a, bool retryi
 	residual(&sb, &f);
 	order(&sb, &f);
 	sb_printf(&sb, " LIMIT %d", WEBPAGES_PAGE + 1);
+	/* The clock and zone of the rows' times, for "3 min ago" and the
+	 * zone beside each (read before the page: r is the last result). */
+	{
+		static const char clock[] = "SELECT NOW(6), " WEBPAGES_ZONE;
+		if (webdb_read(d, clock, sizeof(clock) - 1, &r) < 0) {
+			json_decref(page);
+			st = webdb_failed(d, out, what);
+			goto cleanup;
+		}
+		json_object_set_new(page, "now", webjson_cell(r, 0, 0, NULL));
+		json_object_set_new(page, "zone", webjson_cell(r, 0, 1, NULL));
+	}
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
 		json_decref(page);
 		st = webdb_failed(d, out, what);

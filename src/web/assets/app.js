@@ -371,7 +371,7 @@ function jobRows(d, status) {
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
     el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
     el("td", { class: "err" }, text(j.error)),
-    el("td", {}, when(j.status === "waiting" ? j.run_at : j.finished_at)),
+    el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.finished_at, d.now, d.zone)),
     el("td", {}, j.output_tail ? el("pre", { class: "tail" }, j.output_tail) : "–"),
     el("td", {}, jobButtons(j))));
 }
