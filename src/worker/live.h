@@ -19,6 +19,7 @@
 
 #include "common/config.h"
 #include "common/db.h"
+#include "common/spell.h"
 #include "common/util.h"
 #include "job.h"
 
@@ -35,7 +36,7 @@ struct live {
 	/* The write in flight: which attempts, and how much each had written. */
 	uint64_t *seqs, *tokens, *totals;
 	int n;
-	bool failing; /* a failed write was logged; the next success is too */
+	struct spell failing; /* writes fail (logged at the start and end of a spell) */
 	uint64_t writes, rows;
 };
 

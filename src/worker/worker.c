@@ -35,6 +35,7 @@
 #include "common/proto.h"
 #include "common/registry.h"
 #include "common/schema.h"
+#include "common/spell.h"
 #include "common/util.h"
 #include "job.h"
 #include "lease.h"
@@ -119,11 +120,11 @@ struct worker {
 	/* The connection. */
 	struct db *db;
 	enum inflight inflight;
-	bool outage; /* a loss was logged; its end is logged once too */
+	struct spell outage; /* a loss (logged at its start and end) */
 	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
 	struct report rep;
 	bool schema_wanted; /* the schema version is checked before anything else is sent */
-	bool schema_said;   /* a newer, compatible version was logged */
+	struct spell schema_newer; /* a newer, compatible version (logged once) */
 	int exit_status;
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
@@ -159,7 +160,7 @@ struct worker {
 	bool reg_on;      /* this worker keeps the row */
 	bool reg_remove;  /* stopping: delete the row (once) */
 	bool reg_sending_remove;
-	bool reg_said;    /* a failure was logged; its end is logged once too */
+	struct spell reg_failing; /* writing the row fails (logged at its start and end) */
 	double reg_next;  /* monotonic: the next refresh (0: at once) */
 
 	/* A wake-up datagram asked for the next claim (wake_recheck). */
@@ -185,13 +186,13 @@ struct worker {
 	double flush_after; /* a deadlocked flush waits until then */
 	double claim_after; /* a claim that deadlocked waits until then */
 	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
-	bool lock_logged; /* the current spell of lock waits was logged */
+	struct spell lock_waits; /* claims wait for row locks (logged once per spell) */
 	int conflicts;      /* claims or flushes deadlocked in a row */
 	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
 
 	/* Claim pacing. */
 	bool wanted, more, more_sent, cleanup_wanted, reconnect_wanted;
-	bool busy_logged; /* a DB_BUSY spell was logged */
+	struct spell busy; /* the server refuses writes (DB_BUSY; logged at its start and end) */
 	uint64_t claims;
 
 	/* Loop watchers. */
@@ -204,7 +205,7 @@ struct worker {
 	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
 	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
 	double heard_at; /* last message from the supervisor (SELF_POLL) */
-	bool self_polling; /* logged that it claims by itself */
+	struct spell self_polling; /* it claims by itself (logged at its start and end) */
 	struct idcache idcache; /* the users of the queues' sections */
 	ev_timer stats_w;
 
@@ -216,7 +217,7 @@ struct worker {
 	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
 	bool minutes_on;      /* the schema has kyu_minutes, or may have */
 	double minutes_after; /* monotonic: a count that failed is tried again then */
-	bool minutes_said;    /* a failure was logged; its end is logged once too */
+	struct spell minutes_failing; /* counting fails (logged at its start and end) */
 	struct minutes_pending pending;
 
 	uint64_t n_started, n_finished, n_rejected, n_given_back;
@@ -299,10 +300,8 @@ static void db_lost(struct worker *w, const char *why)
 	 * growing, rather than reconnecting twice a second. */
 	if (mono_now() - w->connected_at >= STABLE_CONNECTION)
 		w->reconnect_delay = 0.5;
-	if (!w->outage) {
+	if (spell_begin(&w->outage))
 		log_warn("database connection lost: %s", why);
-		w->outage = true;
-	}
 	schedule_reconnect(w);
 }
 
@@ -319,20 +318,18 @@ static void on_connected(void *arg, const struct db_reply *r)
 
 	w->inflight = IF_NONE;
 	if (r->fail != DB_OK) {
-		if (!w->outage)
+		if (spell_begin(&w->outage))
 			log_warn("cannot connect to the database: %s", r->err);
-		w->outage = true;
 		schedule_reconnect(w);
 		return;
 	}
 	/* With several hosts, which one matters (kyud(8), "Galera"). */
 	log_info("connected to %s", db_peer(w->db));
-	if (w->outage)
+	if (spell_end(&w->outage))
 		log_notice("database connection restored");
 	if (w->ever_connected)
 		board_add(w->bw, BC_RECONNECTS, 1);
 	w->ever_connected = true;
-	w->outage = false;
 	w->connected_at = mono_now();
 	w->wanted = true;
 	w->prepared = false;
@@ -364,11 +361,10 @@ static void reply_failed(struct worker *w, const struct db_reply *r, const char 
 	case DB_BUSY:
 		/* Once per spell: it repeats every retry until the server takes
 		 * writes again. */
-		if (!w->busy_logged)
+		if (spell_begin(&w->busy))
 			log_warn("the database refuses writes for now (%s: %s); results wait and are "
 				 "retried every %.0f s",
 				 what, r->err, BUSY_RETRY);
-		w->busy_logged = true;
 		break;
 	case DB_ERROR:
 		log_err("%s failed: %s", what, r->err);
@@ -442,9 +438,8 @@ static void on_schema(void *arg, const struct db_reply *r)
 			db_usable(w);
 			return;
 		case SCHEMA_NEWER:
-			if (!w->schema_said)
+			if (spell_begin(&w->schema_newer))
 				log_notice("%s", msg);
-			w->schema_said = true;
 			db_usable(w);
 			return;
 		case SCHEMA_TOO_OLD:
@@ -858,9 +853,8 @@ static void count_settle(struct worker *w, const struct db_reply *r, const struc
 	switch (w->sent.m) {
 	case MINUTES_DONE:
 		minutes_clear(&w->pending);
-		if (w->minutes_said)
+		if (spell_end(&w->minutes_failing))
 			log_notice("counting ended jobs in kyu_minutes again");
-		w->minutes_said = false;
 		return;
 	case MINUTES_NOT_RUN:
 		if (r->fail == DB_LOST) {
@@ -883,12 +877,11 @@ static void count_settle(struct worker *w, const struct db_reply *r, const struc
 	}
 	minutes_clear(&w->pending);
 	w->minutes_after = mono_now() + MINUTES_RETRY;
-	if (!w->minutes_said)
+	if (spell_begin(&w->minutes_failing))
 		log_warn("counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
 			 "miss this worker's jobs until it works (tried every %.0f s; grants: "
 			 "kyu_jobs(7))",
 			 r->err, MINUTES_RETRY);
-	w->minutes_said = true;
 }
 
 static void results_recorded(struct worker *w, int n, int rejected)
@@ -945,14 +938,13 @@ static double conflict_backoff(struct worker *w, double now)
  * (notes/DESIGN.md), and the lock is usually gone by then. */
 static void lock_waited(struct worker *w, double now)
 {
-	if (!w->lock_logged)
+	if (spell_begin(&w->lock_waits))
 		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
 			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
 			   SKIP_LOCKED_SPELL);
 	else
 		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
 			  SKIP_LOCKED_SPELL);
-	w->lock_logged = true;
 	w->skip_locked_until = now + SKIP_LOCKED_SPELL;
 	w->claim_after = now;
 }
@@ -1022,15 +1014,14 @@ static void on_claim(void *arg, const struct db_reply *r)
 		w->prepared = true;
 	/* A plain claim went through: the next lock wait is a new spell. */
 	if (now >= w->skip_locked_until + SKIP_LOCKED_SPELL)
-		w->lock_logged = false;
+		spell_end(&w->lock_waits);
 	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
 		w->recheck_at = now + wake_recheck[w->recheck_step++];
 	else
 		w->recheck_armed = false;
 	w->conflicts = 0;
-	if (w->busy_logged)
+	if (spell_end(&w->busy))
 		log_notice("the database takes writes again");
-	w->busy_logged = false;
 	w->claims++;
 	board_add(w->bw, BC_CLAIMS, 1);
 	board_observe(w->bw, BH_CLAIM, now - w->sent.claimed_at);
@@ -1258,9 +1249,8 @@ static void on_finish(void *arg, const struct db_reply *r)
 	switch (r->fail) {
 	case DB_OK:
 		w->conflicts = 0;
-		if (w->busy_logged)
+		if (spell_end(&w->busy))
 			log_notice("the database takes writes again");
-		w->busy_logged = false;
 		break;
 	case DB_LOST:
 		reply_failed(w, r, "recording results");
@@ -1360,9 +1350,8 @@ static void on_live(void *arg, const struct db_reply *r)
 	switch (r->fail) {
 	case DB_OK:
 		log_debug("wrote the output tail of %d running job(s)", n);
-		if (w->live.failing)
+		if (spell_end(&w->live.failing))
 			log_notice("running jobs' output is written again");
-		w->live.failing = false;
 		break;
 	case DB_LOST:
 		reply_failed(w, r, "writing running jobs' output");
@@ -1375,10 +1364,9 @@ static void on_live(void *arg, const struct db_reply *r)
 		break;
 	case DB_ERROR:
 		/* Once per spell: it would repeat every interval. */
-		if (!w->live.failing)
+		if (spell_begin(&w->live.failing))
 			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
 				 r->err, w->live.interval);
-		w->live.failing = true;
 		break;
 	}
 }
@@ -1490,11 +1478,10 @@ static void on_registry(void *arg, const struct db_reply *r)
 	}
 	switch (res) {
 	case REG_DONE:
-		if (w->reg_said)
+		if (spell_end(&w->reg_failing))
 			log_notice("the daemon registry is written again");
 		else
 			log_debug("registered in kyu_daemons as %s", w->daemon_id);
-		w->reg_said = false;
 		w->reg_next = now + registry_interval(&w->cfg);
 		break;
 	case REG_LOCKED:
@@ -1503,19 +1490,17 @@ static void on_registry(void *arg, const struct db_reply *r)
 		w->reg_next = now + REGISTRY_RETRY;
 		break;
 	case REG_MISSING:
-		if (!w->reg_said)
+		if (spell_begin(&w->reg_failing))
 			log_notice("no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
 				   "reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
 				   msg);
-		w->reg_said = true;
 		w->reg_next = now + registry_interval(&w->cfg);
 		break;
 	case REG_FAILED:
-		if (!w->reg_said)
+		if (spell_begin(&w->reg_failing))
 			log_warn("writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
 				 "other hosts may miss it until it is written (kyud(8), grants)",
 				 msg);
-		w->reg_said = true;
 		w->reg_next = now + registry_interval(&w->cfg);
 		break;
 	}
@@ -1684,11 +1669,10 @@ static bool pump_once(struct worker *w)
 		return true;
 	}
 	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
-		if (!w->self_polling)
+		if (spell_begin(&w->self_polling))
 			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
 				 "every %.0f s by itself",
 				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
-		w->self_polling = true;
 		w->heard_at = now;
 		w->wanted = true;
 	}
@@ -1911,10 +1895,8 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		if ((size_t)n != sizeof(m))
 			continue;
 		w->heard_at = mono_now();
-		if (w->self_polling) {
+		if (spell_end(&w->self_polling))
 			log_notice("the supervisor answers again");
-			w->self_polling = false;
-		}
 		switch (m.type) {
 		case KYU_POLLED:
 			break;
