@@ -47,6 +47,7 @@
 #include "report.h"
 #include "results.h"
 #include "schedules.h"
+#include "stmt.h"
 #include "store.h"
 
 extern char **environ;
@@ -106,7 +107,8 @@ static const double wake_recheck[] = { 0.3, 2.0 };
  * its commit; kyu_schedules is read once more this much later. */
 #define SCHEDULES_RECHECK 1.0
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY, IF_LIVE };
+/* Rows of the statement order (build_order), moments included. */
+#define N_ROWS 15
 
 struct worker {
 	struct kyu_config cfg;
@@ -119,7 +121,11 @@ struct worker {
 
 	/* The connection. */
 	struct db *db;
-	enum inflight inflight;
+	bool connecting; /* a connect is under way */
+	/* The statement order (build_order) and the row whose statement is
+	 * in flight (NULL: none). */
+	struct stmt_row order[N_ROWS];
+	const struct stmt_row *inflight;
 	struct spell outage; /* a loss (logged at its start and end) */
 	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
 	struct report rep;
@@ -275,7 +281,7 @@ static void start_connect(struct worker *w)
 	w->connect_tried = mono_now();
 	w->db_ok = false;
 	ev_timer_stop(w->loop, &w->reconnect_w);
-	w->inflight = IF_CONNECT;
+	w->connecting = true;
 	if (db_connect_async(w->db, &w->cfg, on_connected, w) < 0) {
 		struct db_reply fake = { .fail = DB_LOST, .err = db_error(w->db) };
 		on_connected(w, &fake);
@@ -284,7 +290,7 @@ static void start_connect(struct worker *w)
 
 static void schedule_reconnect(struct worker *w)
 {
-	if (ev_is_active(&w->reconnect_w) || w->inflight == IF_CONNECT)
+	if (ev_is_active(&w->reconnect_w) || w->connecting)
 		return;
 	ev_timer_set(&w->reconnect_w, w->reconnect_delay, 0.);
 	ev_timer_start(w->loop, &w->reconnect_w);
@@ -316,7 +322,7 @@ static void on_connected(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
+	w->connecting = false;
 	if (r->fail != DB_OK) {
 		if (spell_begin(&w->outage))
 			log_warn("cannot connect to the database: %s", r->err);
@@ -372,20 +378,35 @@ static void reply_failed(struct worker *w, const struct db_reply *r, const char 
 	}
 }
 
-/* db_send refused the statement before sending (too large, or the
- * connection is not idle): a bug or a limit, never a lost link. */
-static bool send_or_log(struct worker *w, struct strbuf *sb, db_done_fn *done, enum inflight what,
-			const char *name)
+/* The one reply dispatcher: the row is no longer in flight when its
+ * reply runs. */
+static void on_reply(void *arg, const struct db_reply *r)
 {
+	struct worker *w = arg;
+	const struct stmt_row *row = w->inflight;
+
+	w->inflight = NULL;
+	row->on_reply(row->ctx, r);
+}
+
+/* Send the statement of a row that is due. db_send refuses a statement
+ * before sending (too large, or the connection is not idle): a bug or a
+ * limit, never a lost link. */
+static void send_row(struct worker *w, const struct stmt_row *row, struct stmt_turn *t)
+{
+	struct strbuf sb = { 0 };
+
+	if (!row->send(row->ctx, t, &sb))
+		return;
 	/* Set first: a reply that is already there completes inside db_send. */
-	w->inflight = what;
-	if (db_send(w->db, sb, done, w) < 0) {
-		w->inflight = IF_NONE;
-		log_err("%s: not sent: %s", name, db_error(w->db));
-		sb_free(sb);
-		return false;
+	w->inflight = row;
+	if (db_send(w->db, &sb, on_reply, w) < 0) {
+		w->inflight = NULL;
+		log_err("%s: not sent: %s", row->name, db_error(w->db));
+		sb_free(&sb);
+		if (row->unsent)
+			row->unsent(row->ctx);
 	}
-	return true;
 }
 
 /* ---- the schema version ------------------------------------------------ */
@@ -396,13 +417,12 @@ static bool send_or_log(struct worker *w, struct strbuf *sb, db_done_fn *done, e
  * the supervisor, which kills what a worker leaves behind; their leases
  * expire and a kyud that knows the schema runs them again. Nothing is
  * written on such a database, results included. */
-static void on_schema(void *arg, const struct db_reply *r)
+static void schema_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	struct schema_state st;
 	char msg[512];
 
-	w->inflight = IF_NONE;
 	if (r->fail == DB_LOST) {
 		reply_failed(w, r, "reading the schema version");
 		return;
@@ -454,12 +474,20 @@ static void on_schema(void *arg, const struct db_reply *r)
 	ev_break(w->loop, EVBREAK_ALL);
 }
 
-static void send_schema_check(struct worker *w)
+static bool schema_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	sb_adds(&sb, SCHEMA_STATE_SQL);
-	send_or_log(w, &sb, on_schema, IF_SCHEMA, "reading the schema version");
+	(void)t;
+	return w->schema_wanted;
+}
+
+static bool schema_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	(void)arg;
+	(void)t;
+	sb_adds(sb, SCHEMA_STATE_SQL);
+	return true;
 }
 
 /* ---- jobs -------------------------------------------------------------- */
@@ -949,7 +977,7 @@ static void lock_waited(struct worker *w, double now)
 	w->claim_after = now;
 }
 
-static void on_claim(void *arg, const struct db_reply *r)
+static void claim_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	struct claim_reply cr;
@@ -959,7 +987,6 @@ static void on_claim(void *arg, const struct db_reply *r)
 	bool full = true, catch_all;
 	int64_t next;
 
-	w->inflight = IF_NONE;
 	count_read(w, r, w->sent.lay.n_stmts, &body);
 	store_claim_read_plan(&body, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
 	count_settle(w, r, w->results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
@@ -1118,9 +1145,8 @@ static int by_share(const void *a, const void *b)
 	return (x->n > y->n) - (x->n < y->n);
 }
 
-static void send_claim(struct worker *w, int n, int n_plain)
+static void build_claim(struct worker *w, int n, int n_plain, struct strbuf *sb)
 {
-	struct strbuf sb = { 0 };
 	const struct finish *f = NULL;
 	struct claim_plan plan = { 0 };
 	double now = mono_now();
@@ -1173,23 +1199,55 @@ static void send_claim(struct worker *w, int n, int n_plain)
 	w->sent.token = random_token();
 	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
-	store_claim_build_plan(&sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
-	w->sent.counted = add_count(w, &sb, f, n_fin);
+	store_claim_build_plan(sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
+	w->sent.counted = add_count(w, sb, f, n_fin);
 	w->sent.n = w->sent.lay.asked;
 	w->wanted = false;
 	if (plan.directory)
 		w->dir_wanted = w->dir_force = false;
-	if (!send_or_log(w, &sb, on_claim, IF_CLAIM, "acquiring jobs")) {
-		forget_parts(w);
-		send_msg(w, KYU_IDLE, INT64_MAX);
-	}
 }
 
-static void on_release(void *arg, const struct db_reply *r)
+/* A claim carries the plain successes waiting to be recorded, as long as
+ * no other result waits (those go first, alone: finish_due). */
+static bool claim_finish_due(void *arg, struct stmt_turn *t)
+{
+	const struct worker *w = arg;
+
+	return t->want > 0 && w->results.n_other == 0 && t->now >= w->flush_after;
+}
+
+static bool claim_finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
+	build_claim(w, t->want, w->results.n_plain, sb);
+	return true;
+}
+
+static bool claim_due(void *arg, struct stmt_turn *t)
+{
+	(void)arg;
+	return t->want > 0;
+}
+
+static bool claim_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	build_claim(arg, t->want, 0, sb);
+	return true;
+}
+
+static void claim_unsent(void *arg)
+{
+	struct worker *w = arg;
+
+	forget_parts(w);
+	send_msg(w, KYU_IDLE, INT64_MAX);
+}
+
+static void release_reply(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
 	if (r->fail == DB_OK) {
 		if (r->n > 0 && r->r[0].affected > 0)
 			log_info("gave back %llu job(s) marked by a claim that failed",
@@ -1204,42 +1262,70 @@ static void on_release(void *arg, const struct db_reply *r)
 		w->flush_after = mono_now() + (r->fail == DB_BUSY ? BUSY_RETRY : 0.05);
 }
 
-static void send_release(struct worker *w)
+static bool release_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	store_release_build(&sb, w->release_token);
-	if (!send_or_log(w, &sb, on_release, IF_RELEASE, "giving back the rows of a failed claim"))
-		w->release_token = 0;
+	return w->release_token && w->flush_after <= t->now;
 }
 
-static void on_rollback(void *arg, const struct db_reply *r)
+static bool release_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	const struct worker *w = arg;
+
+	(void)t;
+	store_release_build(sb, w->release_token);
+	return true;
+}
+
+static void release_unsent(void *arg)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
+	w->release_token = 0;
+}
+
+static double release_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return w->release_token ? w->flush_after : 0;
+}
+
+static void rollback_reply(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
 	if (r->fail == DB_OK || r->fail == DB_LOST)
 		w->txn_dirty = false;
 	if (r->fail != DB_OK)
 		reply_failed(w, r, "ending a failed claim's transaction");
 }
 
-static void send_rollback(struct worker *w)
+static bool rollback_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	sb_adds(&sb, "ROLLBACK");
-	send_or_log(w, &sb, on_rollback, IF_ROLLBACK, "ending a failed claim's transaction");
+	(void)t;
+	return w->txn_dirty;
 }
 
-static void on_finish(void *arg, const struct db_reply *r)
+static bool rollback_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	(void)arg;
+	(void)t;
+	sb_adds(sb, "ROLLBACK");
+	return true;
+}
+
+static void finish_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	const struct finish *f;
 	struct db_reply body;
 	int done, rejected;
 
-	w->inflight = IF_NONE;
 	f = w->results.view;
 	count_read(w, r, w->sent.finish_stmts, &body);
 	store_finish_read(&body, f, w->sent.finish_count, &done, &rejected);
@@ -1291,9 +1377,9 @@ static void on_finish(void *arg, const struct db_reply *r)
 	}
 }
 
-static void send_finish(struct worker *w)
+static bool finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
-	struct strbuf sb = { 0 };
+	struct worker *w = arg;
 	const struct finish *f;
 	int n, n_plain, n_stmts;
 	size_t max_len, room;
@@ -1304,21 +1390,26 @@ static void send_finish(struct worker *w)
 	room = counting(w) ? minutes_count_room(&w->pending, n) : 0;
 	if (room < max_len / 2)
 		max_len -= room;
-	w->sent.finish_count = store_finish_build(&sb, &w->cfg, f, n, max_len, &n_stmts);
+	(void)t;
+	w->sent.finish_count = store_finish_build(sb, &w->cfg, f, n, max_len, &n_stmts);
 	w->sent.finish_stmts = n_stmts;
-	w->sent.counted = add_count(w, &sb, f, w->sent.finish_count);
-	if (!send_or_log(w, &sb, on_finish, IF_FINISH, "recording results")) {
-		log_err("dropping the result of row %" PRIu64 " (the job runs again after its lease)",
-			f[0].seq);
-		results_forget(&w->results, 1);
-	}
+	w->sent.counted = add_count(w, sb, f, w->sent.finish_count);
+	return true;
 }
 
-static void on_heartbeat(void *arg, const struct db_reply *r)
+static void finish_unsent(void *arg)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
+	log_err("dropping the result of row %" PRIu64 " (the job runs again after its lease)",
+		w->results.view[0].seq);
+	results_forget(&w->results, 1);
+}
+
+static void beat_reply(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
 	if (r->fail != DB_OK)
 		reply_failed(w, r, "extending leases");
 	else
@@ -1328,24 +1419,37 @@ static void on_heartbeat(void *arg, const struct db_reply *r)
 		w->lease.next_beat = mono_now() + BEAT_RETRY;
 }
 
-static void send_heartbeat(struct worker *w)
+static bool beat_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
-	double now = mono_now();
+	const struct worker *w = arg;
 
-	/* Due at next_beat; 0 means "at once" (after a reconnect). */
-	w->beat_due = w->lease.next_beat > 0 && w->lease.next_beat < now ? w->lease.next_beat : now;
-	if (!lease_build(&w->lease, &w->cfg, &sb))
-		return;
-	send_or_log(w, &sb, on_heartbeat, IF_HEARTBEAT, "extending leases");
+	return lease_due(&w->lease, t->now);
 }
 
-static void on_live(void *arg, const struct db_reply *r)
+static bool beat_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct worker *w = arg;
+	double now = mono_now();
+
+	(void)t;
+	/* Due at next_beat; 0 means "at once" (after a reconnect). */
+	w->beat_due = w->lease.next_beat > 0 && w->lease.next_beat < now ? w->lease.next_beat : now;
+	return lease_build(&w->lease, &w->cfg, sb);
+}
+
+static double beat_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return lease_renewing(&w->lease) ? w->lease.next_beat : 0;
+}
+
+static void live_reply_(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	int n;
 
-	w->inflight = IF_NONE;
 	n = live_reply(&w->live, r);
 	switch (r->fail) {
 	case DB_OK:
@@ -1371,22 +1475,34 @@ static void on_live(void *arg, const struct db_reply *r)
 	}
 }
 
-static void send_live(struct worker *w, double now)
+static bool live_due_(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	if (!live_build(&w->live, now, db_max_statement(w->db), &sb))
-		return;
-	send_or_log(w, &sb, on_live, IF_LIVE, "writing running jobs' output");
+	return live_due(&w->live, t->now);
 }
 
-static void on_cleanup(void *arg, const struct db_reply *r)
+static bool live_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct worker *w = arg;
+
+	return live_build(&w->live, t->now, db_max_statement(w->db), sb);
+}
+
+static double live_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return live_next(&w->live);
+}
+
+static void cleanup_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	struct db_reply body = *r;
 	int64_t n;
 
-	w->inflight = IF_NONE;
 	/* The delete of old kyu_minutes rows, last: its failure is the
 	 * count's business (it fails the same way), not retention's. */
 	if (w->sent.cleanup_minutes &&
@@ -1410,23 +1526,31 @@ static void on_cleanup(void *arg, const struct db_reply *r)
 		reply_failed(w, r, "retention delete");
 }
 
-static void send_cleanup(struct worker *w)
+static bool cleanup_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	w->cleanup_wanted = false;
-	store_cleanup_build_lock(&sb, &w->cfg, !w->cleanup_lockless);
-	w->sent.cleanup_minutes = counting(w);
-	if (w->sent.cleanup_minutes)
-		minutes_cleanup_build(&sb, w->cfg.cleanup_batch);
-	send_or_log(w, &sb, on_cleanup, IF_CLEANUP, "retention delete");
+	(void)t;
+	return w->cleanup_wanted && !w->draining;
 }
 
-static void on_sched(void *arg, const struct db_reply *r)
+static bool cleanup_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
+	(void)t;
+	w->cleanup_wanted = false;
+	store_cleanup_build_lock(sb, &w->cfg, !w->cleanup_lockless);
+	w->sent.cleanup_minutes = counting(w);
+	if (w->sent.cleanup_minutes)
+		minutes_cleanup_build(sb, w->cfg.cleanup_batch);
+	return true;
+}
+
+static void sched_reply(void *arg, const struct db_reply *r)
+{
+	struct worker *w = arg;
+
 	/* A step is a transaction: one that failed part-way is ended before
 	 * anything else is sent (a lost connection ends it by itself). */
 	if (r->fail != DB_OK && r->fail != DB_LOST && w->schedules_txn)
@@ -1442,22 +1566,59 @@ static void on_sched(void *arg, const struct db_reply *r)
 	}
 }
 
-static void send_sched(struct worker *w, double now)
+/* A step is rare and short; before claims, so that a busy worker
+ * still fires on time. */
+static bool sched_due(void *arg, struct stmt_turn *t)
 {
-	struct strbuf sb = { 0 };
+	const struct worker *w = arg;
 
-	w->schedules_txn = schedules_build(&w->sched, &sb, now);
-	send_or_log(w, &sb, on_sched, IF_SCHED, "schedules");
+	return w->schedules_on && !w->draining && schedules_ready(&w->sched, t->now);
 }
 
-static void on_registry(void *arg, const struct db_reply *r)
+static bool sched_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct worker *w = arg;
+
+	w->schedules_txn = schedules_build(&w->sched, sb, t->now);
+	return true;
+}
+
+static double sched_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	return w->schedules_on && !w->draining ? schedules_wake_time(&w->sched, now) : 0;
+}
+
+/* The moment a wake-up of the scheduler is looked at again
+ * (SCHEDULES_RECHECK). */
+static bool sched_recheck_due(void *arg, struct stmt_turn *t)
+{
+	struct worker *w = arg;
+
+	if (w->schedules_recheck_at > 0 && t->now >= w->schedules_recheck_at) {
+		w->schedules_recheck_at = 0;
+		if (w->schedules_on)
+			schedules_poke(&w->sched, t->now);
+	}
+	return false;
+}
+
+static double sched_recheck_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return w->schedules_recheck_at;
+}
+
+static void registry_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
 	double now = mono_now();
 	char msg[256];
 	enum registry_result res;
 
-	w->inflight = IF_NONE;
 	if (r->fail == DB_LOST) {
 		/* The next connection refreshes at once (on_connected); a
 		 * stopping daemon's row is left to expire. */
@@ -1506,28 +1667,45 @@ static void on_registry(void *arg, const struct db_reply *r)
 	}
 }
 
-static bool registry_due(const struct worker *w, double now)
+static bool registry_due(void *arg, struct stmt_turn *t)
 {
+	const struct worker *w = arg;
+
 	if (!w->reg_on)
 		return false;
 	if (w->draining)
 		return w->reg_remove;
-	return now >= w->reg_next;
+	return t->now >= w->reg_next;
 }
 
-static void send_registry(struct worker *w)
+static bool registry_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
-	struct strbuf sb = { 0 };
+	struct worker *w = arg;
 
+	(void)t;
 	w->reg_sending_remove = w->draining;
 	if (w->draining)
-		registry_remove_build(&sb, w->daemon_id);
+		registry_remove_build(sb, w->daemon_id);
 	else
-		registry_refresh_build(&sb, &w->cfg, w->daemon_id, w->host, w->sup_pid);
-	if (!send_or_log(w, &sb, on_registry, IF_REGISTRY, "the daemon registry")) {
-		w->reg_remove = false;
-		w->reg_next = mono_now() + registry_interval(&w->cfg);
-	}
+		registry_refresh_build(sb, &w->cfg, w->daemon_id, w->host, w->sup_pid);
+	return true;
+}
+
+static void registry_unsent(void *arg)
+{
+	struct worker *w = arg;
+
+	w->reg_remove = false;
+	w->reg_next = mono_now() + registry_interval(&w->cfg);
+}
+
+static double registry_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	if (!w->reg_on || w->draining)
+		return 0;
+	return w->reg_next > 0 ? w->reg_next : now;
 }
 
 /* Results may wait for the rest of their batch while jobs still run. */
@@ -1536,6 +1714,143 @@ static bool flush_now(const struct worker *w, double now)
 	if (results_count(&w->results) == 0 || now < w->flush_after)
 		return false;
 	return w->n_running == 0 || w->draining || now >= w->results.oldest + FLUSH_DELAY;
+}
+
+/* Results alone: when their batch is complete, or ahead of a claim they
+ * cannot ride along with. */
+static bool finish_due(void *arg, struct stmt_turn *t)
+{
+	const struct worker *w = arg;
+
+	return flush_now(w, t->now) ||
+	       (t->want > 0 && results_count(&w->results) && t->now >= w->flush_after);
+}
+
+static double finish_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+	double t;
+
+	(void)now;
+	if (results_count(&w->results) == 0)
+		return 0;
+	t = w->results.oldest + FLUSH_DELAY;
+	return t < w->flush_after ? w->flush_after : t;
+}
+
+/* The moment a wake-up's claim is made again (wake_recheck). */
+static bool recheck_due(void *arg, struct stmt_turn *t)
+{
+	struct worker *w = arg;
+
+	if (w->recheck_at > 0 && t->now >= w->recheck_at) {
+		w->recheck_at = 0;
+		w->wanted = true;
+		w->dir_wanted = true;
+	}
+	return false;
+}
+
+static double recheck_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return w->recheck_at;
+}
+
+/* The moment a worker that has not heard from the supervisor claims by
+ * itself (SELF_POLL). */
+static bool self_poll_due(void *arg, struct stmt_turn *t)
+{
+	struct worker *w = arg;
+	double now = t->now;
+
+	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
+		if (spell_begin(&w->self_polling))
+			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
+				 "every %.0f s by itself",
+				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
+		w->heard_at = now;
+		w->wanted = true;
+	}
+	return false;
+}
+
+static double self_poll_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	(void)now;
+	return w->draining ? 0 : w->heard_at + SELF_POLL * w->cfg.poll_interval;
+}
+
+/* The claim's size, for the rows after it: asked of claim_size and of
+ * the kernel (supervisor_alive) once per walk. */
+static bool claim_size_due(void *arg, struct stmt_turn *t)
+{
+	struct worker *w = arg;
+
+	t->want = claim_size(w);
+	if (t->want > 0 && !supervisor_alive(w))
+		t->want = 0;
+	return false;
+}
+
+/* A claim that deadlocked waits until claim_after. */
+static double claim_when(void *arg, double now)
+{
+	const struct worker *w = arg;
+
+	return w->wanted && w->claim_after > now ? w->claim_after : 0;
+}
+
+/* The statement order: the first row that is due is sent (pump_once).
+ * Leases first (they keep jobs alive), then results, claims, retention;
+ * notes/DESIGN.md, "How a statement travels", says why each is where it
+ * is. */
+static void build_order(struct worker *w)
+{
+	const struct stmt_row order[N_ROWS] = {
+		/* After every connect, before anything is claimed or written. */
+		{ .name = "reading the schema version", .ctx = w, .due = schema_due,
+		  .send = schema_send, .on_reply = schema_reply },
+		/* Before anything else: a statement sent into a transaction
+		 * left open would not be committed (a lease renewal included). */
+		{ .name = "ending a failed claim's transaction", .ctx = w, .due = rollback_due,
+		  .send = rollback_send, .on_reply = rollback_reply },
+		{ .name = "giving back the rows of a failed claim", .ctx = w, .due = release_due,
+		  .send = release_send, .on_reply = release_reply, .unsent = release_unsent,
+		  .when = release_when },
+		{ .name = "extending leases", .ctx = w, .due = beat_due, .send = beat_send,
+		  .on_reply = beat_reply, .when = beat_when },
+		{ .name = "the daemon registry", .ctx = w, .due = registry_due, .send = registry_send,
+		  .on_reply = registry_reply, .unsent = registry_unsent, .when = registry_when,
+		  .exit_waits = true },
+		/* Behind the leases, ahead of claims and results: at most one
+		 * round trip per interval, so that a worker busy with short jobs
+		 * still shows its long ones' output. */
+		{ .name = "writing running jobs' output", .ctx = w, .due = live_due_, .send = live_send,
+		  .on_reply = live_reply_, .when = live_when },
+		{ .name = "a wake-up's recheck", .ctx = w, .due = recheck_due, .when = recheck_when },
+		{ .name = "a schedules wake-up's recheck", .ctx = w, .due = sched_recheck_due,
+		  .when = sched_recheck_when },
+		{ .name = "schedules", .ctx = w, .due = sched_due, .send = sched_send,
+		  .on_reply = sched_reply, .when = sched_when },
+		{ .name = "claiming by itself", .ctx = w, .due = self_poll_due, .when = self_poll_when },
+		{ .name = "the claim's size", .ctx = w, .due = claim_size_due, .when = claim_when },
+		{ .name = "acquiring jobs", .ctx = w, .due = claim_finish_due, .send = claim_finish_send,
+		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
+		{ .name = "recording results", .ctx = w, .due = finish_due, .send = finish_send,
+		  .on_reply = finish_reply, .unsent = finish_unsent, .when = finish_when,
+		  .exit_waits = true },
+		{ .name = "acquiring jobs", .ctx = w, .due = claim_due, .send = claim_send,
+		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
+		{ .name = "retention delete", .ctx = w, .due = cleanup_due, .send = cleanup_send,
+		  .on_reply = cleanup_reply },
+	};
+
+	memcpy(w->order, order, sizeof(order));
 }
 
 /* The tick wakes the loop for the next moment something is due that the
@@ -1553,41 +1868,12 @@ static void arm_tick(struct worker *w, double now)
 
 	if (w->held.n > 0)
 		next = prefetch_expiry(&w->held);
-	if (idle) {
-		if (lease_renewing(&w->lease) && (next == 0 || w->lease.next_beat < next))
-			next = w->lease.next_beat;
-		if (results_count(&w->results) > 0) {
-			double t = w->results.oldest + FLUSH_DELAY;
-			if (t < w->flush_after)
-				t = w->flush_after;
-			if (next == 0 || t < next)
-				next = t;
-		}
-		if (w->release_token && (next == 0 || w->flush_after < next))
-			next = w->flush_after;
-		if (w->wanted && w->claim_after > now && (next == 0 || w->claim_after < next))
-			next = w->claim_after;
-		if (w->schedules_on && !w->draining) {
-			double t = schedules_wake_time(&w->sched, now);
-			if (t > 0 && (next == 0 || t < next))
-				next = t;
-		}
-		{
-			double t = live_next(&w->live);
-			if (t > 0 && (next == 0 || t < next))
-				next = t;
-		}
-		if (w->reg_on && !w->draining && (next == 0 || w->reg_next < next))
-			next = w->reg_next > 0 ? w->reg_next : now;
-		if (!w->draining) {
-			double t = w->heard_at + SELF_POLL * w->cfg.poll_interval;
-			if (next == 0 || t < next)
-				next = t;
-		}
-		if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
-			next = w->recheck_at;
-		if (w->schedules_recheck_at > 0 && (next == 0 || w->schedules_recheck_at < next))
-			next = w->schedules_recheck_at;
+	for (int i = 0; idle && i < N_ROWS; i++) {
+		const struct stmt_row *row = &w->order[i];
+		double t = row->when ? row->when(row->ctx, now) : 0;
+
+		if (t > 0 && (next == 0 || t < next))
+			next = t;
 	}
 	/* A moment that has passed while the connection was idle means
 	 * pump_once saw it and chose not to act (nothing to send after all):
@@ -1606,93 +1892,28 @@ static void arm_tick(struct worker *w, double now)
 	}
 }
 
-/* Send the next statement the worker needs, if the connection is free:
- * leases first (they keep jobs alive), then results, claims, retention. */
-/* One statement, if one is due and the connection is free. Returns true
- * when it sent one. */
+/* One statement, if one is due and the connection is free: the first due
+ * row of the order. Returns true when a row was due (whether or not it
+ * had anything to send after all). */
 static bool pump_once(struct worker *w)
 {
-	double now = mono_now();
-	int want;
+	struct stmt_turn t = { .now = mono_now() };
 
 	start_held(w);
-	if (w->reconnect_wanted && w->inflight != IF_CONNECT && (db_idle(w->db) || !db_connected(w->db))) {
+	if (w->reconnect_wanted && !w->connecting && (db_idle(w->db) || !db_connected(w->db))) {
 		w->reconnect_wanted = false;
 		db_close(w->db);
 		start_connect(w);
 	}
 	if (!db_idle(w->db) || w->exit_status)
 		return false;
-	if (w->schema_wanted) {
-		send_schema_check(w);
-		return true;
-	}
-	/* Before anything else: a statement sent into a transaction left
-	 * open would not be committed (a lease renewal included). */
-	if (w->txn_dirty) {
-		send_rollback(w);
-		return true;
-	}
-	if (w->release_token && w->flush_after <= now) {
-		send_release(w);
-		return true;
-	}
-	if (lease_due(&w->lease, now)) {
-		send_heartbeat(w);
-		return true;
-	}
-	if (registry_due(w, now)) {
-		send_registry(w);
-		return true;
-	}
-	/* Behind the leases, ahead of claims and results: at most one round
-	 * trip per interval, so that a worker busy with short jobs still
-	 * shows its long ones' output. */
-	if (live_due(&w->live, now)) {
-		send_live(w, now);
-		return true;
-	}
-	if (w->recheck_at > 0 && now >= w->recheck_at) {
-		w->recheck_at = 0;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-	if (w->schedules_recheck_at > 0 && now >= w->schedules_recheck_at) {
-		w->schedules_recheck_at = 0;
-		if (w->schedules_on)
-			schedules_poke(&w->sched, now);
-	}
-	/* A step is rare and short; before claims, so that a busy worker
-	 * still fires on time. */
-	if (w->schedules_on && !w->draining && schedules_ready(&w->sched, now)) {
-		send_sched(w, now);
-		return true;
-	}
-	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
-		if (spell_begin(&w->self_polling))
-			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
-				 "every %.0f s by itself",
-				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
-		w->heard_at = now;
-		w->wanted = true;
-	}
-	want = claim_size(w);
-	if (want > 0 && !supervisor_alive(w))
-		want = 0;
-	if (want > 0 && w->results.n_other == 0 && now >= w->flush_after) {
-		send_claim(w, want, w->results.n_plain);
-		return true;
-	}
-	if (flush_now(w, now) || (want > 0 && results_count(&w->results) && now >= w->flush_after)) {
-		send_finish(w);
-		return true;
-	}
-	if (want > 0) {
-		send_claim(w, want, 0);
-		return true;
-	}
-	if (w->cleanup_wanted && !w->draining) {
-		send_cleanup(w);
+	for (int i = 0; i < N_ROWS; i++) {
+		const struct stmt_row *row = &w->order[i];
+
+		/* A moment's due is called for what it does; it sends nothing. */
+		if (!row->due(row->ctx, &t) || !row->send)
+			continue;
+		send_row(w, row, &t);
 		return true;
 	}
 	return false;
@@ -1912,7 +2133,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			}
 			/* Someone has work: try the database now rather than at the
 			 * end of a backoff of up to 10 s (at most twice a second). */
-			if (!db_connected(w->db) && w->inflight != IF_CONNECT &&
+			if (!db_connected(w->db) && !w->connecting &&
 			    mono_now() - w->connect_tried >= 0.5)
 				start_connect(w);
 			/* Still unreachable: answer, so that the supervisor's next
@@ -1983,8 +2204,8 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	pending = results_count(&w->results);
 	/* The registry's delete goes out before the exit, unless the
 	 * connection is gone (the row then expires by itself). */
-	if (pending == 0 && w->inflight != IF_FINISH && w->inflight != IF_CLAIM &&
-	    w->inflight != IF_REGISTRY && !(w->reg_remove && db_connected(w->db))) {
+	if (pending == 0 && !(w->inflight && w->inflight->exit_waits) &&
+	    !(w->reg_remove && db_connected(w->db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
 	} else if (!db_connected(w->db) && mono_now() > w->drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
@@ -2111,6 +2332,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
 	live_init(&w.live, w.slots, w.cfg.slots, &w.cfg);
+	build_order(&w);
 	init_watchers(&w);
 	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
 	schedules_init(&w.sched);
