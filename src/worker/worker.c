@@ -37,10 +37,12 @@
 #include "common/schema.h"
 #include "common/spell.h"
 #include "common/util.h"
+#include "conn.h"
 #include "job.h"
 #include "lease.h"
 #include "live.h"
 #include "outcome.h"
+#include "parent.h"
 #include "prefetch.h"
 #include "proc.h"
 #include "queues.h"
@@ -67,25 +69,12 @@ extern char **environ;
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
-/* A server that refuses writes for now (read-only, disk full) is asked
- * again this often. */
-#define BUSY_RETRY 1.0
-/* A claim or a flush that deadlocked (on Galera: failed certification,
- * another node's commit took the same rows) after db.c's immediate
- * retries waits CONFLICT_BASE * 2^(n-1), at most CONFLICT_CAP, jittered by
- * half either way, so that workers that collided do not collide again in
- * step; a spell of CONFLICT_LOG of them in a row is logged once. */
-#define CONFLICT_BASE 0.005
-#define CONFLICT_CAP 0.5
-#define CONFLICT_LOG 20
 /* After a claim waited for a row lock (lock_waited), claims skip locked
  * rows for this long. */
 #define SKIP_LOCKED_SPELL 30.0
 /* A lease renewal that waited for a row lock is tried again this soon,
  * not a heartbeat interval later. */
 #define BEAT_RETRY 1.0
-/* A connection that lasted this long resets the reconnect backoff. */
-#define STABLE_CONNECTION 5.0
 /* Under load, the queue directory is read again at least this often, so a
  * queue that gains due jobs gets its share within a fraction of a second
  * even while others keep every claim full. */
@@ -119,23 +108,14 @@ struct worker {
 	char host[256];
 	struct ev_loop *loop;
 
-	/* The connection. */
-	struct db *db;
-	bool connecting; /* a connect is under way */
+	struct conn conn;
+	struct parent parent;
+
 	/* The statement order (build_order) and the row whose statement is
 	 * in flight (NULL: none). */
 	struct stmt_row order[N_ROWS];
 	const struct stmt_row *inflight;
-	struct spell outage; /* a loss (logged at its start and end) */
-	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
 	struct report rep;
-	bool schema_wanted; /* the schema version is checked before anything else is sent */
-	struct spell schema_newer; /* a newer, compatible version (logged once) */
-	int exit_status;
-	double reconnect_delay;
-	double connect_tried; /* monotonic */
-	double connected_at;  /* monotonic: when the connection in use was set up */
-	ev_timer reconnect_w;
 
 	/* What the statement in flight was. */
 	struct {
@@ -193,12 +173,10 @@ struct worker {
 	double claim_after; /* a claim that deadlocked waits until then */
 	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
 	struct spell lock_waits; /* claims wait for row locks (logged once per spell) */
-	int conflicts;      /* claims or flushes deadlocked in a row */
 	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
 
 	/* Claim pacing. */
-	bool wanted, more, more_sent, cleanup_wanted, reconnect_wanted;
-	struct spell busy; /* the server refuses writes (DB_BUSY; logged at its start and end) */
+	bool wanted, more, more_sent, cleanup_wanted;
 	uint64_t claims;
 
 	/* Loop watchers. */
@@ -210,18 +188,14 @@ struct worker {
 	ev_timer grace_w;
 	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
 	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
-	double heard_at; /* last message from the supervisor (SELF_POLL) */
-	struct spell self_polling; /* it claims by itself (logged at its start and end) */
 	struct idcache idcache; /* the users of the queues' sections */
 	ev_timer stats_w;
 
-	bool draining, master_gone;
-	pid_t sup_pid; /* our parent while the supervisor lives */
+	bool draining;
 	double drain_deadline;
 
 	/* Counting ended jobs in kyu_minutes (minutes.h). */
 	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
-	bool minutes_on;      /* the schema has kyu_minutes, or may have */
 	double minutes_after; /* monotonic: a count that failed is tried again then */
 	struct spell minutes_failing; /* counting fails (logged at its start and end) */
 	struct minutes_pending pending;
@@ -234,148 +208,42 @@ struct worker {
 	struct board *board;
 	struct board_worker *bw;
 	uint64_t board_deadlocks, board_fences;
-	bool ever_connected;
 	double beat_due; /* monotonic: when the lease renewal in flight was due */
 	double reloaded_at; /* monotonic: the last reload (dropped_by_reload) */
 };
 
 static void pump(struct worker *w);
 
-static void send_msg(struct worker *w, uint32_t type, int64_t value)
-{
-	struct msg m = { .type = type, .value = value };
-	if (w->master_gone)
-		return;
-	/* A full socket means the supervisor is far behind; a lost hint is
-	 * covered by its poll timer. */
-	(void)proto_send_fd(PROTO_FD, &m, -1);
-}
-
-/* ---- the connection ---------------------------------------------------- */
-
-static void on_connected(void *arg, const struct db_reply *r);
-
-/* For the supervisor's readiness, STATUS= and watchdog (report.h). Not
- * connected until db_usable: a connection whose set-up is still being
- * checked does not count. */
-static int64_t worker_state(void *arg)
-{
-	const struct worker *w = arg;
-	struct worker_state st = { .connected = w->db_ok && db_connected(w->db),
-				   .running = (unsigned)w->n_running };
-
-	if (!st.connected)
-		st.db_error = db_error_code(w->db);
-	return proto_state_pack(&st);
-}
-
-/* The connection is ready for work: the supervisor may now tell systemd. */
-static void db_usable(struct worker *w)
-{
-	w->db_ok = true;
-	report_check(&w->rep);
-}
-
-static void start_connect(struct worker *w)
-{
-	w->connect_tried = mono_now();
-	w->db_ok = false;
-	ev_timer_stop(w->loop, &w->reconnect_w);
-	w->connecting = true;
-	if (db_connect_async(w->db, &w->cfg, on_connected, w) < 0) {
-		struct db_reply fake = { .fail = DB_LOST, .err = db_error(w->db) };
-		on_connected(w, &fake);
-	}
-}
-
-static void schedule_reconnect(struct worker *w)
-{
-	if (ev_is_active(&w->reconnect_w) || w->connecting)
-		return;
-	ev_timer_set(&w->reconnect_w, w->reconnect_delay, 0.);
-	ev_timer_start(w->loop, &w->reconnect_w);
-	w->reconnect_delay = w->reconnect_delay * 2 > 10 ? 10 : w->reconnect_delay * 2;
-}
-
-/* The connection is gone (closed by db.c). Jobs keep running: lease.c's
- * fence timer kills them if it stays gone too long. */
-static void db_lost(struct worker *w, const char *why)
-{
-	/* A connection that failed soon after it was made (a Galera node
-	 * that takes connections but refuses statements) keeps the backoff
-	 * growing, rather than reconnecting twice a second. */
-	if (mono_now() - w->connected_at >= STABLE_CONNECTION)
-		w->reconnect_delay = 0.5;
-	if (spell_begin(&w->outage))
-		log_warn("database connection lost: %s", why);
-	schedule_reconnect(w);
-}
-
-static void on_reconnect(EV_P_ ev_timer *t, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	start_connect(t->data);
-}
-
-static void on_connected(void *arg, const struct db_reply *r)
+/* conn.c's up hook: a new connection is set up. Each room forgets what
+ * it knew of the old one. */
+static void on_db_up(void *arg)
 {
 	struct worker *w = arg;
 
-	w->connecting = false;
-	if (r->fail != DB_OK) {
-		if (spell_begin(&w->outage))
-			log_warn("cannot connect to the database: %s", r->err);
-		schedule_reconnect(w);
-		return;
-	}
-	/* With several hosts, which one matters (kyud(8), "Galera"). */
-	log_info("connected to %s", db_peer(w->db));
-	if (spell_end(&w->outage))
-		log_notice("database connection restored");
-	if (w->ever_connected)
-		board_add(w->bw, BC_RECONNECTS, 1);
-	w->ever_connected = true;
-	w->connected_at = mono_now();
 	w->wanted = true;
 	w->prepared = false;
 	w->txn_dirty = false;
 	w->dir_wanted = true;
-	w->schema_wanted = true;
 	schedules_reset(&w->sched, mono_now());
 	w->reg_next = 0;
 	/* Recorded on the old session, perhaps counted there: unknowable now. */
 	minutes_clear(&w->pending);
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
-	/* Usable (for readiness) once on_schema has checked the version. */
 }
 
-/* A reply that failed: say so at the level it deserves. */
-static void reply_failed(struct worker *w, const struct db_reply *r, const char *what)
+/* For the supervisor's readiness, STATUS= and watchdog (report.h). Not
+ * connected until conn.c's schema check: a connection whose set-up is still being
+ * checked does not count. */
+static int64_t worker_state(void *arg)
 {
-	switch (r->fail) {
-	case DB_OK:
-		break;
-	case DB_LOST:
-		db_lost(w, r->err);
-		break;
-	case DB_RETRY:
-		/* Counted in the exit summary; the caller sends it again. */
-		log_debug("%s: deadlock, trying again: %s", what, r->err);
-		break;
-	case DB_BUSY:
-		/* Once per spell: it repeats every retry until the server takes
-		 * writes again. */
-		if (spell_begin(&w->busy))
-			log_warn("the database refuses writes for now (%s: %s); results wait and are "
-				 "retried every %.0f s",
-				 what, r->err, BUSY_RETRY);
-		break;
-	case DB_ERROR:
-		log_err("%s failed: %s", what, r->err);
-		break;
-	}
+	const struct worker *w = arg;
+	struct worker_state st = { .connected = w->conn.usable && db_connected(w->conn.db),
+				   .running = (unsigned)w->n_running };
+
+	if (!st.connected)
+		st.db_error = db_error_code(w->conn.db);
+	return proto_state_pack(&st);
 }
 
 /* The one reply dispatcher: the row is no longer in flight when its
@@ -400,94 +268,13 @@ static void send_row(struct worker *w, const struct stmt_row *row, struct stmt_t
 		return;
 	/* Set first: a reply that is already there completes inside db_send. */
 	w->inflight = row;
-	if (db_send(w->db, &sb, on_reply, w) < 0) {
+	if (db_send(w->conn.db, &sb, on_reply, w) < 0) {
 		w->inflight = NULL;
-		log_err("%s: not sent: %s", row->name, db_error(w->db));
+		log_err("%s: not sent: %s", row->name, db_error(w->conn.db));
 		sb_free(&sb);
 		if (row->unsent)
 			row->unsent(row->ctx);
 	}
-}
-
-/* ---- the schema version ------------------------------------------------ */
-
-/* After every connect, before anything is claimed or written: a database
- * of another schema than this kyud knows stops the daemon (exit 78, which
- * the supervisor and systemd do not restart). Jobs that run are left to
- * the supervisor, which kills what a worker leaves behind; their leases
- * expire and a kyud that knows the schema runs them again. Nothing is
- * written on such a database, results included. */
-static void schema_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct schema_state st;
-	char msg[512];
-
-	if (r->fail == DB_LOST) {
-		reply_failed(w, r, "reading the schema version");
-		return;
-	}
-	w->schema_wanted = false;
-	schema_state_read(r, &st);
-	/* Counted from version 4 on; an empty or unreadable state is tried
-	 * (a count that fails turns counting off for a while). */
-	w->minutes_on = !((st.found == SCHEMA_FOUND || st.found == SCHEMA_NO_META) && st.version < 4);
-	switch (st.found) {
-	case SCHEMA_EMPTY:
-		/* Nothing installed yet, or sql/schema.sql is being loaded
-		 * (it creates kyu_meta first and records the version last):
-		 * claims fail and say so until it is there, at the newest
-		 * version. */
-		db_usable(w);
-		return;
-	case SCHEMA_DENIED:
-		log_err("cannot read the schema version: %s: grant kyud's account SELECT on kyu_meta "
-			"(kyud(8)); without kyu_meta, run `kyu schema upgrade` (kyu(1))",
-			st.err);
-		break;
-	case SCHEMA_UNREADABLE:
-		/* Not a verdict on the schema: try again on a new connection. */
-		log_err("reading the schema version failed: %s", st.err);
-		db_close(w->db);
-		db_lost(w, "reading the schema version failed");
-		return;
-	case SCHEMA_FOUND:
-	case SCHEMA_NO_META:
-		switch (schema_judge(&st, SCHEMA_VERSION, SCHEMA_NEEDS, msg, sizeof(msg))) {
-		case SCHEMA_OK:
-			db_usable(w);
-			return;
-		case SCHEMA_NEWER:
-			if (spell_begin(&w->schema_newer))
-				log_notice("%s", msg);
-			db_usable(w);
-			return;
-		case SCHEMA_TOO_OLD:
-		case SCHEMA_TOO_NEW:
-			log_err("%s", msg);
-			break;
-		}
-		break;
-	}
-	w->exit_status = EX_CONFIG;
-	db_close(w->db);
-	ev_break(w->loop, EVBREAK_ALL);
-}
-
-static bool schema_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	(void)t;
-	return w->schema_wanted;
-}
-
-static bool schema_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	(void)arg;
-	(void)t;
-	sb_adds(sb, SCHEMA_STATE_SQL);
-	return true;
 }
 
 /* ---- jobs -------------------------------------------------------------- */
@@ -579,30 +366,13 @@ static void on_job_end(void *ctx, struct job *j)
 
 static void begin_drain(struct worker *w, bool now);
 
-static void supervisor_gone(struct worker *w)
+/* parent.c's gone hook: the supervisor went away. */
+static void on_parent_gone(void *arg)
 {
-	log_warn("supervisor went away; draining");
-	w->master_gone = true;
+	struct worker *w = arg;
+
 	ev_io_stop(w->loop, &w->ctl_w);
 	begin_drain(w, false);
-}
-
-/* The supervisor's death closes our control socket, but that event can
- * wait behind a claim's reply in the same loop iteration, and an orphaned
- * worker must start nothing: ask the kernel before each claim and start. */
-static bool supervisor_alive(struct worker *w)
-{
-	char b;
-
-	if (w->master_gone)
-		return false;
-	/* A dying process closes its descriptors before its children are
-	 * re-parented, and under load the two can be far apart: the control
-	 * socket's end (a zero-length read of SOCK_SEQPACKET, peeked so that
-	 * a pending message stays for on_ctl) is the earlier sign. */
-	if (getppid() != w->sup_pid || recv(PROTO_FD, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-		supervisor_gone(w);
-	return !w->master_gone;
 }
 
 static void give_back(struct worker *w, struct claimed *c);
@@ -728,7 +498,7 @@ static void start_held(struct worker *w)
 	 * nothing costs a microsecond). */
 	reap_children(w);
 	if (w->n_running < w->cfg.slots)
-		(void)supervisor_alive(w);
+		(void)parent_alive(&w->parent);
 	/* At most a slot's worth of starts per call: with short jobs each
 	 * start may free a slot again, and the loop's other work (replies,
 	 * output, fencing) must not wait for the whole prefetch ring.
@@ -845,7 +615,7 @@ static void on_sigchld(EV_P_ ev_signal *s, int revents)
  * counts are dropped while not. */
 static bool counting(struct worker *w)
 {
-	if (w->minutes_on && mono_now() >= w->minutes_after)
+	if (w->conn.minutes && mono_now() >= w->minutes_after)
 		return true;
 	minutes_clear(&w->pending);
 	return false;
@@ -939,23 +709,6 @@ static void forget_parts(struct worker *w)
 	w->sent.n_parts = 0;
 }
 
-/* One more conflict in a row: when to try again (monotonic). */
-static double conflict_backoff(struct worker *w, double now)
-{
-	double d = CONFLICT_BASE;
-
-	for (int i = 1; i < w->conflicts && d < CONFLICT_CAP; i++)
-		d *= 2;
-	if (d > CONFLICT_CAP)
-		d = CONFLICT_CAP;
-	w->conflicts++;
-	if (w->conflicts == CONFLICT_LOG)
-		log_warn("%d deadlocks or certification conflicts in a row; results are kept and "
-			 "retried with up to %.1f s between tries",
-			 CONFLICT_LOG, CONFLICT_CAP);
-	return now + d * (0.5 + (double)(random_token() % 1024) / 1024.0);
-}
-
 /* A claim waited innodb_lock_wait_timeout (1 s) for a row another
  * transaction holds: a submitter's INSERT not committed yet, or a user's
  * UPDATE in an open transaction, which may last for hours. The plain
@@ -1014,7 +767,7 @@ static void claim_reply(void *arg, const struct db_reply *r)
 		w->release_token = w->sent.token;
 	if (cr.got < 0) {
 		forget_parts(w);
-		reply_failed(w, r, "acquiring jobs");
+		conn_failed(&w->conn, r, "acquiring jobs");
 		w->dir_wanted = true;
 		/* A deadlock of the claim UPDATE behind finishes that rode along
 		 * (they are done; it is not re-sent within the round trip), or
@@ -1022,19 +775,19 @@ static void claim_reply(void *arg, const struct db_reply *r)
 		 * conflict with another node's claim): the rows are still there
 		 * to claim, so claim again after a short jittered wait. Results
 		 * that did not get through stay and ride along again. */
-		if (r->fail == DB_RETRY && db_error_code(w->db) == ER_LOCK_WAIT_TIMEOUT) {
+		if (r->fail == DB_RETRY && db_error_code(w->conn.db) == ER_LOCK_WAIT_TIMEOUT) {
 			lock_waited(w, now);
 			w->wanted = true;
 			return;
 		}
 		if (r->fail == DB_RETRY) {
-			w->claim_after = conflict_backoff(w, now);
+			w->claim_after = conn_backoff(&w->conn, now);
 			w->wanted = true;
 			return;
 		}
 		if (r->fail == DB_BUSY)
-			w->flush_after = now + BUSY_RETRY;
-		send_msg(w, KYU_IDLE, INT64_MAX);
+			w->flush_after = now + CONN_BUSY_RETRY;
+		parent_send(&w->parent, KYU_IDLE, INT64_MAX);
 		return;
 	}
 	if (w->sent.lay.prepares)
@@ -1046,16 +799,14 @@ static void claim_reply(void *arg, const struct db_reply *r)
 		w->recheck_at = now + wake_recheck[w->recheck_step++];
 	else
 		w->recheck_armed = false;
-	w->conflicts = 0;
-	if (spell_end(&w->busy))
-		log_notice("the database takes writes again");
+	conn_wrote(&w->conn);
 	w->claims++;
 	board_add(w->bw, BC_CLAIMS, 1);
 	board_observe(w->bw, BH_CLAIM, now - w->sent.claimed_at);
 	board_observe(w->bw, BH_BATCH, cr.got);
 	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
 		w->cleanup_wanted = true;
-	(void)supervisor_alive(w);
+	(void)parent_alive(&w->parent);
 	for (int i = 0; i < cr.got; i++) {
 		struct claimed *c = &cr.rows[i];
 		c->got_at = now;
@@ -1092,7 +843,7 @@ static void claim_reply(void *arg, const struct db_reply *r)
 			w->dir_force = true;
 		w->more = true;
 		if (!w->more_sent) {
-			send_msg(w, KYU_MORE, 0);
+			parent_send(&w->parent, KYU_MORE, 0);
 			w->more_sent = true;
 		}
 		return;
@@ -1119,7 +870,7 @@ static void claim_reply(void *arg, const struct db_reply *r)
 	} else {
 		next = queues_next_due_us(&w->dir, now);
 	}
-	send_msg(w, KYU_IDLE, next);
+	parent_send(&w->parent, KYU_IDLE, next);
 }
 
 /* How many rows to claim now (0: not now). */
@@ -1241,7 +992,7 @@ static void claim_unsent(void *arg)
 	struct worker *w = arg;
 
 	forget_parts(w);
-	send_msg(w, KYU_IDLE, INT64_MAX);
+	parent_send(&w->parent, KYU_IDLE, INT64_MAX);
 }
 
 static void release_reply(void *arg, const struct db_reply *r)
@@ -1255,11 +1006,11 @@ static void release_reply(void *arg, const struct db_reply *r)
 		w->release_token = 0;
 		return;
 	}
-	reply_failed(w, r, "giving back the rows of a failed claim");
+	conn_failed(&w->conn, r, "giving back the rows of a failed claim");
 	if (r->fail == DB_ERROR)
 		w->release_token = 0; /* as it is, it would fail again: the leases end it */
 	else
-		w->flush_after = mono_now() + (r->fail == DB_BUSY ? BUSY_RETRY : 0.05);
+		w->flush_after = mono_now() + (r->fail == DB_BUSY ? CONN_BUSY_RETRY : 0.05);
 }
 
 static bool release_due(void *arg, struct stmt_turn *t)
@@ -1300,7 +1051,7 @@ static void rollback_reply(void *arg, const struct db_reply *r)
 	if (r->fail == DB_OK || r->fail == DB_LOST)
 		w->txn_dirty = false;
 	if (r->fail != DB_OK)
-		reply_failed(w, r, "ending a failed claim's transaction");
+		conn_failed(&w->conn, r, "ending a failed claim's transaction");
 }
 
 static bool rollback_due(void *arg, struct stmt_turn *t)
@@ -1334,23 +1085,21 @@ static void finish_reply(void *arg, const struct db_reply *r)
 	results_recorded(w, done, rejected);
 	switch (r->fail) {
 	case DB_OK:
-		w->conflicts = 0;
-		if (spell_end(&w->busy))
-			log_notice("the database takes writes again");
+		conn_wrote(&w->conn);
 		break;
 	case DB_LOST:
-		reply_failed(w, r, "recording results");
+		conn_failed(&w->conn, r, "recording results");
 		break;
 	case DB_BUSY:
-		reply_failed(w, r, "recording results");
-		w->flush_after = mono_now() + BUSY_RETRY;
+		conn_failed(&w->conn, r, "recording results");
+		w->flush_after = mono_now() + CONN_BUSY_RETRY;
 		break;
 	case DB_RETRY:
 		/* Deadlocked even after the immediate retries: keep the results
 		 * and try again shortly; they are only lost if the lease runs
 		 * out first, and then the job simply runs again. */
 		log_debug("recording results: %s; retrying", r->err);
-		w->flush_after = conflict_backoff(w, mono_now());
+		w->flush_after = conn_backoff(&w->conn, mono_now());
 		break;
 	case DB_ERROR:
 		/* The statement of one result failed and would fail again as it
@@ -1385,7 +1134,7 @@ static bool finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 	size_t max_len, room;
 
 	f = results_batch(&w->results, &n, &n_plain);
-	max_len = db_max_statement(w->db);
+	max_len = db_max_statement(w->conn.db);
 	/* The count rides behind the results: room for it is kept. */
 	room = counting(w) ? minutes_count_room(&w->pending, n) : 0;
 	if (room < max_len / 2)
@@ -1411,7 +1160,7 @@ static void beat_reply(void *arg, const struct db_reply *r)
 	struct worker *w = arg;
 
 	if (r->fail != DB_OK)
-		reply_failed(w, r, "extending leases");
+		conn_failed(&w->conn, r, "extending leases");
 	else
 		board_observe(w->bw, BH_HEARTBEAT, mono_now() - w->beat_due);
 	lease_reply(&w->lease, r);
@@ -1458,7 +1207,7 @@ static void live_reply_(void *arg, const struct db_reply *r)
 			log_notice("running jobs' output is written again");
 		break;
 	case DB_LOST:
-		reply_failed(w, r, "writing running jobs' output");
+		conn_failed(&w->conn, r, "writing running jobs' output");
 		break;
 	case DB_RETRY:
 	case DB_BUSY:
@@ -1486,7 +1235,7 @@ static bool live_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct worker *w = arg;
 
-	return live_build(&w->live, t->now, db_max_statement(w->db), sb);
+	return live_build(&w->live, t->now, db_max_statement(w->conn.db), sb);
 }
 
 static double live_when(void *arg, double now)
@@ -1523,7 +1272,7 @@ static void cleanup_reply(void *arg, const struct db_reply *r)
 		w->cleanup_lockless = true;
 		w->cleanup_wanted = true;
 	} else if (n < 0)
-		reply_failed(w, r, "retention delete");
+		conn_failed(&w->conn, r, "retention delete");
 }
 
 static bool cleanup_due(void *arg, struct stmt_turn *t)
@@ -1556,7 +1305,7 @@ static void sched_reply(void *arg, const struct db_reply *r)
 	if (r->fail != DB_OK && r->fail != DB_LOST && w->schedules_txn)
 		w->txn_dirty = true;
 	if (r->fail == DB_LOST || r->fail == DB_RETRY || r->fail == DB_BUSY)
-		reply_failed(w, r, "schedules");
+		conn_failed(&w->conn, r, "schedules");
 	schedules_read(&w->sched, r, mono_now());
 	if (w->sched.fired_new) {
 		/* The job may be ours to run; with no wake-up trigger nothing
@@ -1622,7 +1371,7 @@ static void registry_reply(void *arg, const struct db_reply *r)
 	if (r->fail == DB_LOST) {
 		/* The next connection refreshes at once (on_connected); a
 		 * stopping daemon's row is left to expire. */
-		reply_failed(w, r, "the daemon registry");
+		conn_failed(&w->conn, r, "the daemon registry");
 		w->reg_remove = false;
 		return;
 	}
@@ -1687,7 +1436,7 @@ static bool registry_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 	if (w->draining)
 		registry_remove_build(sb, w->daemon_id);
 	else
-		registry_refresh_build(sb, &w->cfg, w->daemon_id, w->host, w->sup_pid);
+		registry_refresh_build(sb, &w->cfg, w->daemon_id, w->host, w->parent.pid);
 	return true;
 }
 
@@ -1766,12 +1515,12 @@ static bool self_poll_due(void *arg, struct stmt_turn *t)
 	struct worker *w = arg;
 	double now = t->now;
 
-	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
-		if (spell_begin(&w->self_polling))
+	if (!w->draining && now >= w->parent.heard_at + SELF_POLL * w->cfg.poll_interval) {
+		if (spell_begin(&w->parent.self_polling))
 			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
 				 "every %.0f s by itself",
-				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
-		w->heard_at = now;
+				 now - w->parent.heard_at, SELF_POLL * w->cfg.poll_interval);
+		w->parent.heard_at = now;
 		w->wanted = true;
 	}
 	return false;
@@ -1782,7 +1531,7 @@ static double self_poll_when(void *arg, double now)
 	const struct worker *w = arg;
 
 	(void)now;
-	return w->draining ? 0 : w->heard_at + SELF_POLL * w->cfg.poll_interval;
+	return w->draining ? 0 : w->parent.heard_at + SELF_POLL * w->cfg.poll_interval;
 }
 
 /* The claim's size, for the rows after it: asked of claim_size and of
@@ -1792,7 +1541,7 @@ static bool claim_size_due(void *arg, struct stmt_turn *t)
 	struct worker *w = arg;
 
 	t->want = claim_size(w);
-	if (t->want > 0 && !supervisor_alive(w))
+	if (t->want > 0 && !parent_alive(&w->parent))
 		t->want = 0;
 	return false;
 }
@@ -1813,8 +1562,8 @@ static void build_order(struct worker *w)
 {
 	const struct stmt_row order[N_ROWS] = {
 		/* After every connect, before anything is claimed or written. */
-		{ .name = "reading the schema version", .ctx = w, .due = schema_due,
-		  .send = schema_send, .on_reply = schema_reply },
+		{ .name = "reading the schema version", .ctx = &w->conn, .due = conn_schema_due,
+		  .send = conn_schema_send, .on_reply = conn_schema_reply },
 		/* Before anything else: a statement sent into a transaction
 		 * left open would not be committed (a lease renewal included). */
 		{ .name = "ending a failed claim's transaction", .ctx = w, .due = rollback_due,
@@ -1864,7 +1613,7 @@ static void build_order(struct worker *w)
 static void arm_tick(struct worker *w, double now)
 {
 	double next = 0;
-	bool idle = db_idle(w->db) && !w->exit_status;
+	bool idle = db_idle(w->conn.db) && !w->conn.exit_status;
 
 	if (w->held.n > 0)
 		next = prefetch_expiry(&w->held);
@@ -1900,12 +1649,8 @@ static bool pump_once(struct worker *w)
 	struct stmt_turn t = { .now = mono_now() };
 
 	start_held(w);
-	if (w->reconnect_wanted && !w->connecting && (db_idle(w->db) || !db_connected(w->db))) {
-		w->reconnect_wanted = false;
-		db_close(w->db);
-		start_connect(w);
-	}
-	if (!db_idle(w->db) || w->exit_status)
+	conn_reconnect_if_wanted(&w->conn);
+	if (!db_idle(w->conn.db) || w->conn.exit_status)
 		return false;
 	for (int i = 0; i < N_ROWS; i++) {
 		const struct stmt_row *row = &w->order[i];
@@ -1927,7 +1672,7 @@ static bool pump_once(struct worker *w)
 static void pump(struct worker *w)
 {
 	for (int i = 0; i < 16; i++)
-		if (!pump_once(w) || !db_idle(w->db))
+		if (!pump_once(w) || !db_idle(w->conn.db))
 			break;
 	arm_tick(w, mono_now());
 }
@@ -1943,7 +1688,7 @@ static void on_tick(EV_P_ ev_timer *t, int revents)
 static void on_stats(EV_P_ ev_timer *t, int revents)
 {
 	struct worker *w = t->data;
-	uint64_t deadlocks = db_deadlocks(w->db);
+	uint64_t deadlocks = db_deadlocks(w->conn.db);
 	(void)EV_A;
 	(void)revents;
 	if (w->n_started == w->stats_started && deadlocks == w->stats_deadlocks)
@@ -2047,7 +1792,7 @@ static void reload(struct worker *w, int fd)
 	/* New database settings apply from a new connection, opened once the
 	 * statement in flight (if any) is back. */
 	if (db_changed)
-		w->reconnect_wanted = true;
+		w->conn.reconnect_wanted = true;
 	/* A step in flight finishes; turning schedules off ends them after it. */
 	w->schedules_on = w->index == 1 && w->cfg.schedules;
 	if (w->schedules_on)
@@ -2104,8 +1849,8 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			return;
 		if (n <= 0) {
 			/* The supervisor is gone: finish what we hold, then exit. */
-			if (!w->master_gone)
-				supervisor_gone(w);
+			if (!w->parent.gone)
+				parent_gone(&w->parent);
 			return;
 		}
 		if ((size_t)n != sizeof(m) || m.type != KYU_RELOAD) {
@@ -2115,9 +1860,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		}
 		if ((size_t)n != sizeof(m))
 			continue;
-		w->heard_at = mono_now();
-		if (spell_end(&w->self_polling))
-			log_notice("the supervisor answers again");
+		parent_heard(&w->parent, mono_now());
 		switch (m.type) {
 		case KYU_POLLED:
 			break;
@@ -2131,15 +1874,11 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 				w->recheck_step = 0;
 				w->recheck_at = 0;
 			}
-			/* Someone has work: try the database now rather than at the
-			 * end of a backoff of up to 10 s (at most twice a second). */
-			if (!db_connected(w->db) && !w->connecting &&
-			    mono_now() - w->connect_tried >= 0.5)
-				start_connect(w);
+			conn_wake(&w->conn);
 			/* Still unreachable: answer, so that the supervisor's next
 			 * hint is not held back waiting for this claim. */
-			if (!db_connected(w->db))
-				send_msg(w, KYU_IDLE, INT64_MAX);
+			if (!db_connected(w->conn.db))
+				parent_send(&w->parent, KYU_IDLE, INT64_MAX);
 			break;
 		case KYU_STOP:
 			begin_drain(w, false);
@@ -2174,7 +1913,7 @@ static void on_term(EV_P_ ev_signal *s, int revents)
  * stores per loop iteration). */
 static void sync_board(struct worker *w)
 {
-	uint64_t d = db_deadlocks(w->db);
+	uint64_t d = db_deadlocks(w->conn.db);
 
 	if (!w->bw)
 		return;
@@ -2205,9 +1944,9 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	/* The registry's delete goes out before the exit, unless the
 	 * connection is gone (the row then expires by itself). */
 	if (pending == 0 && !(w->inflight && w->inflight->exit_waits) &&
-	    !(w->reg_remove && db_connected(w->db))) {
+	    !(w->reg_remove && db_connected(w->conn.db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
-	} else if (!db_connected(w->db) && mono_now() > w->drain_deadline) {
+	} else if (!db_connected(w->conn.db) && mono_now() > w->drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
 			"those jobs run again after their lease",
 			pending);
@@ -2217,8 +1956,6 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 
 static void init_watchers(struct worker *w)
 {
-	ev_init(&w->reconnect_w, on_reconnect);
-	w->reconnect_w.data = w;
 	ev_init(&w->tick_w, on_tick);
 	w->tick_w.data = w;
 	ev_init(&w->grace_w, on_grace);
@@ -2254,21 +1991,12 @@ static void stop_signals(struct worker *w)
 	ev_signal_stop(w->loop, &w->chld_w);
 }
 
-/* A statement may take this long before its connection is abandoned: a
- * claim may wait innodb_lock_wait_timeout (3 s) per row lock, retention
- * deletes a batch; anything longer is a server that stopped answering. */
-static double statement_deadline(const struct kyu_config *cfg)
-{
-	double d = cfg->lease / 2.0;
-	return d < 5 ? 5 : d > 30 ? 30 : d;
-}
-
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
-	struct worker w = { .index = index, .reconnect_delay = 0.5, .sweep_from = ULLONG_MAX };
+	struct worker w = { .index = index, .sweep_from = ULLONG_MAX };
 	char role[32], err[512];
 
-	w.sup_pid = getppid();
+	parent_init(&w.parent, on_parent_gone, &w);
 	snprintf(role, sizeof(role), "worker %d", index);
 	log_set_role(role);
 	w.cfg = *cfg;
@@ -2315,7 +2043,6 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		config_free(&w.cfg);
 		return EX_OSERR;
 	}
-	w.db = db_new(w.loop, statement_deadline(&w.cfg));
 	/* The supervisor's scoreboard; a worker started by hand has none. */
 	{
 		int r = board_map(BOARD_FD, true, &w.board);
@@ -2327,6 +2054,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		if (r != -EBADF)
 			close(BOARD_FD);
 	}
+	conn_init(&w.conn, w.loop, &w.cfg, &w.rep, w.bw, on_db_up, &w);
 	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
 	set_params(&w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
@@ -2348,16 +2076,16 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
 
 	w.cleanup_wanted = true;
-	w.heard_at = mono_now();
-	start_connect(&w);
-	send_msg(&w, KYU_READY, 0);
+	w.parent.heard_at = mono_now();
+	conn_start(&w.conn);
+	parent_send(&w.parent, KYU_READY, 0);
 
 	ev_run(w.loop, 0);
 
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
 		 " late write(s) rejected, %u loop iteration(s)",
-		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected,
+		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.n_rejected,
 		 ev_iteration(w.loop));
 	results_free(&w.results);
 	minutes_free(&w.pending);
@@ -2369,7 +2097,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	live_free(&w.live);
 	idcache_free(&w.idcache);
 	free(w.slots);
-	db_free(w.db);
+	conn_free(&w.conn);
 	if (w.bw)
 		board_set(w.bw, BG_RUNNING, 0);
 	board_unmap(w.board);
@@ -2377,5 +2105,5 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	ev_loop_destroy(w.loop);
 	domain_ids_free(&w.self);
 	config_free(&w.cfg);
-	return w.exit_status;
+	return w.conn.exit_status;
 }
