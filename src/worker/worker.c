@@ -39,6 +39,7 @@
 #include "common/util.h"
 #include "conn.h"
 #include "job.h"
+#include "jobs.h"
 #include "lease.h"
 #include "live.h"
 #include "outcome.h"
@@ -101,9 +102,6 @@ static const double wake_recheck[] = { 0.3, 2.0 };
 
 struct worker {
 	struct kyu_config cfg;
-	/* The orphan sweeps under way kill what started at or after this
-	 * (keep_child); ULLONG_MAX between sweeps. */
-	unsigned long long sweep_from;
 	int index;
 	char host[256];
 	struct ev_loop *loop;
@@ -160,11 +158,7 @@ struct worker {
 	bool schedules_on;
 	bool schedules_txn; /* the statement in flight opened a transaction */
 
-	/* Jobs. */
-	struct job **slots;
-	int n_running;
-	struct job_params params;
-	struct domain_ids self; /* kyud's own user */
+	struct jobs jobs;
 	struct prefetch held;
 	struct results results;
 	struct lease lease;
@@ -183,16 +177,9 @@ struct worker {
 	ev_io ctl_w;
 	ev_prepare prep_w;
 	ev_signal term_w;
-	ev_signal chld_w; /* reaps jobs and their orphans (on_sigchld) */
 	ev_timer tick_w;  /* wakes the loop for the next heartbeat, flush or hold expiry */
-	ev_timer grace_w;
-	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
-	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
-	struct idcache idcache; /* the users of the queues' sections */
 	ev_timer stats_w;
 
-	bool draining;
-	double drain_deadline;
 
 	/* Counting ended jobs in kyu_minutes (minutes.h). */
 	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
@@ -200,7 +187,7 @@ struct worker {
 	struct spell minutes_failing; /* counting fails (logged at its start and end) */
 	struct minutes_pending pending;
 
-	uint64_t n_started, n_finished, n_rejected, n_given_back;
+	uint64_t n_finished, n_rejected, n_given_back;
 	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
 
 	/* This worker's slot of the scoreboard (NULL: none), and what of the
@@ -239,7 +226,7 @@ static int64_t worker_state(void *arg)
 {
 	const struct worker *w = arg;
 	struct worker_state st = { .connected = w->conn.usable && db_connected(w->conn.db),
-				   .running = (unsigned)w->n_running };
+				   .running = (unsigned)w->jobs.n_running };
 
 	if (!st.connected)
 		st.db_error = db_error_code(w->conn.db);
@@ -279,70 +266,14 @@ static void send_row(struct worker *w, const struct stmt_row *row, struct stmt_t
 
 /* ---- jobs -------------------------------------------------------------- */
 
-static void kill_orphans(struct worker *w);
-
-/* An attempt's end on the scoreboard, by its queue. */
-static void count_outcome(struct worker *w, const char *queue, const struct outcome_out *o,
-			  enum end_reason reason)
+/* jobs.c's ended hook: a job ended; its slot, and its key or limited
+ * queue's slot once its result is recorded, are free. */
+static void on_job_ended(void *arg, const struct job *j)
 {
-	static const int by_outcome[] = {
-		[OUT_SUCCEEDED] = BJ_SUCCEEDED, [OUT_RETRY] = BJ_RETRIED, [OUT_FAILED] = BJ_FAILED,
-		[OUT_RELEASE] = -1,             [OUT_CANCELLED] = BJ_CANCELLED,
-	};
-	if (!o->record)
-		return;
-	if (by_outcome[o->outcome] >= 0)
-		board_count(w->bw, queue, (enum board_job)by_outcome[o->outcome]);
-	if (reason == END_TIMEOUT)
-		board_count(w->bw, queue, BJ_TIMED_OUT);
-}
-
-static void record(struct worker *w, const struct claimed *c, const struct outcome_out *o)
-{
-	count_outcome(w, c->queue, o, END_NONE);
-	results_add(&w->results, c->seq, c->token, 0, o, NULL);
-	if (o->outcome != OUT_RELEASE)
-		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
-}
-
-static void log_end(const struct job *j, const struct outcome_out *o)
-{
-	if (!o->record)
-		log_warn("job %s: attempt %u abandoned: its lease was lost", j->id, j->attempts);
-	else if (o->outcome == OUT_SUCCEEDED)
-		log_debug("job %s succeeded", j->id);
-	else
-		log_info("job %s %s: %s", j->id,
-			 o->outcome == OUT_RETRY    ? "will retry"
-			 : o->outcome == OUT_FAILED ? "failed"
-			 : o->outcome == OUT_RELEASE ? "put back"
-						    : "cancelled",
-			 o->error);
-}
-
-static void on_job_end(void *ctx, struct job *j)
-{
-	struct worker *w = ctx;
-	struct outcome_in in = {
-		.reason = j->reason,
-		.wstatus = j->wstatus,
-		.rusage = &j->rusage,
-		.attempts = j->attempts,
-		.tempfails = j->tempfails,
-		.max_attempts = j->max_attempts,
-		.time_limit = j->time_limit,
-		.permanent_codes = w->cfg.perm_codes,
-		.n_permanent_codes = w->cfg.n_perm_codes,
-	};
-	struct outcome_out o;
+	struct worker *w = arg;
 
 	if (j->reason == END_NONE)
 		prefetch_ran(&w->held, mono_now() - j->spawned_at);
-	outcome_decide(&in, &o);
-	log_end(j, &o);
-	count_outcome(w, j->queue, &o, j->reason);
-	if (o.record)
-		results_add(&w->results, j->seq, j->token, (int)j->pid, &o, &j->cap);
 	/* Its key or its queue's slot is free once the result is recorded:
 	 * then claim, so that a job waiting on it starts without a poll. */
 	if (j->gated)
@@ -350,18 +281,6 @@ static void on_job_end(void *ctx, struct job *j)
 	/* A free slot is what a restricted queue's rows wait for. */
 	if (!w->more && queues_restricted_due(&w->dir, mono_now()))
 		w->wanted = true;
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i] == j)
-			w->slots[i] = NULL;
-	w->n_running--;
-	/* The sweep kills what started no earlier than the earliest job
-	 * that ended before it (keep_child). */
-	if (j->start_ticks < w->sweep_from)
-		w->sweep_from = j->start_ticks;
-	job_free(j);
-	/* Once per loop iteration (on_prepare), however many jobs ended in
-	 * it: a sweep reads /proc and asks every child's process group. */
-	w->sweep_wanted = true;
 }
 
 static void begin_drain(struct worker *w, bool now);
@@ -407,13 +326,10 @@ static bool dropped_by_reload(const struct worker *w, const struct claimed *c)
 	return c->claimed_at < w->reloaded_at && !serves(&w->cfg, c->queue);
 }
 
+/* c goes to jobs.c, which takes it (there is a free slot). */
 static void start_job(struct worker *w, struct claimed *c)
 {
-	struct outcome_out fail;
-	struct job *j;
-	int slot;
-
-	bool c_had_key = c->key != NULL;
+	const struct qentry *q;
 
 	if (dropped_by_reload(w, c)) {
 		log_info("gave back job %s of queue %s: the configuration no longer serves it", c->id,
@@ -421,32 +337,8 @@ static void start_job(struct worker *w, struct claimed *c)
 		give_back(w, c);
 		return;
 	}
-	for (slot = 0; slot < w->cfg.slots && w->slots[slot]; slot++)
-		;
-	j = job_start(w->loop, c, &w->params, on_job_end, w, &fail);
-	if (!j) {
-		record(w, c, &fail);
-		store_claimed_clear(c);
-		return;
-	}
-	w->slots[slot] = j;
-	{
-		const struct qentry *q = j->queue ? queues_find(&w->dir, j->queue) : NULL;
-		j->gated = c_had_key || (q && q->restricted);
-	}
-	/* The first job after an idle spell: its claim just set the lease, so
-	 * the first renewal is due an interval from now, not at once. */
-	if (w->n_running == 0 && w->lease.next_beat < mono_now())
-		w->lease.next_beat = mono_now() + w->lease.interval;
-	w->n_running++;
-	w->n_started++;
-	board_count(w->bw, j->queue, BJ_STARTED);
-	/* Due to claimed by the database's clock, claimed to started by ours. */
-	if (c->waited_us >= 0)
-		board_observe(w->bw, BH_START, (double)c->waited_us / 1e6 + (mono_now() - c->got_at));
-	/* Its lease runs from its claim, which may be older than the renewal
-	 * the armed fencing deadline was computed from. */
-	lease_check(&w->lease);
+	q = c->queue ? queues_find(&w->dir, c->queue) : NULL;
+	jobs_start(&w->jobs, c, c->key != NULL || (q && q->restricted));
 }
 
 static void give_back(struct worker *w, struct claimed *c)
@@ -473,8 +365,6 @@ static void give_back_all(struct worker *w, const char *why)
 		log_info("gave back %d claimed job(s) that had not started: %s", n, why);
 }
 
-static void reap_children(struct worker *w);
-
 /* Start held jobs while slots are free; give back those held too long. */
 static void start_held(struct worker *w)
 {
@@ -496,117 +386,25 @@ static void start_held(struct worker *w)
 	 * started before its SIGCHLD is handled: a spawn waits for the new
 	 * process to exec, and meanwhile short jobs end (one wait4 that finds
 	 * nothing costs a microsecond). */
-	reap_children(w);
-	if (w->n_running < w->cfg.slots)
+	jobs_reap(&w->jobs);
+	if (w->jobs.n_running < w->cfg.slots)
 		(void)parent_alive(&w->parent);
 	/* At most a slot's worth of starts per call: with short jobs each
 	 * start may free a slot again, and the loop's other work (replies,
 	 * output, fencing) must not wait for the whole prefetch ring.
 	 * arm_tick brings the loop straight back for the rest. */
-	for (int n = 0; n < w->cfg.slots && w->n_running < w->cfg.slots && !w->draining &&
+	for (int n = 0; n < w->cfg.slots && w->jobs.n_running < w->cfg.slots && !w->jobs.draining &&
 			    prefetch_pop(&w->held, &c);
 	     n++) {
 		start_job(w, &c);
-		reap_children(w);
+		jobs_reap(&w->jobs);
 	}
 }
 
 /* Held jobs that could start now (start_held stopped after its share). */
 static bool startable(const struct worker *w)
 {
-	return w->held.n > 0 && w->n_running < w->cfg.slots && !w->draining;
-}
-
-static struct job *job_of_pid(const struct worker *w, pid_t pid)
-{
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i] && w->slots[i]->pid == pid)
-			return w->slots[i];
-	return NULL;
-}
-
-/* Keep children that are running jobs, members of a running job's process
- * group, or processes that started before every job whose end this sweep
- * follows: none of those jobs can be theirs (orphans.h says why nothing a
- * process can set about itself is asked; issue 25, item 10). */
-static bool keep_child(void *arg, pid_t pid)
-{
-	struct worker *w = arg;
-	pid_t pgid;
-	unsigned long long started;
-
-	/* Most children are jobs: found without a system call. */
-	if (job_of_pid(w, pid))
-		return true;
-	pgid = getpgid(pid);
-	for (int i = 0; i < w->cfg.slots; i++) {
-		const struct job *j = w->slots[i];
-		if (j && j->pid == pgid)
-			return true;
-	}
-	return orphans_start_ticks(pid, &started) == 0 && started < w->sweep_from;
-}
-
-/* Killing an orphan re-parents its own children here a moment later, so
- * sweeps repeat until one finds nothing, with the same sweep_from; the
- * next job's end sets it anew. */
-static void kill_orphans(struct worker *w)
-{
-	int n = orphans_kill(keep_child, w);
-	if (n <= 0) {
-		w->sweep_from = ULLONG_MAX;
-		return;
-	}
-	log_info("killed %d process(es) left behind by finished jobs", n);
-	if (!ev_is_active(&w->sweep_w)) {
-		ev_timer_set(&w->sweep_w, 0.02, 0.);
-		ev_timer_start(w->loop, &w->sweep_w);
-	}
-}
-
-static void on_sweep(EV_P_ ev_timer *t, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	kill_orphans(t->data);
-}
-
-/* ---- reaping ------------------------------------------------------------- */
-
-/* Every child of ours is reaped here, with wait4 for the attempt's cost
- * (libev's child watchers reap with waitpid and lose it; this loop has
- * none). Signals coalesce, so one SIGCHLD may stand for many exits: reap
- * until none is left. A child that is no job's process is an orphan a job
- * left behind, re-parented to us (a subreaper): its status means nothing.
- * A job's exit can raise SIGCHLD before start_job has put it in a slot,
- * but this runs from the loop, never inside start_job, so by then every
- * started job is in its slot. */
-static void reap_children(struct worker *w)
-{
-	struct rusage ru;
-	int status;
-	pid_t pid;
-
-	while ((pid = wait4(-1, &status, WNOHANG, &ru)) != 0) {
-		struct job *j;
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != ECHILD)
-				log_err("wait4: %s", strerror(errno));
-			return;
-		}
-		j = job_of_pid(w, pid);
-		if (j)
-			job_reaped(j, status, &ru);
-	}
-}
-
-static void on_sigchld(EV_P_ ev_signal *s, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	reap_children(s->data);
+	return w->held.n > 0 && w->jobs.n_running < w->cfg.slots && !w->jobs.draining;
 }
 
 /* ---- statements ---------------------------------------------------------- */
@@ -817,9 +615,9 @@ static void claim_reply(void *arg, const struct db_reply *r)
 				break;
 			}
 		}
-		if (w->draining)
+		if (w->jobs.draining)
 			give_back(w, c);
-		else if (w->held.n == 0 && w->n_running < w->cfg.slots)
+		else if (w->held.n == 0 && w->jobs.n_running < w->cfg.slots)
 			start_job(w, c);
 		else if (!prefetch_push(&w->held, c))
 			/* Claims never ask for more than there is room for;
@@ -877,15 +675,15 @@ static void claim_reply(void *arg, const struct db_reply *r)
 static int claim_size(const struct worker *w)
 {
 	int room = w->cfg.slots + prefetch_target(&w->held);
-	int want = room - w->n_running - w->held.n;
+	int want = room - w->jobs.n_running - w->held.n;
 
-	if (w->draining || want <= 0 || mono_now() < w->claim_after)
+	if (w->jobs.draining || want <= 0 || mono_now() < w->claim_after)
 		return 0;
 	if (w->wanted)
 		return want;
 	/* Under load, wait until a useful batch is wanted: one claim of k
 	 * rows costs about as much as one claim of 1. */
-	if (w->more && (want >= (room + 1) / 2 || (w->n_running == 0 && w->held.n == 0)))
+	if (w->more && (want >= (room + 1) / 2 || (w->jobs.n_running == 0 && w->held.n == 0)))
 		return want;
 	return 0;
 }
@@ -1280,7 +1078,7 @@ static bool cleanup_due(void *arg, struct stmt_turn *t)
 	const struct worker *w = arg;
 
 	(void)t;
-	return w->cleanup_wanted && !w->draining;
+	return w->cleanup_wanted && !w->jobs.draining;
 }
 
 static bool cleanup_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
@@ -1321,7 +1119,7 @@ static bool sched_due(void *arg, struct stmt_turn *t)
 {
 	const struct worker *w = arg;
 
-	return w->schedules_on && !w->draining && schedules_ready(&w->sched, t->now);
+	return w->schedules_on && !w->jobs.draining && schedules_ready(&w->sched, t->now);
 }
 
 static bool sched_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
@@ -1336,7 +1134,7 @@ static double sched_when(void *arg, double now)
 {
 	const struct worker *w = arg;
 
-	return w->schedules_on && !w->draining ? schedules_wake_time(&w->sched, now) : 0;
+	return w->schedules_on && !w->jobs.draining ? schedules_wake_time(&w->sched, now) : 0;
 }
 
 /* The moment a wake-up of the scheduler is looked at again
@@ -1422,7 +1220,7 @@ static bool registry_due(void *arg, struct stmt_turn *t)
 
 	if (!w->reg_on)
 		return false;
-	if (w->draining)
+	if (w->jobs.draining)
 		return w->reg_remove;
 	return t->now >= w->reg_next;
 }
@@ -1432,8 +1230,8 @@ static bool registry_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 	struct worker *w = arg;
 
 	(void)t;
-	w->reg_sending_remove = w->draining;
-	if (w->draining)
+	w->reg_sending_remove = w->jobs.draining;
+	if (w->jobs.draining)
 		registry_remove_build(sb, w->daemon_id);
 	else
 		registry_refresh_build(sb, &w->cfg, w->daemon_id, w->host, w->parent.pid);
@@ -1452,7 +1250,7 @@ static double registry_when(void *arg, double now)
 {
 	const struct worker *w = arg;
 
-	if (!w->reg_on || w->draining)
+	if (!w->reg_on || w->jobs.draining)
 		return 0;
 	return w->reg_next > 0 ? w->reg_next : now;
 }
@@ -1462,7 +1260,7 @@ static bool flush_now(const struct worker *w, double now)
 {
 	if (results_count(&w->results) == 0 || now < w->flush_after)
 		return false;
-	return w->n_running == 0 || w->draining || now >= w->results.oldest + FLUSH_DELAY;
+	return w->jobs.n_running == 0 || w->jobs.draining || now >= w->results.oldest + FLUSH_DELAY;
 }
 
 /* Results alone: when their batch is complete, or ahead of a claim they
@@ -1515,7 +1313,7 @@ static bool self_poll_due(void *arg, struct stmt_turn *t)
 	struct worker *w = arg;
 	double now = t->now;
 
-	if (!w->draining && now >= w->parent.heard_at + SELF_POLL * w->cfg.poll_interval) {
+	if (!w->jobs.draining && now >= w->parent.heard_at + SELF_POLL * w->cfg.poll_interval) {
 		if (spell_begin(&w->parent.self_polling))
 			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
 				 "every %.0f s by itself",
@@ -1531,7 +1329,7 @@ static double self_poll_when(void *arg, double now)
 	const struct worker *w = arg;
 
 	(void)now;
-	return w->draining ? 0 : w->parent.heard_at + SELF_POLL * w->cfg.poll_interval;
+	return w->jobs.draining ? 0 : w->parent.heard_at + SELF_POLL * w->cfg.poll_interval;
 }
 
 /* The claim's size, for the rows after it: asked of claim_size and of
@@ -1691,71 +1489,31 @@ static void on_stats(EV_P_ ev_timer *t, int revents)
 	uint64_t deadlocks = db_deadlocks(w->conn.db);
 	(void)EV_A;
 	(void)revents;
-	if (w->n_started == w->stats_started && deadlocks == w->stats_deadlocks)
+	if (w->jobs.n_started == w->stats_started && deadlocks == w->stats_deadlocks)
 		return;
 	log_info("last %.0f s: %" PRIu64 " job(s) started, %d running; %" PRIu64
 		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64 " late write(s) rejected",
-		 STATS_EVERY, w->n_started - w->stats_started, w->n_running,
-		 deadlocks - w->stats_deadlocks, w->n_started, w->n_rejected);
-	w->stats_started = w->n_started;
+		 STATS_EVERY, w->jobs.n_started - w->stats_started, w->jobs.n_running,
+		 deadlocks - w->stats_deadlocks, w->jobs.n_started, w->n_rejected);
+	w->stats_started = w->jobs.n_started;
 	w->stats_deadlocks = deadlocks;
 }
 
 /* ---- stopping and control ------------------------------------------------ */
 
-static void interrupt_all(struct worker *w)
-{
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i])
-			job_terminate(w->slots[i], END_SHUTDOWN);
-}
-
-static void on_grace(EV_P_ ev_timer *t, int revents)
-{
-	struct worker *w = t->data;
-	(void)EV_A;
-	(void)revents;
-	if (w->n_running)
-		log_notice("shutdown grace over: interrupting %d running job(s)", w->n_running);
-	interrupt_all(w);
-}
-
 static void begin_drain(struct worker *w, bool now)
 {
 	give_back_all(w, "kyud is stopping");
-	if (!w->draining) {
+	if (!w->jobs.draining) {
 		/* Out of the wake-ups' way at once: a stopping daemon takes no
 		 * new jobs. */
 		w->reg_remove = w->reg_on;
 		w->recheck_at = 0;
-		w->draining = true;
-		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + config_max_kill_grace(&w->cfg) + 10;
-		ev_timer_set(&w->grace_w, now ? 0. : w->cfg.shutdown_grace, 0.);
-		ev_timer_start(w->loop, &w->grace_w);
-	} else if (now) {
-		interrupt_all(w);
 	}
+	jobs_drain(&w->jobs, now);
 }
 
 static bool db_settings_changed(const struct kyu_config *a, const struct kyu_config *b);
-
-/* What starting a job needs from the configuration; after every load. */
-static void set_params(struct worker *w)
-{
-	w->params = (struct job_params){
-		.shell = w->cfg.shell,
-		.direct_exec = w->cfg.direct_exec,
-		.kyud_env = environ,
-		.output_limit = (size_t)w->cfg.output_limit,
-		.kill_grace = w->cfg.kill_grace,
-		.domains = w->cfg.domains,
-		.n_domains = w->cfg.n_domains,
-		.self = &w->self,
-		.ids = &w->idcache,
-	};
-	/* The sections the entries point to may be gone (a reload). */
-	idcache_clear(&w->idcache);
-}
 
 static void reload(struct worker *w, int fd)
 {
@@ -1781,7 +1539,7 @@ static void reload(struct worker *w, int fd)
 	config_free(&w->cfg);
 	w->cfg = nc;
 	log_set_level((enum log_level)w->cfg.log_level);
-	set_params(w);
+	jobs_configure(&w->jobs);
 	lease_configure(&w->lease, &w->cfg);
 	live_configure(&w->live, &w->cfg);
 	/* The prepared claims carry the lease; the directory, the served
@@ -1921,7 +1679,7 @@ static void sync_board(struct worker *w)
 	w->board_deadlocks = d;
 	board_add(w->bw, BC_FENCES, w->lease.fenced - w->board_fences);
 	w->board_fences = w->lease.fenced;
-	board_set(w->bw, BG_RUNNING, (uint64_t)w->n_running);
+	board_set(w->bw, BG_RUNNING, (uint64_t)w->jobs.n_running);
 }
 
 static void on_prepare(EV_P_ ev_prepare *p, int revents)
@@ -1932,13 +1690,10 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 
 	pump(w);
 	/* After pump: the jobs reaped while it started others are counted in. */
-	if (w->sweep_wanted) {
-		w->sweep_wanted = false;
-		kill_orphans(w);
-	}
+	jobs_sweep(&w->jobs);
 	sync_board(w);
 	report_check(&w->rep);
-	if (!w->draining || w->n_running > 0)
+	if (!w->jobs.draining || w->jobs.n_running > 0)
 		return;
 	pending = results_count(&w->results);
 	/* The registry's delete goes out before the exit, unless the
@@ -1946,7 +1701,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	if (pending == 0 && !(w->inflight && w->inflight->exit_waits) &&
 	    !(w->reg_remove && db_connected(w->conn.db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
-	} else if (!db_connected(w->conn.db) && mono_now() > w->drain_deadline) {
+	} else if (!db_connected(w->conn.db) && mono_now() > w->jobs.drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
 			"those jobs run again after their lease",
 			pending);
@@ -1958,10 +1713,6 @@ static void init_watchers(struct worker *w)
 {
 	ev_init(&w->tick_w, on_tick);
 	w->tick_w.data = w;
-	ev_init(&w->grace_w, on_grace);
-	w->grace_w.data = w;
-	ev_init(&w->sweep_w, on_sweep);
-	w->sweep_w.data = w;
 	ev_timer_init(&w->stats_w, on_stats, STATS_EVERY, STATS_EVERY);
 	w->stats_w.data = w;
 	ev_timer_start(w->loop, &w->stats_w);
@@ -1974,13 +1725,6 @@ static void init_watchers(struct worker *w)
 	ev_signal_init(&w->term_w, on_term, SIGTERM);
 	w->term_w.data = w;
 	ev_signal_start(w->loop, &w->term_w);
-	ev_signal_init(&w->chld_w, on_sigchld, SIGCHLD);
-	w->chld_w.data = w;
-	/* Ahead of the timers due in the same iteration: a job that exited
-	 * just as its time limit or fencing deadline came ends with its own
-	 * status, not as killed by kyud. */
-	ev_set_priority(&w->chld_w, EV_MAXPRI);
-	ev_signal_start(w->loop, &w->chld_w);
 }
 
 /* Signal watchers install process-wide handlers that point at the loop:
@@ -1988,12 +1732,11 @@ static void init_watchers(struct worker *w)
 static void stop_signals(struct worker *w)
 {
 	ev_signal_stop(w->loop, &w->term_w);
-	ev_signal_stop(w->loop, &w->chld_w);
 }
 
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
-	struct worker w = { .index = index, .sweep_from = ULLONG_MAX };
+	struct worker w = { .index = index };
 	char role[32], err[512];
 
 	parent_init(&w.parent, on_parent_gone, &w);
@@ -2027,7 +1770,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 
 	/* Jobs get no capability of ours across exec, whoever they run as. */
 	domain_seal_caps();
-	if (domain_resolve(NULL, &w.self, err, sizeof(err)) < 0) {
+	if (domain_resolve(NULL, &w.jobs.self, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		config_free(&w.cfg);
 		return EX_OSERR;
@@ -2039,7 +1782,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	w.loop = ev_loop_new(EVFLAG_AUTO);
 	if (!w.loop) {
 		log_err("cannot create the event loop");
-		domain_ids_free(&w.self);
+		domain_ids_free(&w.jobs.self);
 		config_free(&w.cfg);
 		return EX_OSERR;
 	}
@@ -2055,11 +1798,10 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 			close(BOARD_FD);
 	}
 	conn_init(&w.conn, w.loop, &w.cfg, &w.rep, w.bw, on_db_up, &w);
-	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
-	set_params(&w);
+	jobs_init(&w.jobs, w.loop, &w.cfg, &w.results, &w.lease, w.bw, on_job_ended, &w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
-	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
-	live_init(&w.live, w.slots, w.cfg.slots, &w.cfg);
+	lease_init(&w.lease, w.loop, w.jobs.slots, w.cfg.slots, &w.cfg);
+	live_init(&w.live, w.jobs.slots, w.cfg.slots, &w.cfg);
 	build_order(&w);
 	init_watchers(&w);
 	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
@@ -2085,7 +1827,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
 		 " late write(s) rejected, %u loop iteration(s)",
-		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.n_rejected,
+		 w.jobs.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.n_rejected,
 		 ev_iteration(w.loop));
 	results_free(&w.results);
 	minutes_free(&w.pending);
@@ -2095,15 +1837,13 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	forget_parts(&w);
 	lease_free(&w.lease);
 	live_free(&w.live);
-	idcache_free(&w.idcache);
-	free(w.slots);
 	conn_free(&w.conn);
 	if (w.bw)
 		board_set(w.bw, BG_RUNNING, 0);
 	board_unmap(w.board);
 	stop_signals(&w);
+	jobs_free(&w.jobs);
 	ev_loop_destroy(w.loop);
-	domain_ids_free(&w.self);
 	config_free(&w.cfg);
 	return w.conn.exit_status;
 }
