@@ -45,6 +45,7 @@
 #include "outcome.h"
 #include "parent.h"
 #include "prefetch.h"
+#include "record.h"
 #include "proc.h"
 #include "queues.h"
 #include "report.h"
@@ -55,9 +56,6 @@
 
 extern char **environ;
 
-/* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
- * batch of short jobs costs one UPDATE rather than one per job. */
-#define FLUSH_DELAY 0.01
 /* The soonest the tick fires again for a moment that has passed without
  * pump_once acting on it (arm_tick). */
 #define TICK_FLOOR 0.05
@@ -120,10 +118,7 @@ struct worker {
 		uint64_t token;
 		double claimed_at;
 		int n, n_fin;
-		int finish_count, finish_stmts;
-		bool counted; /* the round trip ends with the count (minutes.h) */
 		bool cleanup_minutes; /* the retention round trip ends with kyu_minutes' */
-		enum minutes_outcome m;
 		struct claim_layout lay;
 		struct qpart parts[QUEUES_MAX_PARTS];
 		int n_parts;
@@ -159,11 +154,10 @@ struct worker {
 	bool schedules_txn; /* the statement in flight opened a transaction */
 
 	struct jobs jobs;
+	struct record rec;
 	struct prefetch held;
-	struct results results;
 	struct lease lease;
 	struct live live; /* running jobs' output tails (live.h) */
-	double flush_after; /* a deadlocked flush waits until then */
 	double claim_after; /* a claim that deadlocked waits until then */
 	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
 	struct spell lock_waits; /* claims wait for row locks (logged once per spell) */
@@ -181,13 +175,7 @@ struct worker {
 	ev_timer stats_w;
 
 
-	/* Counting ended jobs in kyu_minutes (minutes.h). */
-	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
-	double minutes_after; /* monotonic: a count that failed is tried again then */
-	struct spell minutes_failing; /* counting fails (logged at its start and end) */
-	struct minutes_pending pending;
-
-	uint64_t n_finished, n_rejected, n_given_back;
+	uint64_t n_given_back;
 	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
 
 	/* This worker's slot of the scoreboard (NULL: none), and what of the
@@ -213,8 +201,7 @@ static void on_db_up(void *arg)
 	w->dir_wanted = true;
 	schedules_reset(&w->sched, mono_now());
 	w->reg_next = 0;
-	/* Recorded on the old session, perhaps counted there: unknowable now. */
-	minutes_clear(&w->pending);
+	record_connected(&w->rec);
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
 }
@@ -265,6 +252,18 @@ static void send_row(struct worker *w, const struct stmt_row *row, struct stmt_t
 }
 
 /* ---- jobs -------------------------------------------------------------- */
+
+/* record.c's recorded hook: n results were recorded. */
+static void on_recorded(void *arg, int n)
+{
+	struct worker *w = arg;
+
+	if (w->freed_pending && n > 0) {
+		w->freed_pending = false;
+		w->wanted = true;
+		w->dir_wanted = true;
+	}
+}
 
 /* jobs.c's ended hook: a job ended; its slot, and its key or limited
  * queue's slot once its result is recorded, are free. */
@@ -347,7 +346,7 @@ static void give_back(struct worker *w, struct claimed *c)
 
 	prefetch_gave_back(&w->held);
 	board_count(w->bw, c->queue, BJ_GIVEN_BACK);
-	results_add(&w->results, c->seq, c->token, 0, &o, NULL);
+	results_add(&w->rec.results, c->seq, c->token, 0, &o, NULL);
 	store_claimed_clear(c);
 	w->n_given_back++;
 }
@@ -409,94 +408,6 @@ static bool startable(const struct worker *w)
 
 /* ---- statements ---------------------------------------------------------- */
 
-/* Whether round trips that record results count them now; pending
- * counts are dropped while not. */
-static bool counting(struct worker *w)
-{
-	if (w->conn.minutes && mono_now() >= w->minutes_after)
-		return true;
-	minutes_clear(&w->pending);
-	return false;
-}
-
-/* Append the count of f[0..n) (and of what is pending) to a round trip
- * that records them, when counting is on. */
-static bool add_count(struct worker *w, struct strbuf *sb, const struct finish *f, int n)
-{
-	struct minutes_writer wr = { .daemon = w->minutes_daemon, .worker = w->index };
-
-	return counting(w) && minutes_count_build(sb, &wr, &w->pending, f, n);
-}
-
-/* The reply r of a round trip of n_body statements, with the count after
- * them if one was sent: the body's view in *body. */
-static void count_read(struct worker *w, const struct db_reply *r, int n_body, struct db_reply *body)
-{
-	*body = *r;
-	if (w->sent.counted)
-		w->sent.m = minutes_split(r, n_body, body);
-}
-
-/* What the count of reply r settled: f[0..n) are the results the round
- * trip carried, of which the first `recorded` are recorded. Call before
- * results_recorded forgets them. */
-static void count_settle(struct worker *w, const struct db_reply *r, const struct finish *f, int n,
-			 int recorded)
-{
-	if (!w->sent.counted)
-		return;
-	w->sent.counted = false;
-	switch (w->sent.m) {
-	case MINUTES_DONE:
-		minutes_clear(&w->pending);
-		if (spell_end(&w->minutes_failing))
-			log_notice("counting ended jobs in kyu_minutes again");
-		return;
-	case MINUTES_NOT_RUN:
-		if (r->fail == DB_LOST) {
-			/* The results may be recorded and counted already; sent
-			 * again, they count only if their row changes then. */
-			minutes_clear(&w->pending);
-			results_unsure(&w->results, n);
-		} else {
-			minutes_keep(&w->pending, f, recorded);
-		}
-		return;
-	case MINUTES_FAILED:
-		break;
-	}
-	if (r->fail == DB_RETRY || r->fail == DB_BUSY) {
-		/* A lock or a full disk: counted with the next batch. */
-		log_debug("counting ended jobs in kyu_minutes: %s; trying again", r->err);
-		minutes_keep(&w->pending, f, recorded);
-		return;
-	}
-	minutes_clear(&w->pending);
-	w->minutes_after = mono_now() + MINUTES_RETRY;
-	if (spell_begin(&w->minutes_failing))
-		log_warn("counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
-			 "miss this worker's jobs until it works (tried every %.0f s; grants: "
-			 "kyu_jobs(7))",
-			 r->err, MINUTES_RETRY);
-}
-
-static void results_recorded(struct worker *w, int n, int rejected)
-{
-	if (rejected > 0) {
-		w->n_rejected += (uint64_t)rejected;
-		log_warn("%d result(s) rejected: the job's lease had passed to another claim "
-			 "(late write; %" PRIu64 " so far)",
-			 rejected, w->n_rejected);
-	}
-	w->n_finished += (uint64_t)n;
-	results_forget(&w->results, n);
-	if (w->freed_pending && n > 0) {
-		w->freed_pending = false;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-}
-
 /* The part names a claim copied (send_claim): freed with its reply, or
  * when a claim is sent or the worker exits without one (a connection that
  * was dropped calls nothing back). */
@@ -538,12 +449,12 @@ static void claim_reply(void *arg, const struct db_reply *r)
 	bool full = true, catch_all;
 	int64_t next;
 
-	count_read(w, r, w->sent.lay.n_stmts, &body);
+	record_count_read(&w->rec, r, w->sent.lay.n_stmts, &body);
 	store_claim_read_plan(&body, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
-	count_settle(w, r, w->results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
+	record_count_settle(&w->rec, r, w->rec.results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
 	r = &body;
 	if (cr.fin_done)
-		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
+		record_recorded(&w->rec, w->sent.n_fin, cr.fin_rejected);
 	if (cr.dir) {
 		struct queues nd = { 0 };
 		if (queues_read(&w->dir, cr.dir, now, &nd) == 0) {
@@ -584,7 +495,7 @@ static void claim_reply(void *arg, const struct db_reply *r)
 			return;
 		}
 		if (r->fail == DB_BUSY)
-			w->flush_after = now + CONN_BUSY_RETRY;
+			w->rec.flush_after = now + CONN_BUSY_RETRY;
 		parent_send(&w->parent, KYU_IDLE, INT64_MAX);
 		return;
 	}
@@ -704,7 +615,7 @@ static void build_claim(struct worker *w, int n, int n_plain, struct strbuf *sb)
 	/* Plain successes waiting to be recorded ride along in the claim's
 	 * round trip. */
 	if (n_plain > 0) {
-		f = results_batch(&w->results, &n_res, &n_plain);
+		f = results_batch(&w->rec.results, &n_res, &n_plain);
 		n_fin = n_plain;
 	}
 	forget_parts(w);
@@ -749,7 +660,7 @@ static void build_claim(struct worker *w, int n, int n_plain, struct strbuf *sb)
 	w->sent.claimed_at = now;
 	w->sent.n_fin = n_fin;
 	store_claim_build_plan(sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
-	w->sent.counted = add_count(w, sb, f, n_fin);
+	record_count_add(&w->rec, sb, f, n_fin);
 	w->sent.n = w->sent.lay.asked;
 	w->wanted = false;
 	if (plan.directory)
@@ -762,14 +673,14 @@ static bool claim_finish_due(void *arg, struct stmt_turn *t)
 {
 	const struct worker *w = arg;
 
-	return t->want > 0 && w->results.n_other == 0 && t->now >= w->flush_after;
+	return t->want > 0 && w->rec.results.n_other == 0 && t->now >= w->rec.flush_after;
 }
 
 static bool claim_finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct worker *w = arg;
 
-	build_claim(w, t->want, w->results.n_plain, sb);
+	build_claim(w, t->want, w->rec.results.n_plain, sb);
 	return true;
 }
 
@@ -808,14 +719,14 @@ static void release_reply(void *arg, const struct db_reply *r)
 	if (r->fail == DB_ERROR)
 		w->release_token = 0; /* as it is, it would fail again: the leases end it */
 	else
-		w->flush_after = mono_now() + (r->fail == DB_BUSY ? CONN_BUSY_RETRY : 0.05);
+		w->rec.flush_after = mono_now() + (r->fail == DB_BUSY ? CONN_BUSY_RETRY : 0.05);
 }
 
 static bool release_due(void *arg, struct stmt_turn *t)
 {
 	const struct worker *w = arg;
 
-	return w->release_token && w->flush_after <= t->now;
+	return w->release_token && w->rec.flush_after <= t->now;
 }
 
 static bool release_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
@@ -839,7 +750,7 @@ static double release_when(void *arg, double now)
 	const struct worker *w = arg;
 
 	(void)now;
-	return w->release_token ? w->flush_after : 0;
+	return w->release_token ? w->rec.flush_after : 0;
 }
 
 static void rollback_reply(void *arg, const struct db_reply *r)
@@ -866,91 +777,6 @@ static bool rollback_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 	(void)t;
 	sb_adds(sb, "ROLLBACK");
 	return true;
-}
-
-static void finish_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	const struct finish *f;
-	struct db_reply body;
-	int done, rejected;
-
-	f = w->results.view;
-	count_read(w, r, w->sent.finish_stmts, &body);
-	store_finish_read(&body, f, w->sent.finish_count, &done, &rejected);
-	count_settle(w, r, f, w->sent.finish_count, done);
-	r = &body;
-	results_recorded(w, done, rejected);
-	switch (r->fail) {
-	case DB_OK:
-		conn_wrote(&w->conn);
-		break;
-	case DB_LOST:
-		conn_failed(&w->conn, r, "recording results");
-		break;
-	case DB_BUSY:
-		conn_failed(&w->conn, r, "recording results");
-		w->flush_after = mono_now() + CONN_BUSY_RETRY;
-		break;
-	case DB_RETRY:
-		/* Deadlocked even after the immediate retries: keep the results
-		 * and try again shortly; they are only lost if the lease runs
-		 * out first, and then the job simply runs again. */
-		log_debug("recording results: %s; retrying", r->err);
-		w->flush_after = conn_backoff(&w->conn, mono_now());
-		break;
-	case DB_ERROR:
-		/* The statement of one result failed and would fail again as it
-		 * is (a data error: a lost connection or a deadlock is not
-		 * DB_ERROR): record that result without its output, then
-		 * reduced to its status and exit code with a plain ASCII error
-		 * (results.h), and only if even that fails, drop it (its row
-		 * stays 'running' under a lease nobody renews, so the job runs
-		 * again once it expires). The claim token stays on the result:
-		 * the reduced one is fenced like the whole. Local to this
-		 * reply handler (issue 25, item 1). */
-		if (done < w->sent.finish_count) {
-			uint64_t seq = f[done].seq;
-			if (results_strip(&w->results, seq, r->err))
-				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
-					"with less of it",
-					seq, r->err);
-			else
-				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
-					"(the job runs again after its lease)",
-					seq, r->err);
-		}
-		break;
-	}
-}
-
-static bool finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-	const struct finish *f;
-	int n, n_plain, n_stmts;
-	size_t max_len, room;
-
-	f = results_batch(&w->results, &n, &n_plain);
-	max_len = db_max_statement(w->conn.db);
-	/* The count rides behind the results: room for it is kept. */
-	room = counting(w) ? minutes_count_room(&w->pending, n) : 0;
-	if (room < max_len / 2)
-		max_len -= room;
-	(void)t;
-	w->sent.finish_count = store_finish_build(sb, &w->cfg, f, n, max_len, &n_stmts);
-	w->sent.finish_stmts = n_stmts;
-	w->sent.counted = add_count(w, sb, f, w->sent.finish_count);
-	return true;
-}
-
-static void finish_unsent(void *arg)
-{
-	struct worker *w = arg;
-
-	log_err("dropping the result of row %" PRIu64 " (the job runs again after its lease)",
-		w->results.view[0].seq);
-	results_forget(&w->results, 1);
 }
 
 static void beat_reply(void *arg, const struct db_reply *r)
@@ -1088,7 +914,7 @@ static bool cleanup_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
 	(void)t;
 	w->cleanup_wanted = false;
 	store_cleanup_build_lock(sb, &w->cfg, !w->cleanup_lockless);
-	w->sent.cleanup_minutes = counting(w);
+	w->sent.cleanup_minutes = record_counting(&w->rec);
 	if (w->sent.cleanup_minutes)
 		minutes_cleanup_build(sb, w->cfg.cleanup_batch);
 	return true;
@@ -1255,36 +1081,6 @@ static double registry_when(void *arg, double now)
 	return w->reg_next > 0 ? w->reg_next : now;
 }
 
-/* Results may wait for the rest of their batch while jobs still run. */
-static bool flush_now(const struct worker *w, double now)
-{
-	if (results_count(&w->results) == 0 || now < w->flush_after)
-		return false;
-	return w->jobs.n_running == 0 || w->jobs.draining || now >= w->results.oldest + FLUSH_DELAY;
-}
-
-/* Results alone: when their batch is complete, or ahead of a claim they
- * cannot ride along with. */
-static bool finish_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return flush_now(w, t->now) ||
-	       (t->want > 0 && results_count(&w->results) && t->now >= w->flush_after);
-}
-
-static double finish_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-	double t;
-
-	(void)now;
-	if (results_count(&w->results) == 0)
-		return 0;
-	t = w->results.oldest + FLUSH_DELAY;
-	return t < w->flush_after ? w->flush_after : t;
-}
-
 /* The moment a wake-up's claim is made again (wake_recheck). */
 static bool recheck_due(void *arg, struct stmt_turn *t)
 {
@@ -1388,8 +1184,8 @@ static void build_order(struct worker *w)
 		{ .name = "the claim's size", .ctx = w, .due = claim_size_due, .when = claim_when },
 		{ .name = "acquiring jobs", .ctx = w, .due = claim_finish_due, .send = claim_finish_send,
 		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
-		{ .name = "recording results", .ctx = w, .due = finish_due, .send = finish_send,
-		  .on_reply = finish_reply, .unsent = finish_unsent, .when = finish_when,
+		{ .name = "recording results", .ctx = &w->rec, .due = record_due, .send = record_send,
+		  .on_reply = record_reply, .unsent = record_unsent, .when = record_when,
 		  .exit_waits = true },
 		{ .name = "acquiring jobs", .ctx = w, .due = claim_due, .send = claim_send,
 		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
@@ -1494,7 +1290,7 @@ static void on_stats(EV_P_ ev_timer *t, int revents)
 	log_info("last %.0f s: %" PRIu64 " job(s) started, %d running; %" PRIu64
 		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64 " late write(s) rejected",
 		 STATS_EVERY, w->jobs.n_started - w->stats_started, w->jobs.n_running,
-		 deadlocks - w->stats_deadlocks, w->jobs.n_started, w->n_rejected);
+		 deadlocks - w->stats_deadlocks, w->jobs.n_started, w->rec.n_rejected);
 	w->stats_started = w->jobs.n_started;
 	w->stats_deadlocks = deadlocks;
 }
@@ -1695,7 +1491,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	report_check(&w->rep);
 	if (!w->jobs.draining || w->jobs.n_running > 0)
 		return;
-	pending = results_count(&w->results);
+	pending = results_count(&w->rec.results);
 	/* The registry's delete goes out before the exit, unless the
 	 * connection is gone (the row then expires by itself). */
 	if (pending == 0 && !(w->inflight && w->inflight->exit_waits) &&
@@ -1798,7 +1594,8 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 			close(BOARD_FD);
 	}
 	conn_init(&w.conn, w.loop, &w.cfg, &w.rep, w.bw, on_db_up, &w);
-	jobs_init(&w.jobs, w.loop, &w.cfg, &w.results, &w.lease, w.bw, on_job_ended, &w);
+	record_init(&w.rec, &w.cfg, &w.conn, &w.jobs, w.index, daemon_id, w.host, on_recorded, &w);
+	jobs_init(&w.jobs, w.loop, &w.cfg, &w.rec.results, &w.lease, w.bw, on_job_ended, &w);
 	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
 	lease_init(&w.lease, w.loop, w.jobs.slots, w.cfg.slots, &w.cfg);
 	live_init(&w.live, w.jobs.slots, w.cfg.slots, &w.cfg);
@@ -1811,11 +1608,6 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		snprintf(w.daemon_id, sizeof(w.daemon_id), "%s", daemon_id);
 		w.reg_on = true;
 	}
-	/* A worker started by hand counts under a token of its own. */
-	if (daemon_id)
-		snprintf(w.minutes_daemon, sizeof(w.minutes_daemon), "%s", daemon_id);
-	else
-		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
 
 	w.cleanup_wanted = true;
 	w.parent.heard_at = mono_now();
@@ -1827,10 +1619,9 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
 		 " late write(s) rejected, %u loop iteration(s)",
-		 w.jobs.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.n_rejected,
+		 w.jobs.n_started, w.rec.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.rec.n_rejected,
 		 ev_iteration(w.loop));
-	results_free(&w.results);
-	minutes_free(&w.pending);
+	record_free(&w.rec);
 	prefetch_free(&w.held);
 	queues_free(&w.dir);
 	schedules_free(&w.sched);
