@@ -36,8 +36,10 @@
 #include "common/registry.h"
 #include "common/schema.h"
 #include "common/spell.h"
+#include "claim.h"
 #include "common/util.h"
 #include "conn.h"
+#include "held.h"
 #include "job.h"
 #include "jobs.h"
 #include "lease.h"
@@ -46,6 +48,7 @@
 #include "parent.h"
 #include "prefetch.h"
 #include "record.h"
+#include "retention.h"
 #include "proc.h"
 #include "queues.h"
 #include "report.h"
@@ -59,40 +62,14 @@ extern char **environ;
 /* The soonest the tick fires again for a moment that has passed without
  * pump_once acting on it (arm_tick). */
 #define TICK_FLOOR 0.05
-/* A worker that has heard nothing from the supervisor for this many poll
- * intervals claims by itself: the supervisor's poll timer fires at most
- * 1.1 intervals apart (its jitter), and tells every worker (KYU_POLLED),
- * so this happens only while the supervisor is stopped or stuck, when
- * wake-up datagrams and polls do not reach the workers. */
-#define SELF_POLL 1.5
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
-/* After a claim waited for a row lock (lock_waited), claims skip locked
- * rows for this long. */
-#define SKIP_LOCKED_SPELL 30.0
 /* A lease renewal that waited for a row lock is tried again this soon,
  * not a heartbeat interval later. */
 #define BEAT_RETRY 1.0
-/* Under load, the queue directory is read again at least this often, so a
- * queue that gains due jobs gets its share within a fraction of a second
- * even while others keep every claim full. */
-#define DIR_MAX_AGE 0.25
-/* With at most this many queues holding rows, the directory costs a few
- * index dives: it is read with every claim, so a queue that gains due jobs
- * waits for at most one claim per worker planned without it. */
-#define DIR_EVERY_CLAIM 64
-/* A claim asked for by a wake-up datagram that finds nothing looks again
- * after these delays, each only when the one before found nothing too:
- * the trigger of sql/notify.sql sends its datagram at the INSERT, before
- * the submitter commits, so the claim it causes can come too early to see
- * the rows (an autocommit INSERT's commit, or a transaction that goes on
- * for a second). At most two more claims per wake-up, never a loop; a
- * commit later than that is found by the poll. */
-static const double wake_recheck[] = { 0.3, 2.0 };
-#define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
-/* The same for the scheduler: a schedule INSERTed in SQL wakes it before
- * its commit; kyu_schedules is read once more this much later. */
+/* A schedule INSERTed in SQL wakes the scheduler before its commit:
+ * kyu_schedules is read once more this much later. */
 #define SCHEDULES_RECHECK 1.0
 
 /* Rows of the statement order (build_order), moments included. */
@@ -113,27 +90,6 @@ struct worker {
 	const struct stmt_row *inflight;
 	struct report rep;
 
-	/* What the statement in flight was. */
-	struct {
-		uint64_t token;
-		double claimed_at;
-		int n, n_fin;
-		bool cleanup_minutes; /* the retention round trip ends with kyu_minutes' */
-		struct claim_layout lay;
-		struct qpart parts[QUEUES_MAX_PARTS];
-		int n_parts;
-	} sent;
-
-	/* Queues: the directory last read and the state of the connection's
-	 * claim statements. */
-	struct queues dir;
-	bool dir_wanted;    /* read the directory with the next claim, if any queue had due rows */
-	bool dir_force;     /* read it with the next claim in any case */
-	bool prepared;      /* kyu_claim/kyu_reclaim exist on this connection */
-	bool txn_dirty;     /* a failed claim may have left a transaction open */
-	bool freed_pending; /* a job that held a key or a limited slot ended */
-	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
-
 	/* The daemon's row of kyu_daemons, kept by worker 1 (registry.h). */
 	char daemon_id[REGISTRY_ID_MAX];
 	bool reg_on;      /* this worker keeps the row */
@@ -142,10 +98,6 @@ struct worker {
 	struct spell reg_failing; /* writing the row fails (logged at its start and end) */
 	double reg_next;  /* monotonic: the next refresh (0: at once) */
 
-	/* A wake-up datagram asked for the next claim (wake_recheck). */
-	bool recheck_armed;
-	int recheck_step;        /* rechecks made for this wake-up */
-	double recheck_at;       /* monotonic: claim again then (0: no) */
 	double schedules_recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
 
 	/* Schedules, in worker 1 only (schedules.h). */
@@ -155,17 +107,11 @@ struct worker {
 
 	struct jobs jobs;
 	struct record rec;
-	struct prefetch held;
+	struct held held;
+	struct retention ret;
+	struct claim claim;
 	struct lease lease;
 	struct live live; /* running jobs' output tails (live.h) */
-	double claim_after; /* a claim that deadlocked waits until then */
-	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
-	struct spell lock_waits; /* claims wait for row locks (logged once per spell) */
-	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
-
-	/* Claim pacing. */
-	bool wanted, more, more_sent, cleanup_wanted;
-	uint64_t claims;
 
 	/* Loop watchers. */
 	ev_io ctl_w;
@@ -175,7 +121,6 @@ struct worker {
 	ev_timer stats_w;
 
 
-	uint64_t n_given_back;
 	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
 
 	/* This worker's slot of the scoreboard (NULL: none), and what of the
@@ -184,7 +129,6 @@ struct worker {
 	struct board_worker *bw;
 	uint64_t board_deadlocks, board_fences;
 	double beat_due; /* monotonic: when the lease renewal in flight was due */
-	double reloaded_at; /* monotonic: the last reload (dropped_by_reload) */
 };
 
 static void pump(struct worker *w);
@@ -195,10 +139,7 @@ static void on_db_up(void *arg)
 {
 	struct worker *w = arg;
 
-	w->wanted = true;
-	w->prepared = false;
-	w->txn_dirty = false;
-	w->dir_wanted = true;
+	claim_connected(&w->claim);
 	schedules_reset(&w->sched, mono_now());
 	w->reg_next = 0;
 	record_connected(&w->rec);
@@ -253,35 +194,6 @@ static void send_row(struct worker *w, const struct stmt_row *row, struct stmt_t
 
 /* ---- jobs -------------------------------------------------------------- */
 
-/* record.c's recorded hook: n results were recorded. */
-static void on_recorded(void *arg, int n)
-{
-	struct worker *w = arg;
-
-	if (w->freed_pending && n > 0) {
-		w->freed_pending = false;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-}
-
-/* jobs.c's ended hook: a job ended; its slot, and its key or limited
- * queue's slot once its result is recorded, are free. */
-static void on_job_ended(void *arg, const struct job *j)
-{
-	struct worker *w = arg;
-
-	if (j->reason == END_NONE)
-		prefetch_ran(&w->held, mono_now() - j->spawned_at);
-	/* Its key or its queue's slot is free once the result is recorded:
-	 * then claim, so that a job waiting on it starts without a poll. */
-	if (j->gated)
-		w->freed_pending = true;
-	/* A free slot is what a restricted queue's rows wait for. */
-	if (!w->more && queues_restricted_due(&w->dir, mono_now()))
-		w->wanted = true;
-}
-
 static void begin_drain(struct worker *w, bool now);
 
 /* parent.c's gone hook: the supervisor went away. */
@@ -293,491 +205,7 @@ static void on_parent_gone(void *arg)
 	begin_drain(w, false);
 }
 
-static void give_back(struct worker *w, struct claimed *c);
-
-/* Whether cfg serves queue, as the claim's filter compares (utf8mb4_bin
- * pads with spaces; NULL is in no list). */
-static bool serves(const struct kyu_config *cfg, const char *queue)
-{
-	size_t lq;
-
-	if (cfg->n_queues == 0)
-		return true;
-	if (!queue)
-		return false;
-	for (lq = strlen(queue); lq > 0 && queue[lq - 1] == ' '; lq--)
-		;
-	for (int i = 0; i < cfg->n_queues; i++) {
-		size_t l;
-		for (l = strlen(cfg->queues[i]); l > 0 && cfg->queues[i][l - 1] == ' '; l--)
-			;
-		if (l == lq && memcmp(cfg->queues[i], queue, l) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* A row claimed under an older configuration (held, or a claim in flight
- * during a reload) of a queue the new one no longer serves has no section
- * to run under any more: it goes back for a daemon that serves it. */
-static bool dropped_by_reload(const struct worker *w, const struct claimed *c)
-{
-	return c->claimed_at < w->reloaded_at && !serves(&w->cfg, c->queue);
-}
-
-/* c goes to jobs.c, which takes it (there is a free slot). */
-static void start_job(struct worker *w, struct claimed *c)
-{
-	const struct qentry *q;
-
-	if (dropped_by_reload(w, c)) {
-		log_info("gave back job %s of queue %s: the configuration no longer serves it", c->id,
-			 c->queue ? c->queue : "(none)");
-		give_back(w, c);
-		return;
-	}
-	q = c->queue ? queues_find(&w->dir, c->queue) : NULL;
-	jobs_start(&w->jobs, c, c->key != NULL || (q && q->restricted));
-}
-
-static void give_back(struct worker *w, struct claimed *c)
-{
-	struct outcome_out o = { .record = true, .outcome = OUT_RELEASE, .exit_code = -1 };
-
-	prefetch_gave_back(&w->held);
-	board_count(w->bw, c->queue, BJ_GIVEN_BACK);
-	results_add(&w->rec.results, c->seq, c->token, 0, &o, NULL);
-	store_claimed_clear(c);
-	w->n_given_back++;
-}
-
-static void give_back_all(struct worker *w, const char *why)
-{
-	struct claimed c;
-	int n = 0;
-
-	while (prefetch_pop(&w->held, &c)) {
-		give_back(w, &c);
-		n++;
-	}
-	if (n)
-		log_info("gave back %d claimed job(s) that had not started: %s", n, why);
-}
-
-/* Start held jobs while slots are free; give back those held too long. */
-static void start_held(struct worker *w)
-{
-	double now = mono_now();
-	struct claimed c;
-	int expired = 0;
-
-	while (w->held.n > 0 && now >= prefetch_expiry(&w->held)) {
-		prefetch_pop(&w->held, &c);
-		give_back(w, &c);
-		expired++;
-	}
-	if (expired)
-		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
-			 expired, w->held.hold_limit);
-	if (w->held.n == 0)
-		return;
-	/* A job that has exited frees its slot now, not after the held jobs
-	 * started before its SIGCHLD is handled: a spawn waits for the new
-	 * process to exec, and meanwhile short jobs end (one wait4 that finds
-	 * nothing costs a microsecond). */
-	jobs_reap(&w->jobs);
-	if (w->jobs.n_running < w->cfg.slots)
-		(void)parent_alive(&w->parent);
-	/* At most a slot's worth of starts per call: with short jobs each
-	 * start may free a slot again, and the loop's other work (replies,
-	 * output, fencing) must not wait for the whole prefetch ring.
-	 * arm_tick brings the loop straight back for the rest. */
-	for (int n = 0; n < w->cfg.slots && w->jobs.n_running < w->cfg.slots && !w->jobs.draining &&
-			    prefetch_pop(&w->held, &c);
-	     n++) {
-		start_job(w, &c);
-		jobs_reap(&w->jobs);
-	}
-}
-
-/* Held jobs that could start now (start_held stopped after its share). */
-static bool startable(const struct worker *w)
-{
-	return w->held.n > 0 && w->jobs.n_running < w->cfg.slots && !w->jobs.draining;
-}
-
 /* ---- statements ---------------------------------------------------------- */
-
-/* The part names a claim copied (send_claim): freed with its reply, or
- * when a claim is sent or the worker exits without one (a connection that
- * was dropped calls nothing back). */
-static void forget_parts(struct worker *w)
-{
-	for (int k = 0; k < w->sent.n_parts; k++)
-		free((char *)(uintptr_t)w->sent.parts[k].name);
-	w->sent.n_parts = 0;
-}
-
-/* A claim waited innodb_lock_wait_timeout (1 s) for a row another
- * transaction holds: a submitter's INSERT not committed yet, or a user's
- * UPDATE in an open transaction, which may last for hours. The plain
- * claim scans the (due, priority) index in order and stops at such a row
- * (InnoDB's semi-consistent read does not cover secondary indexes), so
- * every claim would wait behind it. Claims go round locked rows for a
- * while instead, then try the plain shape again: it is the faster one
- * (notes/DESIGN.md), and the lock is usually gone by then. */
-static void lock_waited(struct worker *w, double now)
-{
-	if (spell_begin(&w->lock_waits))
-		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
-			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
-			   SKIP_LOCKED_SPELL);
-	else
-		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
-			  SKIP_LOCKED_SPELL);
-	w->skip_locked_until = now + SKIP_LOCKED_SPELL;
-	w->claim_after = now;
-}
-
-static void claim_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct claim_reply cr;
-	struct db_reply body;
-	int got[QUEUES_MAX_PARTS] = { 0 };
-	double now = mono_now();
-	bool full = true, catch_all;
-	int64_t next;
-
-	record_count_read(&w->rec, r, w->sent.lay.n_stmts, &body);
-	store_claim_read_plan(&body, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
-	record_count_settle(&w->rec, r, w->rec.results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
-	r = &body;
-	if (cr.fin_done)
-		record_recorded(&w->rec, w->sent.n_fin, cr.fin_rejected);
-	if (cr.dir) {
-		struct queues nd = { 0 };
-		if (queues_read(&w->dir, cr.dir, now, &nd) == 0) {
-			queues_free(&w->dir);
-			w->dir = nd;
-			/* A queue that just got due jobs gets its share with the
-			 * next claim, not once half of the room is free again. */
-			if (nd.arrived > 0 && cr.got >= 0)
-				w->wanted = true;
-		}
-	}
-	if (w->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
-		w->txn_dirty = true;
-	/* A claim that failed part-way may have marked rows it never read:
-	 * give them back (by token) rather than leave them to their lease.
-	 * Kept across a reconnect: the token stays valid, and rows that
-	 * meanwhile passed to another claim are no longer matched. */
-	if (cr.got < 0)
-		w->release_token = w->sent.token;
-	if (cr.got < 0) {
-		forget_parts(w);
-		conn_failed(&w->conn, r, "acquiring jobs");
-		w->dir_wanted = true;
-		/* A deadlock of the claim UPDATE behind finishes that rode along
-		 * (they are done; it is not re-sent within the round trip), or
-		 * one that outlasted db.c's retries (on Galera a certification
-		 * conflict with another node's claim): the rows are still there
-		 * to claim, so claim again after a short jittered wait. Results
-		 * that did not get through stay and ride along again. */
-		if (r->fail == DB_RETRY && db_error_code(w->conn.db) == ER_LOCK_WAIT_TIMEOUT) {
-			lock_waited(w, now);
-			w->wanted = true;
-			return;
-		}
-		if (r->fail == DB_RETRY) {
-			w->claim_after = conn_backoff(&w->conn, now);
-			w->wanted = true;
-			return;
-		}
-		if (r->fail == DB_BUSY)
-			w->rec.flush_after = now + CONN_BUSY_RETRY;
-		parent_send(&w->parent, KYU_IDLE, INT64_MAX);
-		return;
-	}
-	if (w->sent.lay.prepares)
-		w->prepared = true;
-	/* A plain claim went through: the next lock wait is a new spell. */
-	if (now >= w->skip_locked_until + SKIP_LOCKED_SPELL)
-		spell_end(&w->lock_waits);
-	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
-		w->recheck_at = now + wake_recheck[w->recheck_step++];
-	else
-		w->recheck_armed = false;
-	conn_wrote(&w->conn);
-	w->claims++;
-	board_add(w->bw, BC_CLAIMS, 1);
-	board_observe(w->bw, BH_CLAIM, now - w->sent.claimed_at);
-	board_observe(w->bw, BH_BATCH, cr.got);
-	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
-		w->cleanup_wanted = true;
-	(void)parent_alive(&w->parent);
-	for (int i = 0; i < cr.got; i++) {
-		struct claimed *c = &cr.rows[i];
-		c->got_at = now;
-		for (int k = 0; k < w->sent.n_parts; k++) {
-			const char *name = w->sent.parts[k].name;
-			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
-				got[k]++;
-				break;
-			}
-		}
-		if (w->jobs.draining)
-			give_back(w, c);
-		else if (w->held.n == 0 && w->jobs.n_running < w->cfg.slots)
-			start_job(w, c);
-		else if (!prefetch_push(&w->held, c))
-			/* Claims never ask for more than there is room for;
-			 * giving the row back is always safe. */
-			give_back(w, c);
-	}
-	store_claimed_free(cr.rows, cr.got);
-	if (cr.got > 0)
-		log_debug("acquired %d job(s) (asked for %d)", cr.got, w->sent.n);
-	for (int k = 0; k < w->sent.n_parts; k++)
-		if (got[k] < w->sent.parts[k].n)
-			full = false;
-	/* The parts' names point into the directory they were planned from,
-	 * which the reply may have replaced: they are only compared by name. */
-	queues_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now, w->cfg.lease);
-	catch_all = w->sent.n_parts == 1 && !w->sent.parts[0].name;
-	forget_parts(w);
-	if (w->sent.n > 0 && full) {
-		/* Under load, queues get fair shares: from the directory. */
-		if (catch_all)
-			w->dir_force = true;
-		w->more = true;
-		if (!w->more_sent) {
-			parent_send(&w->parent, KYU_MORE, 0);
-			w->more_sent = true;
-		}
-		return;
-	}
-	w->more = false;
-	w->more_sent = false;
-	if (cr.dir) {
-		next = queues_next_due_us(&w->dir, now);
-		/* The directory shows queues this claim did not ask (it was
-		 * read in the same round trip): ask them now, not after a poll. */
-		if (next <= 0) {
-			w->wanted = true;
-			return;
-		}
-	} else if (catch_all) {
-		next = cr.next_due_us == INT64_MIN ? INT64_MAX : cr.next_due_us;
-		/* Due rows the catch-all did not take (a paused or limited
-		 * queue's, a busy key's): the directory says which. */
-		if (next <= 0) {
-			w->dir_force = true;
-			w->wanted = true;
-			return;
-		}
-	} else {
-		next = queues_next_due_us(&w->dir, now);
-	}
-	parent_send(&w->parent, KYU_IDLE, next);
-}
-
-/* How many rows to claim now (0: not now). */
-static int claim_size(const struct worker *w)
-{
-	int room = w->cfg.slots + prefetch_target(&w->held);
-	int want = room - w->jobs.n_running - w->held.n;
-
-	if (w->jobs.draining || want <= 0 || mono_now() < w->claim_after)
-		return 0;
-	if (w->wanted)
-		return want;
-	/* Under load, wait until a useful batch is wanted: one claim of k
-	 * rows costs about as much as one claim of 1. */
-	if (w->more && (want >= (room + 1) / 2 || (w->jobs.n_running == 0 && w->held.n == 0)))
-		return want;
-	return 0;
-}
-
-static int by_share(const void *a, const void *b)
-{
-	const struct qpart *x = a, *y = b;
-	return (x->n > y->n) - (x->n < y->n);
-}
-
-static void build_claim(struct worker *w, int n, int n_plain, struct strbuf *sb)
-{
-	const struct finish *f = NULL;
-	struct claim_plan plan = { 0 };
-	double now = mono_now();
-	int n_res = 0, n_fin = 0;
-
-	/* Plain successes waiting to be recorded ride along in the claim's
-	 * round trip. */
-	if (n_plain > 0) {
-		f = results_batch(&w->rec.results, &n_res, &n_plain);
-		n_fin = n_plain;
-	}
-	forget_parts(w);
-	/* Not under load, with a directory old enough that what it calls due
-	 * may long be gone (an idle spell after a busy one): read it alone
-	 * first rather than claim from every queue it names. */
-	if (!w->more && queues_any_due(&w->dir, now) && now - w->dir.read_at >= DIR_MAX_AGE) {
-		plan.directory = true;
-	} else {
-		w->sent.n_parts = queues_plan(&w->dir, now, n, w->sent.parts);
-		/* The directory costs one dive per queue: it is read when a claim
-		 * found due rows the catch-all cannot take or kept every claim full
-		 * (fair shares matter), and then kept fresh while any queue has due
-		 * rows. An idle daemon's poll is the catch-all alone. */
-		plan.directory = w->dir_force ||
-				 (queues_any_due(&w->dir, now) &&
-				  (w->dir_wanted || w->dir.n <= DIR_EVERY_CLAIM ||
-				   now - w->dir.read_at >= DIR_MAX_AGE));
-		/* Nothing known to be due: claim from every queue without
-		 * restrictions by due time, unless rows that cannot be claimed now
-		 * (a paused queue, a full one) would lie across that scan; then the
-		 * directory read in this round trip decides the next claim. */
-		if (w->sent.n_parts == 0 && !queues_blocked_backlog(&w->dir, now)) {
-			w->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
-			w->sent.n_parts = 1;
-		}
-		if (w->sent.n_parts == 0)
-			plan.directory = true;
-	}
-	/* Smallest shares first: a queue that just got its share starts its
-	 * few jobs before the big queue's batch of the same claim. */
-	qsort(w->sent.parts, (size_t)w->sent.n_parts, sizeof(w->sent.parts[0]), by_share);
-	/* The names outlive a directory read in this round trip. */
-	for (int k = 0; k < w->sent.n_parts; k++)
-		if (w->sent.parts[k].name)
-			w->sent.parts[k].name = xstrdup(w->sent.parts[k].name);
-	plan.parts = w->sent.parts;
-	plan.n_parts = w->sent.n_parts;
-	plan.prepared = w->prepared;
-	plan.skip_locked = now < w->skip_locked_until;
-	w->sent.token = random_token();
-	w->sent.claimed_at = now;
-	w->sent.n_fin = n_fin;
-	store_claim_build_plan(sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
-	record_count_add(&w->rec, sb, f, n_fin);
-	w->sent.n = w->sent.lay.asked;
-	w->wanted = false;
-	if (plan.directory)
-		w->dir_wanted = w->dir_force = false;
-}
-
-/* A claim carries the plain successes waiting to be recorded, as long as
- * no other result waits (those go first, alone: finish_due). */
-static bool claim_finish_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return t->want > 0 && w->rec.results.n_other == 0 && t->now >= w->rec.flush_after;
-}
-
-static bool claim_finish_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-
-	build_claim(w, t->want, w->rec.results.n_plain, sb);
-	return true;
-}
-
-static bool claim_due(void *arg, struct stmt_turn *t)
-{
-	(void)arg;
-	return t->want > 0;
-}
-
-static bool claim_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	build_claim(arg, t->want, 0, sb);
-	return true;
-}
-
-static void claim_unsent(void *arg)
-{
-	struct worker *w = arg;
-
-	forget_parts(w);
-	parent_send(&w->parent, KYU_IDLE, INT64_MAX);
-}
-
-static void release_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	if (r->fail == DB_OK) {
-		if (r->n > 0 && r->r[0].affected > 0)
-			log_info("gave back %llu job(s) marked by a claim that failed",
-				 (unsigned long long)r->r[0].affected);
-		w->release_token = 0;
-		return;
-	}
-	conn_failed(&w->conn, r, "giving back the rows of a failed claim");
-	if (r->fail == DB_ERROR)
-		w->release_token = 0; /* as it is, it would fail again: the leases end it */
-	else
-		w->rec.flush_after = mono_now() + (r->fail == DB_BUSY ? CONN_BUSY_RETRY : 0.05);
-}
-
-static bool release_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return w->release_token && w->rec.flush_after <= t->now;
-}
-
-static bool release_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	const struct worker *w = arg;
-
-	(void)t;
-	store_release_build(sb, w->release_token);
-	return true;
-}
-
-static void release_unsent(void *arg)
-{
-	struct worker *w = arg;
-
-	w->release_token = 0;
-}
-
-static double release_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return w->release_token ? w->rec.flush_after : 0;
-}
-
-static void rollback_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	if (r->fail == DB_OK || r->fail == DB_LOST)
-		w->txn_dirty = false;
-	if (r->fail != DB_OK)
-		conn_failed(&w->conn, r, "ending a failed claim's transaction");
-}
-
-static bool rollback_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	(void)t;
-	return w->txn_dirty;
-}
-
-static bool rollback_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	(void)arg;
-	(void)t;
-	sb_adds(sb, "ROLLBACK");
-	return true;
-}
 
 static void beat_reply(void *arg, const struct db_reply *r)
 {
@@ -870,56 +298,6 @@ static double live_when(void *arg, double now)
 	return live_next(&w->live);
 }
 
-static void cleanup_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct db_reply body = *r;
-	int64_t n;
-
-	/* The delete of old kyu_minutes rows, last: its failure is the
-	 * count's business (it fails the same way), not retention's. */
-	if (w->sent.cleanup_minutes &&
-	    minutes_split(r, STORE_CLEANUP_STMTS, &body) == MINUTES_FAILED)
-		log_debug("retention of kyu_minutes: %s", r->err);
-	r = &body;
-	n = store_cleanup_read(r);
-	if (n > 0)
-		log_info("retention: deleted %" PRId64 " finished jobs older than %d s", n,
-			 w->cfg.retention);
-	else if (!w->cleanup_lockless && store_cleanup_lock_refused(r)) {
-		/* The lock only keeps two cleaners from doing the same work
-		 * (store.c): retention must not stop for want of it. Said once
-		 * per worker; the server's answer will not change. */
-		log_notice("retention: the server refuses GET_LOCK (%s); deleting without the lock "
-			   "from now on",
-			   r->err);
-		w->cleanup_lockless = true;
-		w->cleanup_wanted = true;
-	} else if (n < 0)
-		conn_failed(&w->conn, r, "retention delete");
-}
-
-static bool cleanup_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	(void)t;
-	return w->cleanup_wanted && !w->jobs.draining;
-}
-
-static bool cleanup_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-
-	(void)t;
-	w->cleanup_wanted = false;
-	store_cleanup_build_lock(sb, &w->cfg, !w->cleanup_lockless);
-	w->sent.cleanup_minutes = record_counting(&w->rec);
-	if (w->sent.cleanup_minutes)
-		minutes_cleanup_build(sb, w->cfg.cleanup_batch);
-	return true;
-}
-
 static void sched_reply(void *arg, const struct db_reply *r)
 {
 	struct worker *w = arg;
@@ -927,7 +305,7 @@ static void sched_reply(void *arg, const struct db_reply *r)
 	/* A step is a transaction: one that failed part-way is ended before
 	 * anything else is sent (a lost connection ends it by itself). */
 	if (r->fail != DB_OK && r->fail != DB_LOST && w->schedules_txn)
-		w->txn_dirty = true;
+		claim_txn_left_open(&w->claim);
 	if (r->fail == DB_LOST || r->fail == DB_RETRY || r->fail == DB_BUSY)
 		conn_failed(&w->conn, r, "schedules");
 	schedules_read(&w->sched, r, mono_now());
@@ -935,7 +313,7 @@ static void sched_reply(void *arg, const struct db_reply *r)
 		/* The job may be ours to run; with no wake-up trigger nothing
 		 * else would tell us before the poll. */
 		w->sched.fired_new = false;
-		w->wanted = true;
+		claim_want(&w->claim);
 	}
 }
 
@@ -1081,73 +459,6 @@ static double registry_when(void *arg, double now)
 	return w->reg_next > 0 ? w->reg_next : now;
 }
 
-/* The moment a wake-up's claim is made again (wake_recheck). */
-static bool recheck_due(void *arg, struct stmt_turn *t)
-{
-	struct worker *w = arg;
-
-	if (w->recheck_at > 0 && t->now >= w->recheck_at) {
-		w->recheck_at = 0;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-	return false;
-}
-
-static double recheck_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return w->recheck_at;
-}
-
-/* The moment a worker that has not heard from the supervisor claims by
- * itself (SELF_POLL). */
-static bool self_poll_due(void *arg, struct stmt_turn *t)
-{
-	struct worker *w = arg;
-	double now = t->now;
-
-	if (!w->jobs.draining && now >= w->parent.heard_at + SELF_POLL * w->cfg.poll_interval) {
-		if (spell_begin(&w->parent.self_polling))
-			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
-				 "every %.0f s by itself",
-				 now - w->parent.heard_at, SELF_POLL * w->cfg.poll_interval);
-		w->parent.heard_at = now;
-		w->wanted = true;
-	}
-	return false;
-}
-
-static double self_poll_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return w->jobs.draining ? 0 : w->parent.heard_at + SELF_POLL * w->cfg.poll_interval;
-}
-
-/* The claim's size, for the rows after it: asked of claim_size and of
- * the kernel (supervisor_alive) once per walk. */
-static bool claim_size_due(void *arg, struct stmt_turn *t)
-{
-	struct worker *w = arg;
-
-	t->want = claim_size(w);
-	if (t->want > 0 && !parent_alive(&w->parent))
-		t->want = 0;
-	return false;
-}
-
-/* A claim that deadlocked waits until claim_after. */
-static double claim_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	return w->wanted && w->claim_after > now ? w->claim_after : 0;
-}
-
 /* The statement order: the first row that is due is sent (pump_once).
  * Leases first (they keep jobs alive), then results, claims, retention;
  * notes/DESIGN.md, "How a statement travels", says why each is where it
@@ -1160,11 +471,13 @@ static void build_order(struct worker *w)
 		  .send = conn_schema_send, .on_reply = conn_schema_reply },
 		/* Before anything else: a statement sent into a transaction
 		 * left open would not be committed (a lease renewal included). */
-		{ .name = "ending a failed claim's transaction", .ctx = w, .due = rollback_due,
-		  .send = rollback_send, .on_reply = rollback_reply },
-		{ .name = "giving back the rows of a failed claim", .ctx = w, .due = release_due,
-		  .send = release_send, .on_reply = release_reply, .unsent = release_unsent,
-		  .when = release_when },
+		{ .name = "ending a failed claim's transaction", .ctx = &w->claim,
+		  .due = claim_rollback_due, .send = claim_rollback_send,
+		  .on_reply = claim_rollback_reply },
+		{ .name = "giving back the rows of a failed claim", .ctx = &w->claim,
+		  .due = claim_release_due, .send = claim_release_send,
+		  .on_reply = claim_release_reply, .unsent = claim_release_unsent,
+		  .when = claim_release_when },
 		{ .name = "extending leases", .ctx = w, .due = beat_due, .send = beat_send,
 		  .on_reply = beat_reply, .when = beat_when },
 		{ .name = "the daemon registry", .ctx = w, .due = registry_due, .send = registry_send,
@@ -1175,22 +488,26 @@ static void build_order(struct worker *w)
 		 * still shows its long ones' output. */
 		{ .name = "writing running jobs' output", .ctx = w, .due = live_due_, .send = live_send,
 		  .on_reply = live_reply_, .when = live_when },
-		{ .name = "a wake-up's recheck", .ctx = w, .due = recheck_due, .when = recheck_when },
+		{ .name = "a wake-up's recheck", .ctx = &w->claim, .due = claim_recheck_due,
+		  .when = claim_recheck_when },
 		{ .name = "a schedules wake-up's recheck", .ctx = w, .due = sched_recheck_due,
 		  .when = sched_recheck_when },
 		{ .name = "schedules", .ctx = w, .due = sched_due, .send = sched_send,
 		  .on_reply = sched_reply, .when = sched_when },
-		{ .name = "claiming by itself", .ctx = w, .due = self_poll_due, .when = self_poll_when },
-		{ .name = "the claim's size", .ctx = w, .due = claim_size_due, .when = claim_when },
-		{ .name = "acquiring jobs", .ctx = w, .due = claim_finish_due, .send = claim_finish_send,
-		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
+		{ .name = "claiming by itself", .ctx = &w->claim, .due = claim_self_poll_due,
+		  .when = claim_self_poll_when },
+		{ .name = "the claim's size", .ctx = &w->claim, .due = claim_size_due,
+		  .when = claim_size_when },
+		{ .name = "acquiring jobs", .ctx = &w->claim, .due = claim_with_results_due,
+		  .send = claim_with_results_send, .on_reply = claim_reply, .unsent = claim_unsent,
+		  .exit_waits = true },
 		{ .name = "recording results", .ctx = &w->rec, .due = record_due, .send = record_send,
 		  .on_reply = record_reply, .unsent = record_unsent, .when = record_when,
 		  .exit_waits = true },
-		{ .name = "acquiring jobs", .ctx = w, .due = claim_due, .send = claim_send,
+		{ .name = "acquiring jobs", .ctx = &w->claim, .due = claim_due, .send = claim_send,
 		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
-		{ .name = "retention delete", .ctx = w, .due = cleanup_due, .send = cleanup_send,
-		  .on_reply = cleanup_reply },
+		{ .name = "retention delete", .ctx = &w->ret, .due = retention_due,
+		  .send = retention_send, .on_reply = retention_reply },
 	};
 
 	memcpy(w->order, order, sizeof(order));
@@ -1209,8 +526,7 @@ static void arm_tick(struct worker *w, double now)
 	double next = 0;
 	bool idle = db_idle(w->conn.db) && !w->conn.exit_status;
 
-	if (w->held.n > 0)
-		next = prefetch_expiry(&w->held);
+	next = held_expiry(&w->held);
 	for (int i = 0; idle && i < N_ROWS; i++) {
 		const struct stmt_row *row = &w->order[i];
 		double t = row->when ? row->when(row->ctx, now) : 0;
@@ -1226,7 +542,7 @@ static void arm_tick(struct worker *w, double now)
 	if (next > 0 && next <= now)
 		next = now + TICK_FLOOR;
 	/* Not a moment passed but work at hand: at once. */
-	if (startable(w))
+	if (held_startable(&w->held))
 		next = now;
 	ev_timer_stop(w->loop, &w->tick_w);
 	if (next > 0) {
@@ -1242,7 +558,7 @@ static bool pump_once(struct worker *w)
 {
 	struct stmt_turn t = { .now = mono_now() };
 
-	start_held(w);
+	held_start(&w->held);
 	conn_reconnect_if_wanted(&w->conn);
 	if (!db_idle(w->conn.db) || w->conn.exit_status)
 		return false;
@@ -1299,13 +615,9 @@ static void on_stats(EV_P_ ev_timer *t, int revents)
 
 static void begin_drain(struct worker *w, bool now)
 {
-	give_back_all(w, "kyud is stopping");
-	if (!w->jobs.draining) {
-		/* Out of the wake-ups' way at once: a stopping daemon takes no
-		 * new jobs. */
+	claim_drain(&w->claim);
+	if (!w->jobs.draining)
 		w->reg_remove = w->reg_on;
-		w->recheck_at = 0;
-	}
 	jobs_drain(&w->jobs, now);
 }
 
@@ -1338,11 +650,6 @@ static void reload(struct worker *w, int fd)
 	jobs_configure(&w->jobs);
 	lease_configure(&w->lease, &w->cfg);
 	live_configure(&w->live, &w->cfg);
-	/* The prepared claims carry the lease; the directory, the served
-	 * queues. */
-	w->prepared = false;
-	queues_free(&w->dir);
-	w->dir.read_at = 0;
 	/* New database settings apply from a new connection, opened once the
 	 * statement in flight (if any) is back. */
 	if (db_changed)
@@ -1353,25 +660,7 @@ static void reload(struct worker *w, int fd)
 		schedules_poke(&w->sched, mono_now());
 	/* The queues or the wake-up address may have changed. */
 	w->reg_next = 0;
-	w->reloaded_at = mono_now();
-	{
-		/* Held rows of queues no longer served go back now rather than
-		 * wait for a slot; the others keep their order. */
-		struct claimed c;
-		int n = w->held.n, back = 0;
-
-		while (n-- > 0 && prefetch_pop(&w->held, &c)) {
-			if (dropped_by_reload(w, &c)) {
-				give_back(w, &c);
-				back++;
-			} else if (!prefetch_push(&w->held, &c)) {
-				give_back(w, &c);
-			}
-		}
-		if (back)
-			log_info("gave back %d claimed job(s) of queues the configuration no longer serves",
-				 back);
-	}
+	claim_reload(&w->claim);
 }
 
 static bool same(const char *a, const char *b)
@@ -1419,15 +708,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 		case KYU_POLLED:
 			break;
 		case KYU_WAKE:
-			w->wanted = true;
-			w->dir_wanted = true;
-			/* A new wake-up's claim is later than any recheck of
-			 * the last one: the sequence starts again from it. */
-			if (m.value == KYU_WAKE_HINTED) {
-				w->recheck_armed = true;
-				w->recheck_step = 0;
-				w->recheck_at = 0;
-			}
+			claim_wake(&w->claim, m.value == KYU_WAKE_HINTED);
 			conn_wake(&w->conn);
 			/* Still unreachable: answer, so that the supervisor's next
 			 * hint is not held back waiting for this claim. */
@@ -1594,9 +875,13 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 			close(BOARD_FD);
 	}
 	conn_init(&w.conn, w.loop, &w.cfg, &w.rep, w.bw, on_db_up, &w);
-	record_init(&w.rec, &w.cfg, &w.conn, &w.jobs, w.index, daemon_id, w.host, on_recorded, &w);
-	jobs_init(&w.jobs, w.loop, &w.cfg, &w.rec.results, &w.lease, w.bw, on_job_ended, &w);
-	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
+	record_init(&w.rec, &w.cfg, &w.conn, &w.jobs, w.index, daemon_id, w.host, claim_recorded,
+		    &w.claim);
+	jobs_init(&w.jobs, w.loop, &w.cfg, &w.rec.results, &w.lease, w.bw, claim_ended, &w.claim);
+	held_init(&w.held, &w.cfg, &w.jobs, &w.rec.results, &w.parent, &w.claim.dir, w.bw);
+	retention_init(&w.ret, &w.cfg, &w.conn, &w.rec, &w.jobs);
+	claim_init(&w.claim, &w.cfg, w.host, &w.conn, &w.parent, &w.jobs, &w.held, &w.rec, &w.ret,
+		   w.bw);
 	lease_init(&w.lease, w.loop, w.jobs.slots, w.cfg.slots, &w.cfg);
 	live_init(&w.live, w.jobs.slots, w.cfg.slots, &w.cfg);
 	build_order(&w);
@@ -1609,7 +894,6 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		w.reg_on = true;
 	}
 
-	w.cleanup_wanted = true;
 	w.parent.heard_at = mono_now();
 	conn_start(&w.conn);
 	parent_send(&w.parent, KYU_READY, 0);
@@ -1619,13 +903,12 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
 		 " late write(s) rejected, %u loop iteration(s)",
-		 w.jobs.n_started, w.rec.n_finished, w.n_given_back, db_deadlocks(w.conn.db), w.rec.n_rejected,
+		 w.jobs.n_started, w.rec.n_finished, w.held.n_given_back, db_deadlocks(w.conn.db), w.rec.n_rejected,
 		 ev_iteration(w.loop));
 	record_free(&w.rec);
-	prefetch_free(&w.held);
-	queues_free(&w.dir);
+	held_free(&w.held);
+	claim_free(&w.claim);
 	schedules_free(&w.sched);
-	forget_parts(&w);
 	lease_free(&w.lease);
 	live_free(&w.live);
 	conn_free(&w.conn);
