@@ -39,6 +39,7 @@
 #include "claim.h"
 #include "common/util.h"
 #include "conn.h"
+#include "daemonrow.h"
 #include "held.h"
 #include "job.h"
 #include "jobs.h"
@@ -49,6 +50,7 @@
 #include "prefetch.h"
 #include "record.h"
 #include "retention.h"
+#include "scheduler.h"
 #include "proc.h"
 #include "queues.h"
 #include "report.h"
@@ -65,12 +67,6 @@ extern char **environ;
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
-/* A lease renewal that waited for a row lock is tried again this soon,
- * not a heartbeat interval later. */
-#define BEAT_RETRY 1.0
-/* A schedule INSERTed in SQL wakes the scheduler before its commit:
- * kyu_schedules is read once more this much later. */
-#define SCHEDULES_RECHECK 1.0
 
 /* Rows of the statement order (build_order), moments included. */
 #define N_ROWS 15
@@ -90,21 +86,6 @@ struct worker {
 	const struct stmt_row *inflight;
 	struct report rep;
 
-	/* The daemon's row of kyu_daemons, kept by worker 1 (registry.h). */
-	char daemon_id[REGISTRY_ID_MAX];
-	bool reg_on;      /* this worker keeps the row */
-	bool reg_remove;  /* stopping: delete the row (once) */
-	bool reg_sending_remove;
-	struct spell reg_failing; /* writing the row fails (logged at its start and end) */
-	double reg_next;  /* monotonic: the next refresh (0: at once) */
-
-	double schedules_recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
-
-	/* Schedules, in worker 1 only (schedules.h). */
-	struct schedules sched;
-	bool schedules_on;
-	bool schedules_txn; /* the statement in flight opened a transaction */
-
 	struct jobs jobs;
 	struct record rec;
 	struct held held;
@@ -112,6 +93,8 @@ struct worker {
 	struct claim claim;
 	struct lease lease;
 	struct live live; /* running jobs' output tails (live.h) */
+	struct scheduler sched;
+	struct daemonrow reg;
 
 	/* Loop watchers. */
 	ev_io ctl_w;
@@ -128,7 +111,6 @@ struct worker {
 	struct board *board;
 	struct board_worker *bw;
 	uint64_t board_deadlocks, board_fences;
-	double beat_due; /* monotonic: when the lease renewal in flight was due */
 };
 
 static void pump(struct worker *w);
@@ -140,8 +122,8 @@ static void on_db_up(void *arg)
 	struct worker *w = arg;
 
 	claim_connected(&w->claim);
-	schedules_reset(&w->sched, mono_now());
-	w->reg_next = 0;
+	scheduler_connected(&w->sched);
+	daemonrow_refresh(&w->reg);
 	record_connected(&w->rec);
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
@@ -207,258 +189,6 @@ static void on_parent_gone(void *arg)
 
 /* ---- statements ---------------------------------------------------------- */
 
-static void beat_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	if (r->fail != DB_OK)
-		conn_failed(&w->conn, r, "extending leases");
-	else
-		board_observe(w->bw, BH_HEARTBEAT, mono_now() - w->beat_due);
-	lease_reply(&w->lease, r);
-	if ((r->fail == DB_RETRY || r->fail == DB_BUSY) && w->lease.next_beat > mono_now() + BEAT_RETRY)
-		w->lease.next_beat = mono_now() + BEAT_RETRY;
-}
-
-static bool beat_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return lease_due(&w->lease, t->now);
-}
-
-static bool beat_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-	double now = mono_now();
-
-	(void)t;
-	/* Due at next_beat; 0 means "at once" (after a reconnect). */
-	w->beat_due = w->lease.next_beat > 0 && w->lease.next_beat < now ? w->lease.next_beat : now;
-	return lease_build(&w->lease, &w->cfg, sb);
-}
-
-static double beat_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return lease_renewing(&w->lease) ? w->lease.next_beat : 0;
-}
-
-static void live_reply_(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	int n;
-
-	n = live_reply(&w->live, r);
-	switch (r->fail) {
-	case DB_OK:
-		log_debug("wrote the output tail of %d running job(s)", n);
-		if (spell_end(&w->live.failing))
-			log_notice("running jobs' output is written again");
-		break;
-	case DB_LOST:
-		conn_failed(&w->conn, r, "writing running jobs' output");
-		break;
-	case DB_RETRY:
-	case DB_BUSY:
-		/* Tried again at the next interval; the results and the
-		 * claims that matter say so if it lasts. */
-		log_debug("writing running jobs' output: %s; next time", r->err);
-		break;
-	case DB_ERROR:
-		/* Once per spell: it would repeat every interval. */
-		if (spell_begin(&w->live.failing))
-			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
-				 r->err, w->live.interval);
-		break;
-	}
-}
-
-static bool live_due_(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return live_due(&w->live, t->now);
-}
-
-static bool live_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-
-	return live_build(&w->live, t->now, db_max_statement(w->conn.db), sb);
-}
-
-static double live_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return live_next(&w->live);
-}
-
-static void sched_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	/* A step is a transaction: one that failed part-way is ended before
-	 * anything else is sent (a lost connection ends it by itself). */
-	if (r->fail != DB_OK && r->fail != DB_LOST && w->schedules_txn)
-		claim_txn_left_open(&w->claim);
-	if (r->fail == DB_LOST || r->fail == DB_RETRY || r->fail == DB_BUSY)
-		conn_failed(&w->conn, r, "schedules");
-	schedules_read(&w->sched, r, mono_now());
-	if (w->sched.fired_new) {
-		/* The job may be ours to run; with no wake-up trigger nothing
-		 * else would tell us before the poll. */
-		w->sched.fired_new = false;
-		claim_want(&w->claim);
-	}
-}
-
-/* A step is rare and short; before claims, so that a busy worker
- * still fires on time. */
-static bool sched_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	return w->schedules_on && !w->jobs.draining && schedules_ready(&w->sched, t->now);
-}
-
-static bool sched_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-
-	w->schedules_txn = schedules_build(&w->sched, sb, t->now);
-	return true;
-}
-
-static double sched_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	return w->schedules_on && !w->jobs.draining ? schedules_wake_time(&w->sched, now) : 0;
-}
-
-/* The moment a wake-up of the scheduler is looked at again
- * (SCHEDULES_RECHECK). */
-static bool sched_recheck_due(void *arg, struct stmt_turn *t)
-{
-	struct worker *w = arg;
-
-	if (w->schedules_recheck_at > 0 && t->now >= w->schedules_recheck_at) {
-		w->schedules_recheck_at = 0;
-		if (w->schedules_on)
-			schedules_poke(&w->sched, t->now);
-	}
-	return false;
-}
-
-static double sched_recheck_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	(void)now;
-	return w->schedules_recheck_at;
-}
-
-static void registry_reply(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	double now = mono_now();
-	char msg[256];
-	enum registry_result res;
-
-	if (r->fail == DB_LOST) {
-		/* The next connection refreshes at once (on_connected); a
-		 * stopping daemon's row is left to expire. */
-		conn_failed(&w->conn, r, "the daemon registry");
-		w->reg_remove = false;
-		return;
-	}
-	res = registry_read(r, msg, sizeof(msg));
-	if (w->reg_sending_remove) {
-		w->reg_remove = false;
-		if (res == REG_DONE)
-			log_debug("removed this daemon's row of kyu_daemons");
-		else if (res != REG_MISSING)
-			log_warn("cannot remove this daemon's row of kyu_daemons (%s): it is skipped "
-				 "once its live_until has passed, and deleted by another daemon",
-				 msg);
-		return;
-	}
-	switch (res) {
-	case REG_DONE:
-		if (spell_end(&w->reg_failing))
-			log_notice("the daemon registry is written again");
-		else
-			log_debug("registered in kyu_daemons as %s", w->daemon_id);
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	case REG_LOCKED:
-		/* A submitter's open transaction holds the row: never wait. */
-		log_debug("kyu_daemons: row locked (%s); trying again in %.0f s", msg, REGISTRY_RETRY);
-		w->reg_next = now + REGISTRY_RETRY;
-		break;
-	case REG_MISSING:
-		if (spell_begin(&w->reg_failing))
-			log_notice("no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
-				   "reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
-				   msg);
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	case REG_FAILED:
-		if (spell_begin(&w->reg_failing))
-			log_warn("writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
-				 "other hosts may miss it until it is written (kyud(8), grants)",
-				 msg);
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	}
-}
-
-static bool registry_due(void *arg, struct stmt_turn *t)
-{
-	const struct worker *w = arg;
-
-	if (!w->reg_on)
-		return false;
-	if (w->jobs.draining)
-		return w->reg_remove;
-	return t->now >= w->reg_next;
-}
-
-static bool registry_send(void *arg, struct stmt_turn *t, struct strbuf *sb)
-{
-	struct worker *w = arg;
-
-	(void)t;
-	w->reg_sending_remove = w->jobs.draining;
-	if (w->jobs.draining)
-		registry_remove_build(sb, w->daemon_id);
-	else
-		registry_refresh_build(sb, &w->cfg, w->daemon_id, w->host, w->parent.pid);
-	return true;
-}
-
-static void registry_unsent(void *arg)
-{
-	struct worker *w = arg;
-
-	w->reg_remove = false;
-	w->reg_next = mono_now() + registry_interval(&w->cfg);
-}
-
-static double registry_when(void *arg, double now)
-{
-	const struct worker *w = arg;
-
-	if (!w->reg_on || w->jobs.draining)
-		return 0;
-	return w->reg_next > 0 ? w->reg_next : now;
-}
-
 /* The statement order: the first row that is due is sent (pump_once).
  * Leases first (they keep jobs alive), then results, claims, retention;
  * notes/DESIGN.md, "How a statement travels", says why each is where it
@@ -478,22 +208,22 @@ static void build_order(struct worker *w)
 		  .due = claim_release_due, .send = claim_release_send,
 		  .on_reply = claim_release_reply, .unsent = claim_release_unsent,
 		  .when = claim_release_when },
-		{ .name = "extending leases", .ctx = w, .due = beat_due, .send = beat_send,
-		  .on_reply = beat_reply, .when = beat_when },
-		{ .name = "the daemon registry", .ctx = w, .due = registry_due, .send = registry_send,
-		  .on_reply = registry_reply, .unsent = registry_unsent, .when = registry_when,
-		  .exit_waits = true },
+		{ .name = "extending leases", .ctx = &w->lease, .due = lease_beat_due,
+		  .send = lease_beat_send, .on_reply = lease_beat_reply, .when = lease_beat_when },
+		{ .name = "the daemon registry", .ctx = &w->reg, .due = daemonrow_due,
+		  .send = daemonrow_send, .on_reply = daemonrow_reply, .unsent = daemonrow_unsent,
+		  .when = daemonrow_when, .exit_waits = true },
 		/* Behind the leases, ahead of claims and results: at most one
 		 * round trip per interval, so that a worker busy with short jobs
 		 * still shows its long ones' output. */
-		{ .name = "writing running jobs' output", .ctx = w, .due = live_due_, .send = live_send,
-		  .on_reply = live_reply_, .when = live_when },
+		{ .name = "writing running jobs' output", .ctx = &w->live, .due = live_write_due,
+		  .send = live_write_send, .on_reply = live_write_reply, .when = live_write_when },
 		{ .name = "a wake-up's recheck", .ctx = &w->claim, .due = claim_recheck_due,
 		  .when = claim_recheck_when },
-		{ .name = "a schedules wake-up's recheck", .ctx = w, .due = sched_recheck_due,
-		  .when = sched_recheck_when },
-		{ .name = "schedules", .ctx = w, .due = sched_due, .send = sched_send,
-		  .on_reply = sched_reply, .when = sched_when },
+		{ .name = "a schedules wake-up's recheck", .ctx = &w->sched,
+		  .due = scheduler_recheck_due, .when = scheduler_recheck_when },
+		{ .name = "schedules", .ctx = &w->sched, .due = scheduler_due, .send = scheduler_send,
+		  .on_reply = scheduler_reply, .when = scheduler_when },
 		{ .name = "claiming by itself", .ctx = &w->claim, .due = claim_self_poll_due,
 		  .when = claim_self_poll_when },
 		{ .name = "the claim's size", .ctx = &w->claim, .due = claim_size_due,
@@ -616,8 +346,7 @@ static void on_stats(EV_P_ ev_timer *t, int revents)
 static void begin_drain(struct worker *w, bool now)
 {
 	claim_drain(&w->claim);
-	if (!w->jobs.draining)
-		w->reg_remove = w->reg_on;
+	daemonrow_drain(&w->reg);
 	jobs_drain(&w->jobs, now);
 }
 
@@ -654,12 +383,9 @@ static void reload(struct worker *w, int fd)
 	 * statement in flight (if any) is back. */
 	if (db_changed)
 		w->conn.reconnect_wanted = true;
-	/* A step in flight finishes; turning schedules off ends them after it. */
-	w->schedules_on = w->index == 1 && w->cfg.schedules;
-	if (w->schedules_on)
-		schedules_poke(&w->sched, mono_now());
+	scheduler_reload(&w->sched);
 	/* The queues or the wake-up address may have changed. */
-	w->reg_next = 0;
+	daemonrow_refresh(&w->reg);
 	claim_reload(&w->claim);
 }
 
@@ -725,10 +451,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			reload(w, fd);
 			break;
 		case KYU_SCHEDULES:
-			if (w->schedules_on) {
-				schedules_poke(&w->sched, mono_now());
-				w->schedules_recheck_at = mono_now() + SCHEDULES_RECHECK;
-			}
+			scheduler_wake(&w->sched);
 			break;
 		case KYU_REPORT:
 			report_configure(&w->rep, m.value);
@@ -776,7 +499,7 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	/* The registry's delete goes out before the exit, unless the
 	 * connection is gone (the row then expires by itself). */
 	if (pending == 0 && !(w->inflight && w->inflight->exit_waits) &&
-	    !(w->reg_remove && db_connected(w->conn.db))) {
+	    !(w->reg.remove && db_connected(w->conn.db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
 	} else if (!db_connected(w->conn.db) && mono_now() > w->jobs.drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
@@ -882,17 +605,13 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	retention_init(&w.ret, &w.cfg, &w.conn, &w.rec, &w.jobs);
 	claim_init(&w.claim, &w.cfg, w.host, &w.conn, &w.parent, &w.jobs, &w.held, &w.rec, &w.ret,
 		   w.bw);
-	lease_init(&w.lease, w.loop, w.jobs.slots, w.cfg.slots, &w.cfg);
-	live_init(&w.live, w.jobs.slots, w.cfg.slots, &w.cfg);
+	lease_init(&w.lease, w.loop, w.jobs.slots, w.cfg.slots, &w.cfg, &w.conn, w.bw);
+	live_init(&w.live, w.jobs.slots, w.cfg.slots, &w.cfg, &w.conn);
 	build_order(&w);
 	init_watchers(&w);
 	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
-	schedules_init(&w.sched);
-	w.schedules_on = w.index == 1 && w.cfg.schedules;
-	if (w.index == 1 && daemon_id) {
-		snprintf(w.daemon_id, sizeof(w.daemon_id), "%s", daemon_id);
-		w.reg_on = true;
-	}
+	scheduler_init(&w.sched, &w.cfg, w.index, &w.conn, &w.claim, &w.jobs);
+	daemonrow_init(&w.reg, &w.cfg, w.index, daemon_id, w.host, &w.conn, &w.parent, &w.jobs);
 
 	w.parent.heard_at = mono_now();
 	conn_start(&w.conn);
@@ -908,7 +627,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	record_free(&w.rec);
 	held_free(&w.held);
 	claim_free(&w.claim);
-	schedules_free(&w.sched);
+	scheduler_free(&w.sched);
 	lease_free(&w.lease);
 	live_free(&w.live);
 	conn_free(&w.conn);
