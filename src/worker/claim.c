@@ -160,7 +160,8 @@ static int claim_size(const struct claim *cl)
 		return want;
 	/* Under load, wait until a useful batch is wanted: one claim of k
 	 * rows costs about as much as one claim of 1. */
-	if (cl->more && (want >= (room + 1) / 2 || (cl->jobs->n_running == 0 && cl->held->ring.n == 0)))
+	if (cl->more &&
+	    (want >= (room + 1) / 2 || (cl->jobs->n_running == 0 && cl->held->ring.n == 0)))
 		return want;
 	return 0;
 }
@@ -295,7 +296,8 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 	cl->sent.token = random_token();
 	cl->sent.claimed_at = now;
 	cl->sent.n_fin = n_fin;
-	store_claim_build_plan(sb, cl->cfg, cl->sent.token, cl->host, &plan, f, n_fin, &cl->sent.lay);
+	store_claim_build_plan(sb, cl->cfg, cl->sent.token, cl->host, &plan, f, n_fin,
+			       &cl->sent.lay);
 	record_count_add(cl->rec, sb, f, n_fin);
 	cl->sent.n = cl->sent.lay.asked;
 	cl->wanted = false;

@@ -47,15 +47,15 @@ struct claim {
 	struct retention *ret;
 	struct board_worker *bw;
 
-	struct queues dir;    /* the queue directory last read */
-	bool dir_wanted;      /* read the directory with the next claim, if any queue had due rows */
-	bool dir_force;       /* read it with the next claim in any case */
+	struct queues dir; /* the queue directory last read */
+	bool dir_wanted;   /* read the directory with the next claim, if any queue had due rows */
+	bool dir_force;    /* read it with the next claim in any case */
 
 	/* Pacing. */
-	bool wanted;          /* claim at the next chance */
-	bool more, more_sent; /* the last claim came back full; the supervisor was told */
-	bool freed_pending;   /* a job that held a key or a limited slot ended */
-	double claim_after;   /* monotonic: a claim that deadlocked waits until then */
+	bool wanted;              /* claim at the next chance */
+	bool more, more_sent;     /* the last claim came back full; the supervisor was told */
+	bool freed_pending;       /* a job that held a key or a limited slot ended */
+	double claim_after;       /* monotonic: a claim that deadlocked waits until then */
 	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
 	struct spell lock_waits;  /* claims wait for row locks (logged once per spell) */
 	/* A wake-up datagram asked for the next claim (wake_recheck). */
@@ -66,7 +66,7 @@ struct claim {
 	/* The connection's claim statements. */
 	bool prepared;  /* kyu_claim/kyu_reclaim exist on this connection */
 	bool txn_dirty; /* a failed claim (or schedules step) may have left a transaction open */
-	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
+	uint64_t release_token; /* the rows a failed claim marked, to give back (0: none) */
 
 	/* The claim in flight. */
 	struct {

@@ -35,8 +35,8 @@ static void on_reconnect(EV_P_ ev_timer *t, int revents)
 	conn_start(t->data);
 }
 
-void conn_init(struct conn *c, struct ev_loop *loop, const struct kyu_config *cfg, struct report *rep,
-	       struct board_worker *bw, void (*up)(void *ctx), void *up_ctx)
+void conn_init(struct conn *c, struct ev_loop *loop, const struct kyu_config *cfg,
+	       struct report *rep, struct board_worker *bw, void (*up)(void *ctx), void *up_ctx)
 {
 	c->loop = loop;
 	c->cfg = cfg;

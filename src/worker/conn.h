@@ -38,28 +38,28 @@ struct conn {
 	void (*up)(void *ctx);
 	void *up_ctx;
 
-	bool connecting;     /* a connect is under way */
-	bool usable;         /* set up and checked (reported to the supervisor) */
-	bool schema_wanted;  /* the schema version is checked before anything else is sent */
-	bool minutes;        /* the schema has kyu_minutes, or may have (record.c counts) */
+	bool connecting;       /* a connect is under way */
+	bool usable;           /* set up and checked (reported to the supervisor) */
+	bool schema_wanted;    /* the schema version is checked before anything else is sent */
+	bool minutes;          /* the schema has kyu_minutes, or may have (record.c counts) */
 	bool reconnect_wanted; /* new settings: reconnect once the statement in flight is back */
 	bool ever_connected;
-	int exit_status;     /* the database is one this kyud must not touch: stop with this */
+	int exit_status; /* the database is one this kyud must not touch: stop with this */
 	double reconnect_delay;
 	double connect_tried; /* monotonic */
 	double connected_at;  /* monotonic: when the connection in use was set up */
 	ev_timer reconnect_w;
-	int conflicts;        /* claims or flushes deadlocked in a row */
-	struct spell outage;  /* a loss (logged at its start and end) */
-	struct spell busy;    /* the server refuses writes (DB_BUSY; logged at its start and end) */
+	int conflicts;       /* claims or flushes deadlocked in a row */
+	struct spell outage; /* a loss (logged at its start and end) */
+	struct spell busy;   /* the server refuses writes (DB_BUSY; logged at its start and end) */
 	struct spell schema_newer; /* a newer, compatible version (logged once) */
 };
 
 /* The loop, the configuration (the worker's, read at each use: a reload
  * changes it in place), the supervisor's report and the scoreboard are
  * borrowed for the connection's life. */
-void conn_init(struct conn *c, struct ev_loop *loop, const struct kyu_config *cfg, struct report *rep,
-	       struct board_worker *bw, void (*up)(void *ctx), void *up_ctx);
+void conn_init(struct conn *c, struct ev_loop *loop, const struct kyu_config *cfg,
+	       struct report *rep, struct board_worker *bw, void (*up)(void *ctx), void *up_ctx);
 void conn_free(struct conn *c);
 /* Connect now, dropping nothing (the connection is down or was closed). */
 void conn_start(struct conn *c);

@@ -30,11 +30,11 @@ struct daemonrow {
 	const struct parent *parent; /* the supervisor's pid is in the row */
 	const struct jobs *jobs;
 	char id[REGISTRY_ID_MAX];
-	bool on;             /* this worker keeps the row */
-	bool remove;         /* stopping: delete the row (once) */
-	bool sending_remove; /* the statement in flight deletes it */
+	bool on;              /* this worker keeps the row */
+	bool remove;          /* stopping: delete the row (once) */
+	bool sending_remove;  /* the statement in flight deletes it */
 	struct spell failing; /* writing the row fails (logged at its start and end) */
-	double next;         /* monotonic: the next refresh (0: at once) */
+	double next;          /* monotonic: the next refresh (0: at once) */
 };
 
 /* daemon_id: the daemon's token; NULL (a worker started by hand): no row. */

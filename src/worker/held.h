@@ -36,8 +36,8 @@ struct held {
 	struct parent *parent;
 	const struct queues *dir; /* the claim's directory: which queues are limited */
 	struct board_worker *bw;
-	struct prefetch ring;     /* rows claimed ahead of a free slot */
-	double reloaded_at;       /* monotonic: the last reload (dropped_by_reload) */
+	struct prefetch ring; /* rows claimed ahead of a free slot */
+	double reloaded_at;   /* monotonic: the last reload (dropped_by_reload) */
 	uint64_t n_given_back;
 };
 

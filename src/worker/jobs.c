@@ -119,7 +119,8 @@ void jobs_start(struct jobs *js, struct claimed *c, bool gated)
 	board_count(js->bw, j->queue, BJ_STARTED);
 	/* Due to claimed by the database's clock, claimed to started by ours. */
 	if (c->waited_us >= 0)
-		board_observe(js->bw, BH_START, (double)c->waited_us / 1e6 + (mono_now() - c->got_at));
+		board_observe(js->bw, BH_START,
+			      (double)c->waited_us / 1e6 + (mono_now() - c->got_at));
 	/* Its lease runs from its claim, which may be older than the renewal
 	 * the armed fencing deadline was computed from. */
 	lease_check(js->lease);

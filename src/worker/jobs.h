@@ -39,9 +39,9 @@ struct jobs {
 	struct job **slots; /* cfg->slots long; NULL: free */
 	int n_running;
 	struct job_params params;
-	struct domain_ids self;   /* kyud's own user */
-	struct idcache idcache;   /* the users of the queues' sections */
-	struct results *results;  /* where each attempt's end goes (record.c's) */
+	struct domain_ids self;  /* kyud's own user */
+	struct idcache idcache;  /* the users of the queues' sections */
+	struct results *results; /* where each attempt's end goes (record.c's) */
 	struct lease *lease;
 	struct board_worker *bw;
 	/* A job ended, first of all (claim.c: its run time, its slot and

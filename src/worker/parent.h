@@ -20,9 +20,9 @@
 #include "common/spell.h"
 
 struct parent {
-	pid_t pid;       /* our parent while the supervisor lives */
-	bool gone;       /* it went away: nothing is sent to it any more */
-	double heard_at; /* monotonic: its last message */
+	pid_t pid;                 /* our parent while the supervisor lives */
+	bool gone;                 /* it went away: nothing is sent to it any more */
+	double heard_at;           /* monotonic: its last message */
 	struct spell self_polling; /* claiming by itself (logged at its start and end) */
 	/* It went away (control.c: stop reading it, drain). */
 	void (*on_gone)(void *ctx);

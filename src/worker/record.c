@@ -57,15 +57,16 @@ void record_count_add(struct record *rec, struct strbuf *sb, const struct finish
 	rec->counted = record_counting(rec) && minutes_count_build(sb, &wr, &rec->pending, f, n);
 }
 
-void record_count_read(struct record *rec, const struct db_reply *r, int n_body, struct db_reply *body)
+void record_count_read(struct record *rec, const struct db_reply *r, int n_body,
+		       struct db_reply *body)
 {
 	*body = *r;
 	if (rec->counted)
 		rec->m = minutes_split(r, n_body, body);
 }
 
-void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f, int n,
-			 int recorded)
+void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f,
+			 int n, int recorded)
 {
 	if (!rec->counted)
 		return;

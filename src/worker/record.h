@@ -47,7 +47,7 @@ struct record {
 	/* Counting ended jobs in kyu_minutes (minutes.h). */
 	char daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
 	int worker;
-	double minutes_after; /* monotonic: a count that failed is tried again then */
+	double minutes_after;         /* monotonic: a count that failed is tried again then */
 	struct spell minutes_failing; /* counting fails (logged at its start and end) */
 	struct minutes_pending pending;
 	/* The round trip in flight (a finish or a claim) ends with the
@@ -77,12 +77,13 @@ bool record_counting(struct record *rec);
 void record_count_add(struct record *rec, struct strbuf *sb, const struct finish *f, int n);
 /* The reply r of a round trip of n_body statements, with the count after
  * them if one was sent: the body's view in *body. */
-void record_count_read(struct record *rec, const struct db_reply *r, int n_body, struct db_reply *body);
+void record_count_read(struct record *rec, const struct db_reply *r, int n_body,
+		       struct db_reply *body);
 /* What the count of reply r settled: f[0..n) are the results the round
  * trip carried, of which the first `recorded` are recorded. Call before
  * record_recorded forgets them. */
-void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f, int n,
-			 int recorded);
+void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f,
+			 int n, int recorded);
 /* The first n results of the last batch are recorded, rejected of them
  * because their row had passed to another claim: forget them. */
 void record_recorded(struct record *rec, int n, int rejected);

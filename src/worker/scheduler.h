@@ -31,8 +31,8 @@ struct scheduler {
 	struct conn *conn;
 	struct claim *claim;
 	const struct jobs *jobs;
-	bool on;  /* this worker runs the schedules (worker 1, [kyud] schedules) */
-	bool txn; /* the statement in flight opened a transaction */
+	bool on;           /* this worker runs the schedules (worker 1, [kyud] schedules) */
+	bool txn;          /* the statement in flight opened a transaction */
 	double recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
 };
 

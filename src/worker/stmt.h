@@ -6,7 +6,9 @@
  * its own rows; this header is below all of them so that none of them
  * needs to know the order, nor the order any room's struct.
  *
- * Header only: two types that the rooms and pump.c share. */
+ * Header only: two types that the rooms and pump.c share. A row of the
+ * order owns nothing; what a statement carries of a job's row is owned by
+ * the room whose statement it is (claim.c, record.c, lease.c, live.c). */
 #ifndef KYU_STMT_H
 #define KYU_STMT_H
 
