@@ -39,11 +39,15 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		  .due = claim_release_due, .send = claim_release_send,
 		  .on_reply = claim_release_reply, .unsent = claim_release_unsent,
 		  .when = claim_release_when },
+		/* Leases before anything that is not a repair: they keep jobs
+		 * alive. */
 		{ .name = "extending leases", .ctx = r->lease, .due = lease_beat_due,
 		  .send = lease_beat_send, .on_reply = lease_beat_reply, .when = lease_beat_when },
 		{ .name = "the daemon registry", .ctx = r->reg, .due = daemonrow_due,
 		  .send = daemonrow_send, .on_reply = daemonrow_reply, .unsent = daemonrow_unsent,
 		  .when = daemonrow_when, .exit_waits = true },
+		/* Behind the leases, ahead of claims and results, each at most
+		 * once per its interval. */
 		{ .name = "writing running jobs' output", .ctx = r->live, .due = live_write_due,
 		  .send = live_write_send, .on_reply = live_write_reply, .when = live_write_when },
 		/* Moments: what falls due here changes what the rows below
@@ -52,12 +56,15 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		  .when = claim_recheck_when },
 		{ .name = "a schedules wake-up's recheck", .ctx = r->sched,
 		  .due = scheduler_recheck_due, .when = scheduler_recheck_when },
+		/* Before claims, so that a busy worker still fires on time. */
 		{ .name = "schedules", .ctx = r->sched, .due = scheduler_due, .send = scheduler_send,
 		  .on_reply = scheduler_reply, .when = scheduler_when },
 		{ .name = "claiming by itself", .ctx = r->claim, .due = claim_self_poll_due,
 		  .when = claim_self_poll_when },
 		{ .name = "the claim's size", .ctx = r->claim, .due = claim_size_due,
 		  .when = claim_size_when },
+		/* The claim carries the plain successes waiting, as long as no
+		 * other result waits; else the results go first, alone. */
 		{ .name = "acquiring jobs", .ctx = r->claim, .due = claim_with_results_due,
 		  .send = claim_with_results_send, .on_reply = claim_reply, .unsent = claim_unsent,
 		  .exit_waits = true },
@@ -66,6 +73,7 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		  .exit_waits = true },
 		{ .name = "acquiring jobs", .ctx = r->claim, .due = claim_due, .send = claim_send,
 		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
+		/* Last: nothing waits for it. */
 		{ .name = "retention delete", .ctx = r->ret, .due = retention_due,
 		  .send = retention_send, .on_reply = retention_reply },
 	};
