@@ -5,10 +5,14 @@
  * statement builders (worker/store.h) and by kyu_minutes (minutes.h), so
  * that a module that only reads a row does not include SQL text.
  *
- * Who owns the row at each step: claim.c reads it into a struct claimed
- * and hands it to jobs.c, which owns it while the job runs; the end
+ * Who owns the row at each step (the rooms of worker/): a claim's reply
+ * allocates each row as a struct claimed (store.c) and claim.c hands it to
+ * held.c, which starts it at once, holds it in the prefetch ring until a
+ * slot frees, or gives it back; jobs.c moves a started one into a struct
+ * job (job.c) and owns that, through its slot, while the job runs; the end
  * becomes a struct finish in results.c, which owns its strings until the
- * round trip that records it (record.c) has an answer. */
+ * round trip that records it (record.c: a finish, or riding along with a
+ * claim) has an answer. */
 #ifndef KYU_ATTEMPT_H
 #define KYU_ATTEMPT_H
 

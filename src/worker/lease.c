@@ -6,6 +6,10 @@
 #include "common/log.h"
 #include "store.h"
 
+/* A lease renewal that waited for a row lock is tried again this soon,
+ * not a heartbeat interval later. */
+#define BEAT_RETRY 1.0
+
 static void on_fence(EV_P_ ev_timer *t, int revents)
 {
 	(void)EV_A;
@@ -21,10 +25,13 @@ void lease_configure(struct lease *l, const struct kyu_config *cfg)
 }
 
 void lease_init(struct lease *l, struct ev_loop *loop, struct job **slots, int n_slots,
-		const struct kyu_config *cfg)
+		const struct kyu_config *cfg, struct conn *conn, struct board_worker *bw)
 {
 	memset(l, 0, sizeof(*l));
 	l->loop = loop;
+	l->cfg = cfg;
+	l->conn = conn;
+	l->bw = bw;
 	l->slots = slots;
 	l->n_slots = n_slots;
 	l->seqs = xcalloc((size_t)n_slots, sizeof(*l->seqs));
@@ -187,4 +194,43 @@ void lease_check(struct lease *l)
 		ev_timer_set(&l->fence_w, next - now, 0.);
 		ev_timer_start(l->loop, &l->fence_w);
 	}
+}
+
+/* ---- the heartbeat's row ------------------------------------------------- */
+
+bool lease_beat_due(void *lease, struct stmt_turn *t)
+{
+	return lease_due(lease, t->now);
+}
+
+bool lease_beat_send(void *lease, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct lease *l = lease;
+	double now = mono_now();
+
+	(void)t;
+	/* Due at next_beat; 0 means "at once" (after a reconnect). */
+	l->beat_due = l->next_beat > 0 && l->next_beat < now ? l->next_beat : now;
+	return lease_build(l, l->cfg, sb);
+}
+
+double lease_beat_when(void *lease, double now)
+{
+	const struct lease *l = lease;
+
+	(void)now;
+	return lease_renewing(l) ? l->next_beat : 0;
+}
+
+void lease_beat_reply(void *lease, const struct db_reply *r)
+{
+	struct lease *l = lease;
+
+	if (r->fail != DB_OK)
+		conn_failed(l->conn, r, "extending leases");
+	else
+		board_observe(l->bw, BH_HEARTBEAT, mono_now() - l->beat_due);
+	lease_reply(l, r);
+	if ((r->fail == DB_RETRY || r->fail == DB_BUSY) && l->next_beat > mono_now() + BEAT_RETRY)
+		l->next_beat = mono_now() + BEAT_RETRY;
 }

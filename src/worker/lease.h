@@ -8,7 +8,12 @@
  * from just before the statement that last set it was sent): a job not
  * renewed by then is killed, because once its lease expires another claim
  * may start it again. The timer runs whatever the connection does, so a
- * database that stops answering cannot keep a job alive past its lease. */
+ * database that stops answering cannot keep a job alive past its lease.
+ *
+ * The heartbeat is one chore of the worker's statement order (pump.c): its
+ * row's columns are at the end of this header, beside what they send. The
+ * jobs are jobs.c's (the slots are borrowed); this module owns only what
+ * the heartbeat in flight renews and the fence timer. */
 #ifndef KYU_LEASE_H
 #define KYU_LEASE_H
 
@@ -19,16 +24,23 @@
 
 #include "common/config.h"
 #include "common/db.h"
+#include "common/board.h"
 #include "common/util.h"
+#include "conn.h"
 #include "job.h"
+#include "stmt.h"
 
 struct lease {
 	struct ev_loop *loop;
 	struct job **slots; /* the worker's, n_slots long; NULL entries are free */
 	int n_slots;
+	const struct kyu_config *cfg; /* the worker's, read at each heartbeat */
+	struct conn *conn;
+	struct board_worker *bw; /* how late heartbeats are, on the scoreboard */
 	int lease, margin;
 	double interval;
-	double next_beat; /* monotonic */
+	double next_beat; /* monotonic; 0: at once (a new connection) */
+	double beat_due;  /* monotonic: when the heartbeat in flight was due */
 	ev_timer fence_w;
 	/* The heartbeat in flight. */
 	uint64_t *seqs, *tokens;
@@ -38,7 +50,7 @@ struct lease {
 };
 
 void lease_init(struct lease *l, struct ev_loop *loop, struct job **slots, int n_slots,
-		const struct kyu_config *cfg);
+		const struct kyu_config *cfg, struct conn *conn, struct board_worker *bw);
 void lease_configure(struct lease *l, const struct kyu_config *cfg);
 void lease_free(struct lease *l);
 /* Whether any running job has a lease to renew (next_beat means nothing
@@ -58,5 +70,11 @@ void lease_reply(struct lease *l, const struct db_reply *r);
 /* Kill every job past its fencing deadline; arm the timer for the next.
  * Call after a job started or its lease changed. */
 void lease_check(struct lease *l);
+
+/* The heartbeat's row of the statement order (ctx: the lease). */
+bool lease_beat_due(void *lease, struct stmt_turn *t);
+bool lease_beat_send(void *lease, struct stmt_turn *t, struct strbuf *sb);
+void lease_beat_reply(void *lease, const struct db_reply *r);
+double lease_beat_when(void *lease, double now);
 
 #endif

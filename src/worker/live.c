@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/capture.h"
+#include "common/log.h"
 #include "store.h"
 
 void live_configure(struct live *l, const struct kyu_config *cfg)
@@ -11,9 +12,11 @@ void live_configure(struct live *l, const struct kyu_config *cfg)
 	l->interval = cfg->live_output;
 }
 
-void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu_config *cfg)
+void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu_config *cfg,
+	       struct conn *conn)
 {
 	memset(l, 0, sizeof(*l));
+	l->conn = conn;
 	l->slots = slots;
 	l->n_slots = n_slots;
 	l->seqs = xcalloc((size_t)n_slots, sizeof(*l->seqs));
@@ -126,4 +129,57 @@ int live_reply(struct live *l, const struct db_reply *r)
 	}
 	l->n = 0;
 	return n;
+}
+
+/* ---- the write's row ------------------------------------------------------ */
+
+/* Behind the leases, ahead of claims and results (pump.c): at most one
+ * round trip per interval, so that a worker busy with short jobs still
+ * shows its long ones' output. */
+bool live_write_due(void *live, struct stmt_turn *t)
+{
+	return live_due(live, t->now);
+}
+
+bool live_write_send(void *live, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct live *l = live;
+
+	return live_build(l, t->now, db_max_statement(l->conn->db), sb);
+}
+
+double live_write_when(void *live, double now)
+{
+	(void)now;
+	return live_next(live);
+}
+
+void live_write_reply(void *live, const struct db_reply *r)
+{
+	struct live *l = live;
+	int n;
+
+	n = live_reply(l, r);
+	switch (r->fail) {
+	case DB_OK:
+		log_debug("wrote the output tail of %d running job(s)", n);
+		if (spell_end(&l->failing))
+			log_notice("running jobs' output is written again");
+		break;
+	case DB_LOST:
+		conn_failed(l->conn, r, "writing running jobs' output");
+		break;
+	case DB_RETRY:
+	case DB_BUSY:
+		/* Tried again at the next interval; the results and the
+		 * claims that matter say so if it lasts. */
+		log_debug("writing running jobs' output: %s; next time", r->err);
+		break;
+	case DB_ERROR:
+		/* Once per spell: it would repeat every interval. */
+		if (spell_begin(&l->failing))
+			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
+				 r->err, l->interval);
+		break;
+	}
 }

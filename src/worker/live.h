@@ -9,7 +9,11 @@
  * once per live_output seconds, fenced by claim token and status like the
  * heartbeat, so a worker that lost a row never writes it. The worker sends
  * it after the heartbeat when both are due; the result at the attempt's
- * end still writes the whole kept output over it. */
+ * end still writes the whole kept output over it.
+ *
+ * The write is one chore of the worker's statement order (pump.c): its
+ * row's columns are at the end of this header. The jobs are jobs.c's (the
+ * slots are borrowed); this module owns only the write in flight. */
 #ifndef KYU_LIVE_H
 #define KYU_LIVE_H
 
@@ -19,14 +23,18 @@
 
 #include "common/config.h"
 #include "common/db.h"
+#include "common/spell.h"
 #include "common/util.h"
+#include "conn.h"
 #include "job.h"
+#include "stmt.h"
 
 /* A screenful of recent lines: enough to see what a job is doing, small
  * enough that a write of every slot of a worker stays a few pages. */
 #define LIVE_TAIL_MAX 4096
 
 struct live {
+	struct conn *conn;
 	struct job **slots; /* the worker's, n_slots long; NULL entries are free */
 	int n_slots;
 	double interval; /* seconds; 0: off */
@@ -35,11 +43,12 @@ struct live {
 	/* The write in flight: which attempts, and how much each had written. */
 	uint64_t *seqs, *tokens, *totals;
 	int n;
-	bool failing; /* a failed write was logged; the next success is too */
+	struct spell failing; /* writes fail (logged at the start and end of a spell) */
 	uint64_t writes, rows;
 };
 
-void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu_config *cfg);
+void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu_config *cfg,
+	       struct conn *conn);
 void live_configure(struct live *l, const struct kyu_config *cfg);
 void live_free(struct live *l);
 /* A write should be sent now. */
@@ -55,5 +64,11 @@ bool live_build(struct live *l, double now, size_t max_len, struct strbuf *sb);
  * its output is in its row. A failure is only retried at the next
  * interval (the row keeps the tail written before, if any). */
 int live_reply(struct live *l, const struct db_reply *r); /* jobs written (0 on failure) */
+
+/* The write's row of the statement order (ctx: the live). */
+bool live_write_due(void *live, struct stmt_turn *t);
+bool live_write_send(void *live, struct stmt_turn *t, struct strbuf *sb);
+void live_write_reply(void *live, const struct db_reply *r);
+double live_write_when(void *live, double now);
 
 #endif

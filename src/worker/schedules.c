@@ -528,11 +528,10 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 		if (sent == SCHEDULES_SCAN) {
 			/* Once per spell: a missing table or grant fails the
 			 * same way every SCHEDULES_POLL until it is fixed. */
-			if (!s->scan_failing)
+			if (spell_begin(&s->scan_failing))
 				log_err("reading kyu_schedules failed: %s (is sql/schema.sql loaded, "
 					"and SELECT, UPDATE on it granted?); trying again every %.0f s",
 					r->err, SCHEDULES_POLL);
-			s->scan_failing = true;
 			s->scan_at = now + SCHEDULES_POLL;
 		} else if (row) {
 			double wait = add_hold(s, row->name, now);
@@ -545,9 +544,8 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 	}
 	switch (sent) {
 	case SCHEDULES_SCAN:
-		if (s->scan_failing)
+		if (spell_end(&s->scan_failing))
 			log_notice("reading kyu_schedules works again");
-		s->scan_failing = false;
 		if (r->n >= 1)
 			read_scan(s, r, now);
 		break;

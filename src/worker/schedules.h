@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/db.h"
+#include "common/spell.h"
 #include "common/util.h"
 
 /* Without a wake-up, a changed row is seen within this many seconds. */
@@ -79,7 +80,7 @@ struct schedules {
 	/* Schedules whose job could not be inserted, tried again later. */
 	struct schedules_hold *holds;
 	int n_holds;
-	bool scan_failing; /* the last scan failed (logged once per spell) */
+	struct spell scan_failing; /* scans fail (logged at the start and end of a spell) */
 	uint64_t fired; /* jobs this process enqueued */
 	bool fired_new; /* since the worker last asked: claim, the job may be ours */
 };

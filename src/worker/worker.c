@@ -1,2010 +1,148 @@
-/* A worker process: the event loop, the control channel to the
- * supervisor, the database connection's state, when to claim, and the
- * drain. Each part of a job's life lives elsewhere (notes/DESIGN.md, "Who
- * owns what"): the row from a claim (store.c) waits in the prefetch ring
- * (prefetch.c), runs as a job (job.c), its lease is renewed or fenced by
- * lease.c, its end becomes an outcome (outcome.c) and waits in results.c
- * until a statement records it. Every statement goes through db.c's
- * non-blocking driver, one at a time; pump() decides which is next. */
+/* A worker process: the loop and the rooms it is built of. worker.c sets
+ * them up, wires each room to the ones it uses and the hooks by which a
+ * lower room tells an upper one (conn_up, jobs' ended, record's
+ * recorded, parent's gone), runs the loop and tears it all down.
+ *
+ * One job from claim to recorded result, and the room of each step
+ * (notes/DESIGN.md, "Who owns what"):
+ *   pump.c     the statement order picks the claim's row when it is due;
+ *   claim.c    builds the claim and reads its reply: the rows (struct
+ *              claimed, common/attempt.h);
+ *   held.c     starts each at once, or holds it in the prefetch ring for a
+ *              slot, or gives it back;
+ *   jobs.c     starts it in a slot (job.c: one job's process), reaps it,
+ *              turns its end into an outcome (outcome.c) and queues the
+ *              result (results.c: struct finish);
+ *   lease.c    renews its lease while it runs, or fences it;
+ *   record.c   records the result, alone or riding along with the next
+ *              claim, and counts it in kyu_minutes; results.c forgets it.
+ * Beside them: conn.c (the connection), parent.c (the supervisor's
+ * liveness), control.c (its messages, reload, drain, reports), and the
+ * chores live.c, retention.c, scheduler.c and daemonrow.c. Every
+ * statement goes through db.c's non-blocking driver, one at a time. */
 #include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <sysexits.h>
 #include <unistd.h>
 
 #include <ev.h>
-#include <mysqld_error.h>
 
+#include "claim.h"
 #include "common/board.h"
 #include "common/config.h"
 #include "common/db.h"
+#include "common/domain.h"
 #include "common/log.h"
-#include "common/minutes.h"
-#include "common/orphans.h"
 #include "common/proto.h"
-#include "common/registry.h"
-#include "common/schema.h"
 #include "common/util.h"
-#include "job.h"
+#include "conn.h"
+#include "control.h"
+#include "daemonrow.h"
+#include "held.h"
+#include "jobs.h"
 #include "lease.h"
 #include "live.h"
-#include "outcome.h"
-#include "prefetch.h"
-#include "proc.h"
-#include "queues.h"
-#include "report.h"
-#include "results.h"
-#include "schedules.h"
-#include "store.h"
+#include "parent.h"
+#include "pump.h"
+#include "record.h"
+#include "retention.h"
+#include "scheduler.h"
 
-extern char **environ;
-
-/* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
- * batch of short jobs costs one UPDATE rather than one per job. */
-#define FLUSH_DELAY 0.01
-/* The soonest the tick fires again for a moment that has passed without
- * pump_once acting on it (arm_tick). */
-#define TICK_FLOOR 0.05
-/* A worker that has heard nothing from the supervisor for this many poll
- * intervals claims by itself: the supervisor's poll timer fires at most
- * 1.1 intervals apart (its jitter), and tells every worker (KYU_POLLED),
- * so this happens only while the supervisor is stopped or stuck, when
- * wake-up datagrams and polls do not reach the workers. */
-#define SELF_POLL 1.5
 /* Progress for the operator: one line per STATS_EVERY seconds, only when
  * something happened. */
 #define STATS_EVERY 300.
-/* A server that refuses writes for now (read-only, disk full) is asked
- * again this often. */
-#define BUSY_RETRY 1.0
-/* A claim or a flush that deadlocked (on Galera: failed certification,
- * another node's commit took the same rows) after db.c's immediate
- * retries waits CONFLICT_BASE * 2^(n-1), at most CONFLICT_CAP, jittered by
- * half either way, so that workers that collided do not collide again in
- * step; a spell of CONFLICT_LOG of them in a row is logged once. */
-#define CONFLICT_BASE 0.005
-#define CONFLICT_CAP 0.5
-#define CONFLICT_LOG 20
-/* After a claim waited for a row lock (lock_waited), claims skip locked
- * rows for this long. */
-#define SKIP_LOCKED_SPELL 30.0
-/* A lease renewal that waited for a row lock is tried again this soon,
- * not a heartbeat interval later. */
-#define BEAT_RETRY 1.0
-/* A connection that lasted this long resets the reconnect backoff. */
-#define STABLE_CONNECTION 5.0
-/* Under load, the queue directory is read again at least this often, so a
- * queue that gains due jobs gets its share within a fraction of a second
- * even while others keep every claim full. */
-#define DIR_MAX_AGE 0.25
-/* With at most this many queues holding rows, the directory costs a few
- * index dives: it is read with every claim, so a queue that gains due jobs
- * waits for at most one claim per worker planned without it. */
-#define DIR_EVERY_CLAIM 64
-/* A claim asked for by a wake-up datagram that finds nothing looks again
- * after these delays, each only when the one before found nothing too:
- * the trigger of sql/notify.sql sends its datagram at the INSERT, before
- * the submitter commits, so the claim it causes can come too early to see
- * the rows (an autocommit INSERT's commit, or a transaction that goes on
- * for a second). At most two more claims per wake-up, never a loop; a
- * commit later than that is found by the poll. */
-static const double wake_recheck[] = { 0.3, 2.0 };
-#define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
-/* The same for the scheduler: a schedule INSERTed in SQL wakes it before
- * its commit; kyu_schedules is read once more this much later. */
-#define SCHEDULES_RECHECK 1.0
 
-enum inflight { IF_NONE, IF_CONNECT, IF_CLAIM, IF_FINISH, IF_HEARTBEAT, IF_CLEANUP, IF_ROLLBACK, IF_RELEASE, IF_SCHED, IF_SCHEMA, IF_REGISTRY, IF_LIVE };
-
+/* What the loop holds: the configuration every room reads, the rooms
+ * (bottom up: each uses only rooms listed before it, and tells a later
+ * one something only through a hook wired in build), and the loop's own
+ * watchers. */
 struct worker {
 	struct kyu_config cfg;
-	/* The orphan sweeps under way kill what started at or after this
-	 * (keep_child); ULLONG_MAX between sweeps. */
-	unsigned long long sweep_from;
 	int index;
 	char host[256];
 	struct ev_loop *loop;
-
-	/* The connection. */
-	struct db *db;
-	enum inflight inflight;
-	bool outage; /* a loss was logged; its end is logged once too */
-	bool db_ok;  /* the connection is set up and checked (reported to the supervisor) */
-	struct report rep;
-	bool schema_wanted; /* the schema version is checked before anything else is sent */
-	bool schema_said;   /* a newer, compatible version was logged */
-	int exit_status;
-	double reconnect_delay;
-	double connect_tried; /* monotonic */
-	double connected_at;  /* monotonic: when the connection in use was set up */
-	ev_timer reconnect_w;
-
-	/* What the statement in flight was. */
-	struct {
-		uint64_t token;
-		double claimed_at;
-		int n, n_fin;
-		int finish_count, finish_stmts;
-		bool counted; /* the round trip ends with the count (minutes.h) */
-		bool cleanup_minutes; /* the retention round trip ends with kyu_minutes' */
-		enum minutes_outcome m;
-		struct claim_layout lay;
-		struct qpart parts[QUEUES_MAX_PARTS];
-		int n_parts;
-	} sent;
-
-	/* Queues: the directory last read and the state of the connection's
-	 * claim statements. */
-	struct queues dir;
-	bool dir_wanted;    /* read the directory with the next claim, if any queue had due rows */
-	bool dir_force;     /* read it with the next claim in any case */
-	bool prepared;      /* kyu_claim/kyu_reclaim exist on this connection */
-	bool txn_dirty;     /* a failed claim may have left a transaction open */
-	bool freed_pending; /* a job that held a key or a limited slot ended */
-	uint64_t release_token; /* a failed claim whose marked rows are to be given back (0: none) */
-
-	/* The daemon's row of kyu_daemons, kept by worker 1 (registry.h). */
-	char daemon_id[REGISTRY_ID_MAX];
-	bool reg_on;      /* this worker keeps the row */
-	bool reg_remove;  /* stopping: delete the row (once) */
-	bool reg_sending_remove;
-	bool reg_said;    /* a failure was logged; its end is logged once too */
-	double reg_next;  /* monotonic: the next refresh (0: at once) */
-
-	/* A wake-up datagram asked for the next claim (wake_recheck). */
-	bool recheck_armed;
-	int recheck_step;        /* rechecks made for this wake-up */
-	double recheck_at;       /* monotonic: claim again then (0: no) */
-	double schedules_recheck_at; /* monotonic: read kyu_schedules again then (0: no) */
-
-	/* Schedules, in worker 1 only (schedules.h). */
-	struct schedules sched;
-	bool schedules_on;
-	bool schedules_txn; /* the statement in flight opened a transaction */
-
-	/* Jobs. */
-	struct job **slots;
-	int n_running;
-	struct job_params params;
-	struct domain_ids self; /* kyud's own user */
-	struct prefetch held;
-	struct results results;
-	struct lease lease;
-	struct live live; /* running jobs' output tails (live.h) */
-	double flush_after; /* a deadlocked flush waits until then */
-	double claim_after; /* a claim that deadlocked waits until then */
-	double skip_locked_until; /* claims mark with SKIP LOCKED until then */
-	bool lock_logged; /* the current spell of lock waits was logged */
-	int conflicts;      /* claims or flushes deadlocked in a row */
-	bool cleanup_lockless; /* the server refused GET_LOCK: retention goes without it */
-
-	/* Claim pacing. */
-	bool wanted, more, more_sent, cleanup_wanted, reconnect_wanted;
-	bool busy_logged; /* a DB_BUSY spell was logged */
-	uint64_t claims;
-
-	/* Loop watchers. */
-	ev_io ctl_w;
-	ev_prepare prep_w;
-	ev_signal term_w;
-	ev_signal chld_w; /* reaps jobs and their orphans (on_sigchld) */
-	ev_timer tick_w;  /* wakes the loop for the next heartbeat, flush or hold expiry */
-	ev_timer grace_w;
-	ev_timer sweep_w; /* repeats the orphan sweep while it finds some */
-	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
-	double heard_at; /* last message from the supervisor (SELF_POLL) */
-	bool self_polling; /* logged that it claims by itself */
-	struct idcache idcache; /* the users of the queues' sections */
-	ev_timer stats_w;
-
-	bool draining, master_gone;
-	pid_t sup_pid; /* our parent while the supervisor lives */
-	double drain_deadline;
-
-	/* Counting ended jobs in kyu_minutes (minutes.h). */
-	char minutes_daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
-	bool minutes_on;      /* the schema has kyu_minutes, or may have */
-	double minutes_after; /* monotonic: a count that failed is tried again then */
-	bool minutes_said;    /* a failure was logged; its end is logged once too */
-	struct minutes_pending pending;
-
-	uint64_t n_started, n_finished, n_rejected, n_given_back;
-	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
-
-	/* This worker's slot of the scoreboard (NULL: none), and what of the
-	 * totals kept elsewhere it has counted there. */
+	/* The supervisor's scoreboard (NULL: a worker started by hand). */
 	struct board *board;
 	struct board_worker *bw;
-	uint64_t board_deadlocks, board_fences;
-	bool ever_connected;
-	double beat_due; /* monotonic: when the lease renewal in flight was due */
-	double reloaded_at; /* monotonic: the last reload (dropped_by_reload) */
+
+	struct conn conn;
+	struct parent parent;
+	struct lease lease;
+	struct live live;
+	struct jobs jobs;
+	struct record rec;
+	struct held held;
+	struct retention ret;
+	struct claim claim;
+	struct scheduler sched;
+	struct daemonrow reg;
+	struct pump pump;
+	struct control ctl;
+
+	ev_prepare prep_w;
+	ev_timer stats_w;
+	uint64_t stats_started, stats_deadlocks; /* at the last stats line */
 };
 
-static void pump(struct worker *w);
-
-static void send_msg(struct worker *w, uint32_t type, int64_t value)
-{
-	struct msg m = { .type = type, .value = value };
-	if (w->master_gone)
-		return;
-	/* A full socket means the supervisor is far behind; a lost hint is
-	 * covered by its poll timer. */
-	(void)proto_send_fd(PROTO_FD, &m, -1);
-}
-
-/* ---- the connection ---------------------------------------------------- */
-
-static void on_connected(void *arg, const struct db_reply *r);
-
-/* For the supervisor's readiness, STATUS= and watchdog (report.h). Not
- * connected until db_usable: a connection whose set-up is still being
- * checked does not count. */
-static int64_t worker_state(void *arg)
-{
-	const struct worker *w = arg;
-	struct worker_state st = { .connected = w->db_ok && db_connected(w->db),
-				   .running = (unsigned)w->n_running };
-
-	if (!st.connected)
-		st.db_error = db_error_code(w->db);
-	return proto_state_pack(&st);
-}
-
-/* The connection is ready for work: the supervisor may now tell systemd. */
-static void db_usable(struct worker *w)
-{
-	w->db_ok = true;
-	report_check(&w->rep);
-}
-
-static void start_connect(struct worker *w)
-{
-	w->connect_tried = mono_now();
-	w->db_ok = false;
-	ev_timer_stop(w->loop, &w->reconnect_w);
-	w->inflight = IF_CONNECT;
-	if (db_connect_async(w->db, &w->cfg, on_connected, w) < 0) {
-		struct db_reply fake = { .fail = DB_LOST, .err = db_error(w->db) };
-		on_connected(w, &fake);
-	}
-}
-
-static void schedule_reconnect(struct worker *w)
-{
-	if (ev_is_active(&w->reconnect_w) || w->inflight == IF_CONNECT)
-		return;
-	ev_timer_set(&w->reconnect_w, w->reconnect_delay, 0.);
-	ev_timer_start(w->loop, &w->reconnect_w);
-	w->reconnect_delay = w->reconnect_delay * 2 > 10 ? 10 : w->reconnect_delay * 2;
-}
-
-/* The connection is gone (closed by db.c). Jobs keep running: lease.c's
- * fence timer kills them if it stays gone too long. */
-static void db_lost(struct worker *w, const char *why)
-{
-	/* A connection that failed soon after it was made (a Galera node
-	 * that takes connections but refuses statements) keeps the backoff
-	 * growing, rather than reconnecting twice a second. */
-	if (mono_now() - w->connected_at >= STABLE_CONNECTION)
-		w->reconnect_delay = 0.5;
-	if (!w->outage) {
-		log_warn("database connection lost: %s", why);
-		w->outage = true;
-	}
-	schedule_reconnect(w);
-}
-
-static void on_reconnect(EV_P_ ev_timer *t, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	start_connect(t->data);
-}
-
-static void on_connected(void *arg, const struct db_reply *r)
+/* conn.c's up hook: a new connection is set up. Each room forgets what
+ * it knew of the old one. */
+static void on_db_up(void *arg)
 {
 	struct worker *w = arg;
 
-	w->inflight = IF_NONE;
-	if (r->fail != DB_OK) {
-		if (!w->outage)
-			log_warn("cannot connect to the database: %s", r->err);
-		w->outage = true;
-		schedule_reconnect(w);
-		return;
-	}
-	/* With several hosts, which one matters (kyud(8), "Galera"). */
-	log_info("connected to %s", db_peer(w->db));
-	if (w->outage)
-		log_notice("database connection restored");
-	if (w->ever_connected)
-		board_add(w->bw, BC_RECONNECTS, 1);
-	w->ever_connected = true;
-	w->outage = false;
-	w->connected_at = mono_now();
-	w->wanted = true;
-	w->prepared = false;
-	w->txn_dirty = false;
-	w->dir_wanted = true;
-	w->schema_wanted = true;
-	schedules_reset(&w->sched, mono_now());
-	w->reg_next = 0;
+	claim_connected(&w->claim);
+	scheduler_connected(&w->sched);
+	daemonrow_refresh(&w->reg);
 	/* Recorded on the old session, perhaps counted there: unknowable now. */
-	minutes_clear(&w->pending);
+	record_connected(&w->rec);
 	/* Renew at once: leases may have aged while the link was down. */
 	w->lease.next_beat = 0;
-	/* Usable (for readiness) once on_schema has checked the version. */
-}
-
-/* A reply that failed: say so at the level it deserves. */
-static void reply_failed(struct worker *w, const struct db_reply *r, const char *what)
-{
-	switch (r->fail) {
-	case DB_OK:
-		break;
-	case DB_LOST:
-		db_lost(w, r->err);
-		break;
-	case DB_RETRY:
-		/* Counted in the exit summary; the caller sends it again. */
-		log_debug("%s: deadlock, trying again: %s", what, r->err);
-		break;
-	case DB_BUSY:
-		/* Once per spell: it repeats every retry until the server takes
-		 * writes again. */
-		if (!w->busy_logged)
-			log_warn("the database refuses writes for now (%s: %s); results wait and are "
-				 "retried every %.0f s",
-				 what, r->err, BUSY_RETRY);
-		w->busy_logged = true;
-		break;
-	case DB_ERROR:
-		log_err("%s failed: %s", what, r->err);
-		break;
-	}
-}
-
-/* db_send refused the statement before sending (too large, or the
- * connection is not idle): a bug or a limit, never a lost link. */
-static bool send_or_log(struct worker *w, struct strbuf *sb, db_done_fn *done, enum inflight what,
-			const char *name)
-{
-	/* Set first: a reply that is already there completes inside db_send. */
-	w->inflight = what;
-	if (db_send(w->db, sb, done, w) < 0) {
-		w->inflight = IF_NONE;
-		log_err("%s: not sent: %s", name, db_error(w->db));
-		sb_free(sb);
-		return false;
-	}
-	return true;
-}
-
-/* ---- the schema version ------------------------------------------------ */
-
-/* After every connect, before anything is claimed or written: a database
- * of another schema than this kyud knows stops the daemon (exit 78, which
- * the supervisor and systemd do not restart). Jobs that run are left to
- * the supervisor, which kills what a worker leaves behind; their leases
- * expire and a kyud that knows the schema runs them again. Nothing is
- * written on such a database, results included. */
-static void on_schema(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct schema_state st;
-	char msg[512];
-
-	w->inflight = IF_NONE;
-	if (r->fail == DB_LOST) {
-		reply_failed(w, r, "reading the schema version");
-		return;
-	}
-	w->schema_wanted = false;
-	schema_state_read(r, &st);
-	/* Counted from version 4 on; an empty or unreadable state is tried
-	 * (a count that fails turns counting off for a while). */
-	w->minutes_on = !((st.found == SCHEMA_FOUND || st.found == SCHEMA_NO_META) && st.version < 4);
-	switch (st.found) {
-	case SCHEMA_EMPTY:
-		/* Nothing installed yet, or sql/schema.sql is being loaded
-		 * (it creates kyu_meta first and records the version last):
-		 * claims fail and say so until it is there, at the newest
-		 * version. */
-		db_usable(w);
-		return;
-	case SCHEMA_DENIED:
-		log_err("cannot read the schema version: %s: grant kyud's account SELECT on kyu_meta "
-			"(kyud(8)); without kyu_meta, run `kyu schema upgrade` (kyu(1))",
-			st.err);
-		break;
-	case SCHEMA_UNREADABLE:
-		/* Not a verdict on the schema: try again on a new connection. */
-		log_err("reading the schema version failed: %s", st.err);
-		db_close(w->db);
-		db_lost(w, "reading the schema version failed");
-		return;
-	case SCHEMA_FOUND:
-	case SCHEMA_NO_META:
-		switch (schema_judge(&st, SCHEMA_VERSION, SCHEMA_NEEDS, msg, sizeof(msg))) {
-		case SCHEMA_OK:
-			db_usable(w);
-			return;
-		case SCHEMA_NEWER:
-			if (!w->schema_said)
-				log_notice("%s", msg);
-			w->schema_said = true;
-			db_usable(w);
-			return;
-		case SCHEMA_TOO_OLD:
-		case SCHEMA_TOO_NEW:
-			log_err("%s", msg);
-			break;
-		}
-		break;
-	}
-	w->exit_status = EX_CONFIG;
-	db_close(w->db);
-	ev_break(w->loop, EVBREAK_ALL);
-}
-
-static void send_schema_check(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-
-	sb_adds(&sb, SCHEMA_STATE_SQL);
-	send_or_log(w, &sb, on_schema, IF_SCHEMA, "reading the schema version");
-}
-
-/* ---- jobs -------------------------------------------------------------- */
-
-static void kill_orphans(struct worker *w);
-
-/* An attempt's end on the scoreboard, by its queue. */
-static void count_outcome(struct worker *w, const char *queue, const struct outcome_out *o,
-			  enum end_reason reason)
-{
-	static const int by_outcome[] = {
-		[OUT_SUCCEEDED] = BJ_SUCCEEDED, [OUT_RETRY] = BJ_RETRIED, [OUT_FAILED] = BJ_FAILED,
-		[OUT_RELEASE] = -1,             [OUT_CANCELLED] = BJ_CANCELLED,
-	};
-	if (!o->record)
-		return;
-	if (by_outcome[o->outcome] >= 0)
-		board_count(w->bw, queue, (enum board_job)by_outcome[o->outcome]);
-	if (reason == END_TIMEOUT)
-		board_count(w->bw, queue, BJ_TIMED_OUT);
-}
-
-static void record(struct worker *w, const struct claimed *c, const struct outcome_out *o)
-{
-	count_outcome(w, c->queue, o, END_NONE);
-	results_add(&w->results, c->seq, c->token, 0, o, NULL);
-	if (o->outcome != OUT_RELEASE)
-		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
-}
-
-static void log_end(const struct job *j, const struct outcome_out *o)
-{
-	if (!o->record)
-		log_warn("job %s: attempt %u abandoned: its lease was lost", j->id, j->attempts);
-	else if (o->outcome == OUT_SUCCEEDED)
-		log_debug("job %s succeeded", j->id);
-	else
-		log_info("job %s %s: %s", j->id,
-			 o->outcome == OUT_RETRY    ? "will retry"
-			 : o->outcome == OUT_FAILED ? "failed"
-			 : o->outcome == OUT_RELEASE ? "put back"
-						    : "cancelled",
-			 o->error);
-}
-
-static void on_job_end(void *ctx, struct job *j)
-{
-	struct worker *w = ctx;
-	struct outcome_in in = {
-		.reason = j->reason,
-		.wstatus = j->wstatus,
-		.rusage = &j->rusage,
-		.attempts = j->attempts,
-		.tempfails = j->tempfails,
-		.max_attempts = j->max_attempts,
-		.time_limit = j->time_limit,
-		.permanent_codes = w->cfg.perm_codes,
-		.n_permanent_codes = w->cfg.n_perm_codes,
-	};
-	struct outcome_out o;
-
-	if (j->reason == END_NONE)
-		prefetch_ran(&w->held, mono_now() - j->spawned_at);
-	outcome_decide(&in, &o);
-	log_end(j, &o);
-	count_outcome(w, j->queue, &o, j->reason);
-	if (o.record)
-		results_add(&w->results, j->seq, j->token, (int)j->pid, &o, &j->cap);
-	/* Its key or its queue's slot is free once the result is recorded:
-	 * then claim, so that a job waiting on it starts without a poll. */
-	if (j->gated)
-		w->freed_pending = true;
-	/* A free slot is what a restricted queue's rows wait for. */
-	if (!w->more && queues_restricted_due(&w->dir, mono_now()))
-		w->wanted = true;
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i] == j)
-			w->slots[i] = NULL;
-	w->n_running--;
-	/* The sweep kills what started no earlier than the earliest job
-	 * that ended before it (keep_child). */
-	if (j->start_ticks < w->sweep_from)
-		w->sweep_from = j->start_ticks;
-	job_free(j);
-	/* Once per loop iteration (on_prepare), however many jobs ended in
-	 * it: a sweep reads /proc and asks every child's process group. */
-	w->sweep_wanted = true;
-}
-
-static void begin_drain(struct worker *w, bool now);
-
-static void supervisor_gone(struct worker *w)
-{
-	log_warn("supervisor went away; draining");
-	w->master_gone = true;
-	ev_io_stop(w->loop, &w->ctl_w);
-	begin_drain(w, false);
-}
-
-/* The supervisor's death closes our control socket, but that event can
- * wait behind a claim's reply in the same loop iteration, and an orphaned
- * worker must start nothing: ask the kernel before each claim and start. */
-static bool supervisor_alive(struct worker *w)
-{
-	char b;
-
-	if (w->master_gone)
-		return false;
-	/* A dying process closes its descriptors before its children are
-	 * re-parented, and under load the two can be far apart: the control
-	 * socket's end (a zero-length read of SOCK_SEQPACKET, peeked so that
-	 * a pending message stays for on_ctl) is the earlier sign. */
-	if (getppid() != w->sup_pid || recv(PROTO_FD, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-		supervisor_gone(w);
-	return !w->master_gone;
-}
-
-static void give_back(struct worker *w, struct claimed *c);
-
-/* Whether cfg serves queue, as the claim's filter compares (utf8mb4_bin
- * pads with spaces; NULL is in no list). */
-static bool serves(const struct kyu_config *cfg, const char *queue)
-{
-	size_t lq;
-
-	if (cfg->n_queues == 0)
-		return true;
-	if (!queue)
-		return false;
-	for (lq = strlen(queue); lq > 0 && queue[lq - 1] == ' '; lq--)
-		;
-	for (int i = 0; i < cfg->n_queues; i++) {
-		size_t l;
-		for (l = strlen(cfg->queues[i]); l > 0 && cfg->queues[i][l - 1] == ' '; l--)
-			;
-		if (l == lq && memcmp(cfg->queues[i], queue, l) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* A row claimed under an older configuration (held, or a claim in flight
- * during a reload) of a queue the new one no longer serves has no section
- * to run under any more: it goes back for a daemon that serves it. */
-static bool dropped_by_reload(const struct worker *w, const struct claimed *c)
-{
-	return c->claimed_at < w->reloaded_at && !serves(&w->cfg, c->queue);
-}
-
-static void start_job(struct worker *w, struct claimed *c)
-{
-	struct outcome_out fail;
-	struct job *j;
-	int slot;
-
-	bool c_had_key = c->key != NULL;
-
-	if (dropped_by_reload(w, c)) {
-		log_info("gave back job %s of queue %s: the configuration no longer serves it", c->id,
-			 c->queue ? c->queue : "(none)");
-		give_back(w, c);
-		return;
-	}
-	for (slot = 0; slot < w->cfg.slots && w->slots[slot]; slot++)
-		;
-	j = job_start(w->loop, c, &w->params, on_job_end, w, &fail);
-	if (!j) {
-		record(w, c, &fail);
-		store_claimed_clear(c);
-		return;
-	}
-	w->slots[slot] = j;
-	{
-		const struct qentry *q = j->queue ? queues_find(&w->dir, j->queue) : NULL;
-		j->gated = c_had_key || (q && q->restricted);
-	}
-	/* The first job after an idle spell: its claim just set the lease, so
-	 * the first renewal is due an interval from now, not at once. */
-	if (w->n_running == 0 && w->lease.next_beat < mono_now())
-		w->lease.next_beat = mono_now() + w->lease.interval;
-	w->n_running++;
-	w->n_started++;
-	board_count(w->bw, j->queue, BJ_STARTED);
-	/* Due to claimed by the database's clock, claimed to started by ours. */
-	if (c->waited_us >= 0)
-		board_observe(w->bw, BH_START, (double)c->waited_us / 1e6 + (mono_now() - c->got_at));
-	/* Its lease runs from its claim, which may be older than the renewal
-	 * the armed fencing deadline was computed from. */
-	lease_check(&w->lease);
-}
-
-static void give_back(struct worker *w, struct claimed *c)
-{
-	struct outcome_out o = { .record = true, .outcome = OUT_RELEASE, .exit_code = -1 };
-
-	prefetch_gave_back(&w->held);
-	board_count(w->bw, c->queue, BJ_GIVEN_BACK);
-	results_add(&w->results, c->seq, c->token, 0, &o, NULL);
-	store_claimed_clear(c);
-	w->n_given_back++;
-}
-
-static void give_back_all(struct worker *w, const char *why)
-{
-	struct claimed c;
-	int n = 0;
-
-	while (prefetch_pop(&w->held, &c)) {
-		give_back(w, &c);
-		n++;
-	}
-	if (n)
-		log_info("gave back %d claimed job(s) that had not started: %s", n, why);
-}
-
-static void reap_children(struct worker *w);
-
-/* Start held jobs while slots are free; give back those held too long. */
-static void start_held(struct worker *w)
-{
-	double now = mono_now();
-	struct claimed c;
-	int expired = 0;
-
-	while (w->held.n > 0 && now >= prefetch_expiry(&w->held)) {
-		prefetch_pop(&w->held, &c);
-		give_back(w, &c);
-		expired++;
-	}
-	if (expired)
-		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
-			 expired, w->held.hold_limit);
-	if (w->held.n == 0)
-		return;
-	/* A job that has exited frees its slot now, not after the held jobs
-	 * started before its SIGCHLD is handled: a spawn waits for the new
-	 * process to exec, and meanwhile short jobs end (one wait4 that finds
-	 * nothing costs a microsecond). */
-	reap_children(w);
-	if (w->n_running < w->cfg.slots)
-		(void)supervisor_alive(w);
-	/* At most a slot's worth of starts per call: with short jobs each
-	 * start may free a slot again, and the loop's other work (replies,
-	 * output, fencing) must not wait for the whole prefetch ring.
-	 * arm_tick brings the loop straight back for the rest. */
-	for (int n = 0; n < w->cfg.slots && w->n_running < w->cfg.slots && !w->draining &&
-			    prefetch_pop(&w->held, &c);
-	     n++) {
-		start_job(w, &c);
-		reap_children(w);
-	}
-}
-
-/* Held jobs that could start now (start_held stopped after its share). */
-static bool startable(const struct worker *w)
-{
-	return w->held.n > 0 && w->n_running < w->cfg.slots && !w->draining;
-}
-
-static struct job *job_of_pid(const struct worker *w, pid_t pid)
-{
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i] && w->slots[i]->pid == pid)
-			return w->slots[i];
-	return NULL;
-}
-
-/* Keep children that are running jobs, members of a running job's process
- * group, or processes that started before every job whose end this sweep
- * follows: none of those jobs can be theirs (orphans.h says why nothing a
- * process can set about itself is asked; issue 25, item 10). */
-static bool keep_child(void *arg, pid_t pid)
-{
-	struct worker *w = arg;
-	pid_t pgid;
-	unsigned long long started;
-
-	/* Most children are jobs: found without a system call. */
-	if (job_of_pid(w, pid))
-		return true;
-	pgid = getpgid(pid);
-	for (int i = 0; i < w->cfg.slots; i++) {
-		const struct job *j = w->slots[i];
-		if (j && j->pid == pgid)
-			return true;
-	}
-	return orphans_start_ticks(pid, &started) == 0 && started < w->sweep_from;
-}
-
-/* Killing an orphan re-parents its own children here a moment later, so
- * sweeps repeat until one finds nothing, with the same sweep_from; the
- * next job's end sets it anew. */
-static void kill_orphans(struct worker *w)
-{
-	int n = orphans_kill(keep_child, w);
-	if (n <= 0) {
-		w->sweep_from = ULLONG_MAX;
-		return;
-	}
-	log_info("killed %d process(es) left behind by finished jobs", n);
-	if (!ev_is_active(&w->sweep_w)) {
-		ev_timer_set(&w->sweep_w, 0.02, 0.);
-		ev_timer_start(w->loop, &w->sweep_w);
-	}
-}
-
-static void on_sweep(EV_P_ ev_timer *t, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	kill_orphans(t->data);
-}
-
-/* ---- reaping ------------------------------------------------------------- */
-
-/* Every child of ours is reaped here, with wait4 for the attempt's cost
- * (libev's child watchers reap with waitpid and lose it; this loop has
- * none). Signals coalesce, so one SIGCHLD may stand for many exits: reap
- * until none is left. A child that is no job's process is an orphan a job
- * left behind, re-parented to us (a subreaper): its status means nothing.
- * A job's exit can raise SIGCHLD before start_job has put it in a slot,
- * but this runs from the loop, never inside start_job, so by then every
- * started job is in its slot. */
-static void reap_children(struct worker *w)
-{
-	struct rusage ru;
-	int status;
-	pid_t pid;
-
-	while ((pid = wait4(-1, &status, WNOHANG, &ru)) != 0) {
-		struct job *j;
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != ECHILD)
-				log_err("wait4: %s", strerror(errno));
-			return;
-		}
-		j = job_of_pid(w, pid);
-		if (j)
-			job_reaped(j, status, &ru);
-	}
-}
-
-static void on_sigchld(EV_P_ ev_signal *s, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	reap_children(s->data);
-}
-
-/* ---- statements ---------------------------------------------------------- */
-
-/* Whether round trips that record results count them now; pending
- * counts are dropped while not. */
-static bool counting(struct worker *w)
-{
-	if (w->minutes_on && mono_now() >= w->minutes_after)
-		return true;
-	minutes_clear(&w->pending);
-	return false;
-}
-
-/* Append the count of f[0..n) (and of what is pending) to a round trip
- * that records them, when counting is on. */
-static bool add_count(struct worker *w, struct strbuf *sb, const struct finish *f, int n)
-{
-	struct minutes_writer wr = { .daemon = w->minutes_daemon, .worker = w->index };
-
-	return counting(w) && minutes_count_build(sb, &wr, &w->pending, f, n);
-}
-
-/* The reply r of a round trip of n_body statements, with the count after
- * them if one was sent: the body's view in *body. */
-static void count_read(struct worker *w, const struct db_reply *r, int n_body, struct db_reply *body)
-{
-	*body = *r;
-	if (w->sent.counted)
-		w->sent.m = minutes_split(r, n_body, body);
-}
-
-/* What the count of reply r settled: f[0..n) are the results the round
- * trip carried, of which the first `recorded` are recorded. Call before
- * results_recorded forgets them. */
-static void count_settle(struct worker *w, const struct db_reply *r, const struct finish *f, int n,
-			 int recorded)
-{
-	if (!w->sent.counted)
-		return;
-	w->sent.counted = false;
-	switch (w->sent.m) {
-	case MINUTES_DONE:
-		minutes_clear(&w->pending);
-		if (w->minutes_said)
-			log_notice("counting ended jobs in kyu_minutes again");
-		w->minutes_said = false;
-		return;
-	case MINUTES_NOT_RUN:
-		if (r->fail == DB_LOST) {
-			/* The results may be recorded and counted already; sent
-			 * again, they count only if their row changes then. */
-			minutes_clear(&w->pending);
-			results_unsure(&w->results, n);
-		} else {
-			minutes_keep(&w->pending, f, recorded);
-		}
-		return;
-	case MINUTES_FAILED:
-		break;
-	}
-	if (r->fail == DB_RETRY || r->fail == DB_BUSY) {
-		/* A lock or a full disk: counted with the next batch. */
-		log_debug("counting ended jobs in kyu_minutes: %s; trying again", r->err);
-		minutes_keep(&w->pending, f, recorded);
-		return;
-	}
-	minutes_clear(&w->pending);
-	w->minutes_after = mono_now() + MINUTES_RETRY;
-	if (!w->minutes_said)
-		log_warn("counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
-			 "miss this worker's jobs until it works (tried every %.0f s; grants: "
-			 "kyu_jobs(7))",
-			 r->err, MINUTES_RETRY);
-	w->minutes_said = true;
-}
-
-static void results_recorded(struct worker *w, int n, int rejected)
-{
-	if (rejected > 0) {
-		w->n_rejected += (uint64_t)rejected;
-		log_warn("%d result(s) rejected: the job's lease had passed to another claim "
-			 "(late write; %" PRIu64 " so far)",
-			 rejected, w->n_rejected);
-	}
-	w->n_finished += (uint64_t)n;
-	results_forget(&w->results, n);
-	if (w->freed_pending && n > 0) {
-		w->freed_pending = false;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-}
-
-/* The part names a claim copied (send_claim): freed with its reply, or
- * when a claim is sent or the worker exits without one (a connection that
- * was dropped calls nothing back). */
-static void forget_parts(struct worker *w)
-{
-	for (int k = 0; k < w->sent.n_parts; k++)
-		free((char *)(uintptr_t)w->sent.parts[k].name);
-	w->sent.n_parts = 0;
-}
-
-/* One more conflict in a row: when to try again (monotonic). */
-static double conflict_backoff(struct worker *w, double now)
-{
-	double d = CONFLICT_BASE;
-
-	for (int i = 1; i < w->conflicts && d < CONFLICT_CAP; i++)
-		d *= 2;
-	if (d > CONFLICT_CAP)
-		d = CONFLICT_CAP;
-	w->conflicts++;
-	if (w->conflicts == CONFLICT_LOG)
-		log_warn("%d deadlocks or certification conflicts in a row; results are kept and "
-			 "retried with up to %.1f s between tries",
-			 CONFLICT_LOG, CONFLICT_CAP);
-	return now + d * (0.5 + (double)(random_token() % 1024) / 1024.0);
-}
-
-/* A claim waited innodb_lock_wait_timeout (1 s) for a row another
- * transaction holds: a submitter's INSERT not committed yet, or a user's
- * UPDATE in an open transaction, which may last for hours. The plain
- * claim scans the (due, priority) index in order and stops at such a row
- * (InnoDB's semi-consistent read does not cover secondary indexes), so
- * every claim would wait behind it. Claims go round locked rows for a
- * while instead, then try the plain shape again: it is the faster one
- * (notes/DESIGN.md), and the lock is usually gone by then. */
-static void lock_waited(struct worker *w, double now)
-{
-	if (!w->lock_logged)
-		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
-			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
-			   SKIP_LOCKED_SPELL);
-	else
-		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
-			  SKIP_LOCKED_SPELL);
-	w->lock_logged = true;
-	w->skip_locked_until = now + SKIP_LOCKED_SPELL;
-	w->claim_after = now;
-}
-
-static void on_claim(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct claim_reply cr;
-	struct db_reply body;
-	int got[QUEUES_MAX_PARTS] = { 0 };
-	double now = mono_now();
-	bool full = true, catch_all;
-	int64_t next;
-
-	w->inflight = IF_NONE;
-	count_read(w, r, w->sent.lay.n_stmts, &body);
-	store_claim_read_plan(&body, &w->sent.lay, w->sent.token, w->sent.claimed_at, &cr);
-	count_settle(w, r, w->results.view, w->sent.n_fin, cr.fin_done ? w->sent.n_fin : 0);
-	r = &body;
-	if (cr.fin_done)
-		results_recorded(w, w->sent.n_fin, cr.fin_rejected);
-	if (cr.dir) {
-		struct queues nd = { 0 };
-		if (queues_read(&w->dir, cr.dir, now, &nd) == 0) {
-			queues_free(&w->dir);
-			w->dir = nd;
-			/* A queue that just got due jobs gets its share with the
-			 * next claim, not once half of the room is free again. */
-			if (nd.arrived > 0 && cr.got >= 0)
-				w->wanted = true;
-		}
-	}
-	if (w->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
-		w->txn_dirty = true;
-	/* A claim that failed part-way may have marked rows it never read:
-	 * give them back (by token) rather than leave them to their lease.
-	 * Kept across a reconnect: the token stays valid, and rows that
-	 * meanwhile passed to another claim are no longer matched. */
-	if (cr.got < 0)
-		w->release_token = w->sent.token;
-	if (cr.got < 0) {
-		forget_parts(w);
-		reply_failed(w, r, "acquiring jobs");
-		w->dir_wanted = true;
-		/* A deadlock of the claim UPDATE behind finishes that rode along
-		 * (they are done; it is not re-sent within the round trip), or
-		 * one that outlasted db.c's retries (on Galera a certification
-		 * conflict with another node's claim): the rows are still there
-		 * to claim, so claim again after a short jittered wait. Results
-		 * that did not get through stay and ride along again. */
-		if (r->fail == DB_RETRY && db_error_code(w->db) == ER_LOCK_WAIT_TIMEOUT) {
-			lock_waited(w, now);
-			w->wanted = true;
-			return;
-		}
-		if (r->fail == DB_RETRY) {
-			w->claim_after = conflict_backoff(w, now);
-			w->wanted = true;
-			return;
-		}
-		if (r->fail == DB_BUSY)
-			w->flush_after = now + BUSY_RETRY;
-		send_msg(w, KYU_IDLE, INT64_MAX);
-		return;
-	}
-	if (w->sent.lay.prepares)
-		w->prepared = true;
-	/* A plain claim went through: the next lock wait is a new spell. */
-	if (now >= w->skip_locked_until + SKIP_LOCKED_SPELL)
-		w->lock_logged = false;
-	if (w->recheck_armed && cr.got == 0 && w->recheck_step < N_WAKE_RECHECK)
-		w->recheck_at = now + wake_recheck[w->recheck_step++];
-	else
-		w->recheck_armed = false;
-	w->conflicts = 0;
-	if (w->busy_logged)
-		log_notice("the database takes writes again");
-	w->busy_logged = false;
-	w->claims++;
-	board_add(w->bw, BC_CLAIMS, 1);
-	board_observe(w->bw, BH_CLAIM, now - w->sent.claimed_at);
-	board_observe(w->bw, BH_BATCH, cr.got);
-	if (w->claims % (uint64_t)w->cfg.cleanup_every == 0)
-		w->cleanup_wanted = true;
-	(void)supervisor_alive(w);
-	for (int i = 0; i < cr.got; i++) {
-		struct claimed *c = &cr.rows[i];
-		c->got_at = now;
-		for (int k = 0; k < w->sent.n_parts; k++) {
-			const char *name = w->sent.parts[k].name;
-			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
-				got[k]++;
-				break;
-			}
-		}
-		if (w->draining)
-			give_back(w, c);
-		else if (w->held.n == 0 && w->n_running < w->cfg.slots)
-			start_job(w, c);
-		else if (!prefetch_push(&w->held, c))
-			/* Claims never ask for more than there is room for;
-			 * giving the row back is always safe. */
-			give_back(w, c);
-	}
-	store_claimed_free(cr.rows, cr.got);
-	if (cr.got > 0)
-		log_debug("acquired %d job(s) (asked for %d)", cr.got, w->sent.n);
-	for (int k = 0; k < w->sent.n_parts; k++)
-		if (got[k] < w->sent.parts[k].n)
-			full = false;
-	/* The parts' names point into the directory they were planned from,
-	 * which the reply may have replaced: they are only compared by name. */
-	queues_claimed(&w->dir, w->sent.parts, w->sent.n_parts, got, now, w->cfg.lease);
-	catch_all = w->sent.n_parts == 1 && !w->sent.parts[0].name;
-	forget_parts(w);
-	if (w->sent.n > 0 && full) {
-		/* Under load, queues get fair shares: from the directory. */
-		if (catch_all)
-			w->dir_force = true;
-		w->more = true;
-		if (!w->more_sent) {
-			send_msg(w, KYU_MORE, 0);
-			w->more_sent = true;
-		}
-		return;
-	}
-	w->more = false;
-	w->more_sent = false;
-	if (cr.dir) {
-		next = queues_next_due_us(&w->dir, now);
-		/* The directory shows queues this claim did not ask (it was
-		 * read in the same round trip): ask them now, not after a poll. */
-		if (next <= 0) {
-			w->wanted = true;
-			return;
-		}
-	} else if (catch_all) {
-		next = cr.next_due_us == INT64_MIN ? INT64_MAX : cr.next_due_us;
-		/* Due rows the catch-all did not take (a paused or limited
-		 * queue's, a busy key's): the directory says which. */
-		if (next <= 0) {
-			w->dir_force = true;
-			w->wanted = true;
-			return;
-		}
-	} else {
-		next = queues_next_due_us(&w->dir, now);
-	}
-	send_msg(w, KYU_IDLE, next);
-}
-
-/* How many rows to claim now (0: not now). */
-static int claim_size(const struct worker *w)
-{
-	int room = w->cfg.slots + prefetch_target(&w->held);
-	int want = room - w->n_running - w->held.n;
-
-	if (w->draining || want <= 0 || mono_now() < w->claim_after)
-		return 0;
-	if (w->wanted)
-		return want;
-	/* Under load, wait until a useful batch is wanted: one claim of k
-	 * rows costs about as much as one claim of 1. */
-	if (w->more && (want >= (room + 1) / 2 || (w->n_running == 0 && w->held.n == 0)))
-		return want;
-	return 0;
-}
-
-static int by_share(const void *a, const void *b)
-{
-	const struct qpart *x = a, *y = b;
-	return (x->n > y->n) - (x->n < y->n);
-}
-
-static void send_claim(struct worker *w, int n, int n_plain)
-{
-	struct strbuf sb = { 0 };
-	const struct finish *f = NULL;
-	struct claim_plan plan = { 0 };
-	double now = mono_now();
-	int n_res = 0, n_fin = 0;
-
-	/* Plain successes waiting to be recorded ride along in the claim's
-	 * round trip. */
-	if (n_plain > 0) {
-		f = results_batch(&w->results, &n_res, &n_plain);
-		n_fin = n_plain;
-	}
-	forget_parts(w);
-	/* Not under load, with a directory old enough that what it calls due
-	 * may long be gone (an idle spell after a busy one): read it alone
-	 * first rather than claim from every queue it names. */
-	if (!w->more && queues_any_due(&w->dir, now) && now - w->dir.read_at >= DIR_MAX_AGE) {
-		plan.directory = true;
-	} else {
-		w->sent.n_parts = queues_plan(&w->dir, now, n, w->sent.parts);
-		/* The directory costs one dive per queue: it is read when a claim
-		 * found due rows the catch-all cannot take or kept every claim full
-		 * (fair shares matter), and then kept fresh while any queue has due
-		 * rows. An idle daemon's poll is the catch-all alone. */
-		plan.directory = w->dir_force ||
-				 (queues_any_due(&w->dir, now) &&
-				  (w->dir_wanted || w->dir.n <= DIR_EVERY_CLAIM ||
-				   now - w->dir.read_at >= DIR_MAX_AGE));
-		/* Nothing known to be due: claim from every queue without
-		 * restrictions by due time, unless rows that cannot be claimed now
-		 * (a paused queue, a full one) would lie across that scan; then the
-		 * directory read in this round trip decides the next claim. */
-		if (w->sent.n_parts == 0 && !queues_blocked_backlog(&w->dir, now)) {
-			w->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
-			w->sent.n_parts = 1;
-		}
-		if (w->sent.n_parts == 0)
-			plan.directory = true;
-	}
-	/* Smallest shares first: a queue that just got its share starts its
-	 * few jobs before the big queue's batch of the same claim. */
-	qsort(w->sent.parts, (size_t)w->sent.n_parts, sizeof(w->sent.parts[0]), by_share);
-	/* The names outlive a directory read in this round trip. */
-	for (int k = 0; k < w->sent.n_parts; k++)
-		if (w->sent.parts[k].name)
-			w->sent.parts[k].name = xstrdup(w->sent.parts[k].name);
-	plan.parts = w->sent.parts;
-	plan.n_parts = w->sent.n_parts;
-	plan.prepared = w->prepared;
-	plan.skip_locked = now < w->skip_locked_until;
-	w->sent.token = random_token();
-	w->sent.claimed_at = now;
-	w->sent.n_fin = n_fin;
-	store_claim_build_plan(&sb, &w->cfg, w->sent.token, w->host, &plan, f, n_fin, &w->sent.lay);
-	w->sent.counted = add_count(w, &sb, f, n_fin);
-	w->sent.n = w->sent.lay.asked;
-	w->wanted = false;
-	if (plan.directory)
-		w->dir_wanted = w->dir_force = false;
-	if (!send_or_log(w, &sb, on_claim, IF_CLAIM, "acquiring jobs")) {
-		forget_parts(w);
-		send_msg(w, KYU_IDLE, INT64_MAX);
-	}
-}
-
-static void on_release(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	w->inflight = IF_NONE;
-	if (r->fail == DB_OK) {
-		if (r->n > 0 && r->r[0].affected > 0)
-			log_info("gave back %llu job(s) marked by a claim that failed",
-				 (unsigned long long)r->r[0].affected);
-		w->release_token = 0;
-		return;
-	}
-	reply_failed(w, r, "giving back the rows of a failed claim");
-	if (r->fail == DB_ERROR)
-		w->release_token = 0; /* as it is, it would fail again: the leases end it */
-	else
-		w->flush_after = mono_now() + (r->fail == DB_BUSY ? BUSY_RETRY : 0.05);
-}
-
-static void send_release(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-
-	store_release_build(&sb, w->release_token);
-	if (!send_or_log(w, &sb, on_release, IF_RELEASE, "giving back the rows of a failed claim"))
-		w->release_token = 0;
-}
-
-static void on_rollback(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	w->inflight = IF_NONE;
-	if (r->fail == DB_OK || r->fail == DB_LOST)
-		w->txn_dirty = false;
-	if (r->fail != DB_OK)
-		reply_failed(w, r, "ending a failed claim's transaction");
-}
-
-static void send_rollback(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-
-	sb_adds(&sb, "ROLLBACK");
-	send_or_log(w, &sb, on_rollback, IF_ROLLBACK, "ending a failed claim's transaction");
-}
-
-static void on_finish(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	const struct finish *f;
-	struct db_reply body;
-	int done, rejected;
-
-	w->inflight = IF_NONE;
-	f = w->results.view;
-	count_read(w, r, w->sent.finish_stmts, &body);
-	store_finish_read(&body, f, w->sent.finish_count, &done, &rejected);
-	count_settle(w, r, f, w->sent.finish_count, done);
-	r = &body;
-	results_recorded(w, done, rejected);
-	switch (r->fail) {
-	case DB_OK:
-		w->conflicts = 0;
-		if (w->busy_logged)
-			log_notice("the database takes writes again");
-		w->busy_logged = false;
-		break;
-	case DB_LOST:
-		reply_failed(w, r, "recording results");
-		break;
-	case DB_BUSY:
-		reply_failed(w, r, "recording results");
-		w->flush_after = mono_now() + BUSY_RETRY;
-		break;
-	case DB_RETRY:
-		/* Deadlocked even after the immediate retries: keep the results
-		 * and try again shortly; they are only lost if the lease runs
-		 * out first, and then the job simply runs again. */
-		log_debug("recording results: %s; retrying", r->err);
-		w->flush_after = conflict_backoff(w, mono_now());
-		break;
-	case DB_ERROR:
-		/* The statement of one result failed and would fail again as it
-		 * is (a data error: a lost connection or a deadlock is not
-		 * DB_ERROR): record that result without its output, then
-		 * reduced to its status and exit code with a plain ASCII error
-		 * (results.h), and only if even that fails, drop it (its row
-		 * stays 'running' under a lease nobody renews, so the job runs
-		 * again once it expires). The claim token stays on the result:
-		 * the reduced one is fenced like the whole. Local to this
-		 * reply handler (issue 25, item 1). */
-		if (done < w->sent.finish_count) {
-			uint64_t seq = f[done].seq;
-			if (results_strip(&w->results, seq, r->err))
-				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
-					"with less of it",
-					seq, r->err);
-			else
-				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
-					"(the job runs again after its lease)",
-					seq, r->err);
-		}
-		break;
-	}
-}
-
-static void send_finish(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-	const struct finish *f;
-	int n, n_plain, n_stmts;
-	size_t max_len, room;
-
-	f = results_batch(&w->results, &n, &n_plain);
-	max_len = db_max_statement(w->db);
-	/* The count rides behind the results: room for it is kept. */
-	room = counting(w) ? minutes_count_room(&w->pending, n) : 0;
-	if (room < max_len / 2)
-		max_len -= room;
-	w->sent.finish_count = store_finish_build(&sb, &w->cfg, f, n, max_len, &n_stmts);
-	w->sent.finish_stmts = n_stmts;
-	w->sent.counted = add_count(w, &sb, f, w->sent.finish_count);
-	if (!send_or_log(w, &sb, on_finish, IF_FINISH, "recording results")) {
-		log_err("dropping the result of row %" PRIu64 " (the job runs again after its lease)",
-			f[0].seq);
-		results_forget(&w->results, 1);
-	}
-}
-
-static void on_heartbeat(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	w->inflight = IF_NONE;
-	if (r->fail != DB_OK)
-		reply_failed(w, r, "extending leases");
-	else
-		board_observe(w->bw, BH_HEARTBEAT, mono_now() - w->beat_due);
-	lease_reply(&w->lease, r);
-	if ((r->fail == DB_RETRY || r->fail == DB_BUSY) && w->lease.next_beat > mono_now() + BEAT_RETRY)
-		w->lease.next_beat = mono_now() + BEAT_RETRY;
-}
-
-static void send_heartbeat(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-	double now = mono_now();
-
-	/* Due at next_beat; 0 means "at once" (after a reconnect). */
-	w->beat_due = w->lease.next_beat > 0 && w->lease.next_beat < now ? w->lease.next_beat : now;
-	if (!lease_build(&w->lease, &w->cfg, &sb))
-		return;
-	send_or_log(w, &sb, on_heartbeat, IF_HEARTBEAT, "extending leases");
-}
-
-static void on_live(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	int n;
-
-	w->inflight = IF_NONE;
-	n = live_reply(&w->live, r);
-	switch (r->fail) {
-	case DB_OK:
-		log_debug("wrote the output tail of %d running job(s)", n);
-		if (w->live.failing)
-			log_notice("running jobs' output is written again");
-		w->live.failing = false;
-		break;
-	case DB_LOST:
-		reply_failed(w, r, "writing running jobs' output");
-		break;
-	case DB_RETRY:
-	case DB_BUSY:
-		/* Tried again at the next interval; the results and the
-		 * claims that matter say so if it lasts. */
-		log_debug("writing running jobs' output: %s; next time", r->err);
-		break;
-	case DB_ERROR:
-		/* Once per spell: it would repeat every interval. */
-		if (!w->live.failing)
-			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
-				 r->err, w->live.interval);
-		w->live.failing = true;
-		break;
-	}
-}
-
-static void send_live(struct worker *w, double now)
-{
-	struct strbuf sb = { 0 };
-
-	if (!live_build(&w->live, now, db_max_statement(w->db), &sb))
-		return;
-	send_or_log(w, &sb, on_live, IF_LIVE, "writing running jobs' output");
-}
-
-static void on_cleanup(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	struct db_reply body = *r;
-	int64_t n;
-
-	w->inflight = IF_NONE;
-	/* The delete of old kyu_minutes rows, last: its failure is the
-	 * count's business (it fails the same way), not retention's. */
-	if (w->sent.cleanup_minutes &&
-	    minutes_split(r, STORE_CLEANUP_STMTS, &body) == MINUTES_FAILED)
-		log_debug("retention of kyu_minutes: %s", r->err);
-	r = &body;
-	n = store_cleanup_read(r);
-	if (n > 0)
-		log_info("retention: deleted %" PRId64 " finished jobs older than %d s", n,
-			 w->cfg.retention);
-	else if (!w->cleanup_lockless && store_cleanup_lock_refused(r)) {
-		/* The lock only keeps two cleaners from doing the same work
-		 * (store.c): retention must not stop for want of it. Said once
-		 * per worker; the server's answer will not change. */
-		log_notice("retention: the server refuses GET_LOCK (%s); deleting without the lock "
-			   "from now on",
-			   r->err);
-		w->cleanup_lockless = true;
-		w->cleanup_wanted = true;
-	} else if (n < 0)
-		reply_failed(w, r, "retention delete");
-}
-
-static void send_cleanup(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-
-	w->cleanup_wanted = false;
-	store_cleanup_build_lock(&sb, &w->cfg, !w->cleanup_lockless);
-	w->sent.cleanup_minutes = counting(w);
-	if (w->sent.cleanup_minutes)
-		minutes_cleanup_build(&sb, w->cfg.cleanup_batch);
-	send_or_log(w, &sb, on_cleanup, IF_CLEANUP, "retention delete");
-}
-
-static void on_sched(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-
-	w->inflight = IF_NONE;
-	/* A step is a transaction: one that failed part-way is ended before
-	 * anything else is sent (a lost connection ends it by itself). */
-	if (r->fail != DB_OK && r->fail != DB_LOST && w->schedules_txn)
-		w->txn_dirty = true;
-	if (r->fail == DB_LOST || r->fail == DB_RETRY || r->fail == DB_BUSY)
-		reply_failed(w, r, "schedules");
-	schedules_read(&w->sched, r, mono_now());
-	if (w->sched.fired_new) {
-		/* The job may be ours to run; with no wake-up trigger nothing
-		 * else would tell us before the poll. */
-		w->sched.fired_new = false;
-		w->wanted = true;
-	}
-}
-
-static void send_sched(struct worker *w, double now)
-{
-	struct strbuf sb = { 0 };
-
-	w->schedules_txn = schedules_build(&w->sched, &sb, now);
-	send_or_log(w, &sb, on_sched, IF_SCHED, "schedules");
-}
-
-static void on_registry(void *arg, const struct db_reply *r)
-{
-	struct worker *w = arg;
-	double now = mono_now();
-	char msg[256];
-	enum registry_result res;
-
-	w->inflight = IF_NONE;
-	if (r->fail == DB_LOST) {
-		/* The next connection refreshes at once (on_connected); a
-		 * stopping daemon's row is left to expire. */
-		reply_failed(w, r, "the daemon registry");
-		w->reg_remove = false;
-		return;
-	}
-	res = registry_read(r, msg, sizeof(msg));
-	if (w->reg_sending_remove) {
-		w->reg_remove = false;
-		if (res == REG_DONE)
-			log_debug("removed this daemon's row of kyu_daemons");
-		else if (res != REG_MISSING)
-			log_warn("cannot remove this daemon's row of kyu_daemons (%s): it is skipped "
-				 "once its live_until has passed, and deleted by another daemon",
-				 msg);
-		return;
-	}
-	switch (res) {
-	case REG_DONE:
-		if (w->reg_said)
-			log_notice("the daemon registry is written again");
-		else
-			log_debug("registered in kyu_daemons as %s", w->daemon_id);
-		w->reg_said = false;
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	case REG_LOCKED:
-		/* A submitter's open transaction holds the row: never wait. */
-		log_debug("kyu_daemons: row locked (%s); trying again in %.0f s", msg, REGISTRY_RETRY);
-		w->reg_next = now + REGISTRY_RETRY;
-		break;
-	case REG_MISSING:
-		if (!w->reg_said)
-			log_notice("no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
-				   "reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
-				   msg);
-		w->reg_said = true;
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	case REG_FAILED:
-		if (!w->reg_said)
-			log_warn("writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
-				 "other hosts may miss it until it is written (kyud(8), grants)",
-				 msg);
-		w->reg_said = true;
-		w->reg_next = now + registry_interval(&w->cfg);
-		break;
-	}
-}
-
-static bool registry_due(const struct worker *w, double now)
-{
-	if (!w->reg_on)
-		return false;
-	if (w->draining)
-		return w->reg_remove;
-	return now >= w->reg_next;
-}
-
-static void send_registry(struct worker *w)
-{
-	struct strbuf sb = { 0 };
-
-	w->reg_sending_remove = w->draining;
-	if (w->draining)
-		registry_remove_build(&sb, w->daemon_id);
-	else
-		registry_refresh_build(&sb, &w->cfg, w->daemon_id, w->host, w->sup_pid);
-	if (!send_or_log(w, &sb, on_registry, IF_REGISTRY, "the daemon registry")) {
-		w->reg_remove = false;
-		w->reg_next = mono_now() + registry_interval(&w->cfg);
-	}
-}
-
-/* Results may wait for the rest of their batch while jobs still run. */
-static bool flush_now(const struct worker *w, double now)
-{
-	if (results_count(&w->results) == 0 || now < w->flush_after)
-		return false;
-	return w->n_running == 0 || w->draining || now >= w->results.oldest + FLUSH_DELAY;
-}
-
-/* The tick wakes the loop for the next moment something is due that the
- * loop can act on now. Every statement needs the connection: while one is
- * in flight (or the connection is down) its reply, its deadline or the
- * reconnect timer wakes the loop, and pump_once sends what fell due
- * meanwhile. Arming for a moment already past while the connection is busy
- * would make the loop spin (a zero timeout, again and again, for as long as
- * the statement takes: seconds of CPU with the database stopped). Only the
- * prefetch's hold limit needs no connection. */
-static void arm_tick(struct worker *w, double now)
-{
-	double next = 0;
-	bool idle = db_idle(w->db) && !w->exit_status;
-
-	if (w->held.n > 0)
-		next = prefetch_expiry(&w->held);
-	if (idle) {
-		if (lease_renewing(&w->lease) && (next == 0 || w->lease.next_beat < next))
-			next = w->lease.next_beat;
-		if (results_count(&w->results) > 0) {
-			double t = w->results.oldest + FLUSH_DELAY;
-			if (t < w->flush_after)
-				t = w->flush_after;
-			if (next == 0 || t < next)
-				next = t;
-		}
-		if (w->release_token && (next == 0 || w->flush_after < next))
-			next = w->flush_after;
-		if (w->wanted && w->claim_after > now && (next == 0 || w->claim_after < next))
-			next = w->claim_after;
-		if (w->schedules_on && !w->draining) {
-			double t = schedules_wake_time(&w->sched, now);
-			if (t > 0 && (next == 0 || t < next))
-				next = t;
-		}
-		{
-			double t = live_next(&w->live);
-			if (t > 0 && (next == 0 || t < next))
-				next = t;
-		}
-		if (w->reg_on && !w->draining && (next == 0 || w->reg_next < next))
-			next = w->reg_next > 0 ? w->reg_next : now;
-		if (!w->draining) {
-			double t = w->heard_at + SELF_POLL * w->cfg.poll_interval;
-			if (next == 0 || t < next)
-				next = t;
-		}
-		if (w->recheck_at > 0 && (next == 0 || w->recheck_at < next))
-			next = w->recheck_at;
-		if (w->schedules_recheck_at > 0 && (next == 0 || w->schedules_recheck_at < next))
-			next = w->schedules_recheck_at;
-	}
-	/* A moment that has passed while the connection was idle means
-	 * pump_once saw it and chose not to act (nothing to send after all):
-	 * firing again at once would repeat that choice. Wake at the earliest
-	 * a little later instead; anything that changes the choice (a reply,
-	 * a job's end, a message) wakes the loop by itself. */
-	if (next > 0 && next <= now)
-		next = now + TICK_FLOOR;
-	/* Not a moment passed but work at hand: at once. */
-	if (startable(w))
-		next = now;
-	ev_timer_stop(w->loop, &w->tick_w);
-	if (next > 0) {
-		ev_timer_set(&w->tick_w, next > now ? next - now : 0., 0.);
-		ev_timer_start(w->loop, &w->tick_w);
-	}
-}
-
-/* Send the next statement the worker needs, if the connection is free:
- * leases first (they keep jobs alive), then results, claims, retention. */
-/* One statement, if one is due and the connection is free. Returns true
- * when it sent one. */
-static bool pump_once(struct worker *w)
-{
-	double now = mono_now();
-	int want;
-
-	start_held(w);
-	if (w->reconnect_wanted && w->inflight != IF_CONNECT && (db_idle(w->db) || !db_connected(w->db))) {
-		w->reconnect_wanted = false;
-		db_close(w->db);
-		start_connect(w);
-	}
-	if (!db_idle(w->db) || w->exit_status)
-		return false;
-	if (w->schema_wanted) {
-		send_schema_check(w);
-		return true;
-	}
-	/* Before anything else: a statement sent into a transaction left
-	 * open would not be committed (a lease renewal included). */
-	if (w->txn_dirty) {
-		send_rollback(w);
-		return true;
-	}
-	if (w->release_token && w->flush_after <= now) {
-		send_release(w);
-		return true;
-	}
-	if (lease_due(&w->lease, now)) {
-		send_heartbeat(w);
-		return true;
-	}
-	if (registry_due(w, now)) {
-		send_registry(w);
-		return true;
-	}
-	/* Behind the leases, ahead of claims and results: at most one round
-	 * trip per interval, so that a worker busy with short jobs still
-	 * shows its long ones' output. */
-	if (live_due(&w->live, now)) {
-		send_live(w, now);
-		return true;
-	}
-	if (w->recheck_at > 0 && now >= w->recheck_at) {
-		w->recheck_at = 0;
-		w->wanted = true;
-		w->dir_wanted = true;
-	}
-	if (w->schedules_recheck_at > 0 && now >= w->schedules_recheck_at) {
-		w->schedules_recheck_at = 0;
-		if (w->schedules_on)
-			schedules_poke(&w->sched, now);
-	}
-	/* A step is rare and short; before claims, so that a busy worker
-	 * still fires on time. */
-	if (w->schedules_on && !w->draining && schedules_ready(&w->sched, now)) {
-		send_sched(w, now);
-		return true;
-	}
-	if (!w->draining && now >= w->heard_at + SELF_POLL * w->cfg.poll_interval) {
-		if (!w->self_polling)
-			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
-				 "every %.0f s by itself",
-				 now - w->heard_at, SELF_POLL * w->cfg.poll_interval);
-		w->self_polling = true;
-		w->heard_at = now;
-		w->wanted = true;
-	}
-	want = claim_size(w);
-	if (want > 0 && !supervisor_alive(w))
-		want = 0;
-	if (want > 0 && w->results.n_other == 0 && now >= w->flush_after) {
-		send_claim(w, want, w->results.n_plain);
-		return true;
-	}
-	if (flush_now(w, now) || (want > 0 && results_count(&w->results) && now >= w->flush_after)) {
-		send_finish(w);
-		return true;
-	}
-	if (want > 0) {
-		send_claim(w, want, 0);
-		return true;
-	}
-	if (w->cleanup_wanted && !w->draining) {
-		send_cleanup(w);
-		return true;
-	}
-	return false;
-}
-
-/* A reply can complete inside db_send (a local server answers before
- * Connector/C would wait), and its callback may want the next statement
- * at once: with nothing left to wake the loop, that would wait for the
- * next event. So go on while statements complete synchronously (bounded,
- * in case each of them asks for another). */
-static void pump(struct worker *w)
-{
-	for (int i = 0; i < 16; i++)
-		if (!pump_once(w) || !db_idle(w->db))
-			break;
-	arm_tick(w, mono_now());
-}
-
-static void on_tick(EV_P_ ev_timer *t, int revents)
-{
-	(void)EV_A;
-	(void)t;
-	(void)revents;
-	/* Nothing to do here: waking the loop runs on_prepare, which pumps. */
 }
 
 static void on_stats(EV_P_ ev_timer *t, int revents)
 {
 	struct worker *w = t->data;
-	uint64_t deadlocks = db_deadlocks(w->db);
+	uint64_t deadlocks = db_deadlocks(w->conn.db);
 	(void)EV_A;
 	(void)revents;
-	if (w->n_started == w->stats_started && deadlocks == w->stats_deadlocks)
+	if (w->jobs.n_started == w->stats_started && deadlocks == w->stats_deadlocks)
 		return;
 	log_info("last %.0f s: %" PRIu64 " job(s) started, %d running; %" PRIu64
 		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64 " late write(s) rejected",
-		 STATS_EVERY, w->n_started - w->stats_started, w->n_running,
-		 deadlocks - w->stats_deadlocks, w->n_started, w->n_rejected);
-	w->stats_started = w->n_started;
+		 STATS_EVERY, w->jobs.n_started - w->stats_started, w->jobs.n_running,
+		 deadlocks - w->stats_deadlocks, w->jobs.n_started, w->rec.n_rejected);
+	w->stats_started = w->jobs.n_started;
 	w->stats_deadlocks = deadlocks;
 }
 
-/* ---- stopping and control ------------------------------------------------ */
-
-static void interrupt_all(struct worker *w)
-{
-	for (int i = 0; i < w->cfg.slots; i++)
-		if (w->slots[i])
-			job_terminate(w->slots[i], END_SHUTDOWN);
-}
-
-static void on_grace(EV_P_ ev_timer *t, int revents)
-{
-	struct worker *w = t->data;
-	(void)EV_A;
-	(void)revents;
-	if (w->n_running)
-		log_notice("shutdown grace over: interrupting %d running job(s)", w->n_running);
-	interrupt_all(w);
-}
-
-static void begin_drain(struct worker *w, bool now)
-{
-	give_back_all(w, "kyud is stopping");
-	if (!w->draining) {
-		/* Out of the wake-ups' way at once: a stopping daemon takes no
-		 * new jobs. */
-		w->reg_remove = w->reg_on;
-		w->recheck_at = 0;
-		w->draining = true;
-		w->drain_deadline = mono_now() + w->cfg.shutdown_grace + config_max_kill_grace(&w->cfg) + 10;
-		ev_timer_set(&w->grace_w, now ? 0. : w->cfg.shutdown_grace, 0.);
-		ev_timer_start(w->loop, &w->grace_w);
-	} else if (now) {
-		interrupt_all(w);
-	}
-}
-
-static bool db_settings_changed(const struct kyu_config *a, const struct kyu_config *b);
-
-/* What starting a job needs from the configuration; after every load. */
-static void set_params(struct worker *w)
-{
-	w->params = (struct job_params){
-		.shell = w->cfg.shell,
-		.direct_exec = w->cfg.direct_exec,
-		.kyud_env = environ,
-		.output_limit = (size_t)w->cfg.output_limit,
-		.kill_grace = w->cfg.kill_grace,
-		.domains = w->cfg.domains,
-		.n_domains = w->cfg.n_domains,
-		.self = &w->self,
-		.ids = &w->idcache,
-	};
-	/* The sections the entries point to may be gone (a reload). */
-	idcache_clear(&w->idcache);
-}
-
-static void reload(struct worker *w, int fd)
-{
-	struct kyu_config nc;
-	char err[512];
-	bool db_changed;
-	int r;
-
-	if (fd < 0) {
-		log_err("reload without a configuration attached; keeping the old one");
-		return;
-	}
-	/* The bytes the supervisor validated, not the file: every worker ends
-	 * up on the same configuration whatever happens to the file. */
-	r = config_load_fd(fd, w->cfg.path, &nc, err, sizeof(err));
-	close(fd);
-	if (r < 0) {
-		log_err("reload failed, keeping old config: %s", err);
-		return;
-	}
-	config_keep_restart_keys(&nc, &w->cfg);
-	db_changed = db_settings_changed(&nc, &w->cfg);
-	config_free(&w->cfg);
-	w->cfg = nc;
-	log_set_level((enum log_level)w->cfg.log_level);
-	set_params(w);
-	lease_configure(&w->lease, &w->cfg);
-	live_configure(&w->live, &w->cfg);
-	/* The prepared claims carry the lease; the directory, the served
-	 * queues. */
-	w->prepared = false;
-	queues_free(&w->dir);
-	w->dir.read_at = 0;
-	/* New database settings apply from a new connection, opened once the
-	 * statement in flight (if any) is back. */
-	if (db_changed)
-		w->reconnect_wanted = true;
-	/* A step in flight finishes; turning schedules off ends them after it. */
-	w->schedules_on = w->index == 1 && w->cfg.schedules;
-	if (w->schedules_on)
-		schedules_poke(&w->sched, mono_now());
-	/* The queues or the wake-up address may have changed. */
-	w->reg_next = 0;
-	w->reloaded_at = mono_now();
-	{
-		/* Held rows of queues no longer served go back now rather than
-		 * wait for a slot; the others keep their order. */
-		struct claimed c;
-		int n = w->held.n, back = 0;
-
-		while (n-- > 0 && prefetch_pop(&w->held, &c)) {
-			if (dropped_by_reload(w, &c)) {
-				give_back(w, &c);
-				back++;
-			} else if (!prefetch_push(&w->held, &c)) {
-				give_back(w, &c);
-			}
-		}
-		if (back)
-			log_info("gave back %d claimed job(s) of queues the configuration no longer serves",
-				 back);
-	}
-}
-
-static bool same(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "") == 0;
-}
-
-static bool db_settings_changed(const struct kyu_config *a, const struct kyu_config *b)
-{
-	return !same(a->db_host, b->db_host) || a->db_port != b->db_port ||
-	       !same(a->db_socket, b->db_socket) || !same(a->db_user, b->db_user) ||
-	       !same(a->db_password, b->db_password) || !same(a->db_name, b->db_name) ||
-	       a->db_connect_timeout != b->db_connect_timeout;
-}
-
-static void on_ctl(EV_P_ ev_io *io, int revents)
-{
-	struct worker *w = io->data;
-	struct msg m;
-	int fd;
-	(void)EV_A;
-	(void)revents;
-
-	for (;;) {
-		ssize_t n = proto_recv(PROTO_FD, &m, &fd);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			/* The supervisor is gone: finish what we hold, then exit. */
-			if (!w->master_gone)
-				supervisor_gone(w);
-			return;
-		}
-		if ((size_t)n != sizeof(m) || m.type != KYU_RELOAD) {
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-		}
-		if ((size_t)n != sizeof(m))
-			continue;
-		w->heard_at = mono_now();
-		if (w->self_polling) {
-			log_notice("the supervisor answers again");
-			w->self_polling = false;
-		}
-		switch (m.type) {
-		case KYU_POLLED:
-			break;
-		case KYU_WAKE:
-			w->wanted = true;
-			w->dir_wanted = true;
-			/* A new wake-up's claim is later than any recheck of
-			 * the last one: the sequence starts again from it. */
-			if (m.value == KYU_WAKE_HINTED) {
-				w->recheck_armed = true;
-				w->recheck_step = 0;
-				w->recheck_at = 0;
-			}
-			/* Someone has work: try the database now rather than at the
-			 * end of a backoff of up to 10 s (at most twice a second). */
-			if (!db_connected(w->db) && w->inflight != IF_CONNECT &&
-			    mono_now() - w->connect_tried >= 0.5)
-				start_connect(w);
-			/* Still unreachable: answer, so that the supervisor's next
-			 * hint is not held back waiting for this claim. */
-			if (!db_connected(w->db))
-				send_msg(w, KYU_IDLE, INT64_MAX);
-			break;
-		case KYU_STOP:
-			begin_drain(w, false);
-			break;
-		case KYU_STOP_NOW:
-			begin_drain(w, true);
-			break;
-		case KYU_RELOAD:
-			reload(w, fd);
-			break;
-		case KYU_SCHEDULES:
-			if (w->schedules_on) {
-				schedules_poke(&w->sched, mono_now());
-				w->schedules_recheck_at = mono_now() + SCHEDULES_RECHECK;
-			}
-			break;
-		case KYU_REPORT:
-			report_configure(&w->rep, m.value);
-			break;
-		}
-	}
-}
-
-static void on_term(EV_P_ ev_signal *s, int revents)
-{
-	(void)EV_A;
-	(void)revents;
-	begin_drain(s->data, false);
-}
-
-/* Totals that other modules keep, onto the scoreboard (a few loads and
- * stores per loop iteration). */
-static void sync_board(struct worker *w)
-{
-	uint64_t d = db_deadlocks(w->db);
-
-	if (!w->bw)
-		return;
-	board_add(w->bw, BC_DEADLOCKS, d - w->board_deadlocks);
-	w->board_deadlocks = d;
-	board_add(w->bw, BC_FENCES, w->lease.fenced - w->board_fences);
-	w->board_fences = w->lease.fenced;
-	board_set(w->bw, BG_RUNNING, (uint64_t)w->n_running);
-}
-
+/* Before the loop sleeps, so after every event: send what is due, sweep,
+ * report; a drained worker exits here. */
 static void on_prepare(EV_P_ ev_prepare *p, int revents)
 {
 	struct worker *w = p->data;
 	int pending;
 	(void)revents;
 
-	pump(w);
+	pump_run(&w->pump);
 	/* After pump: the jobs reaped while it started others are counted in. */
-	if (w->sweep_wanted) {
-		w->sweep_wanted = false;
-		kill_orphans(w);
-	}
-	sync_board(w);
-	report_check(&w->rep);
-	if (!w->draining || w->n_running > 0)
+	jobs_sweep(&w->jobs);
+	control_sync(&w->ctl);
+	if (!w->jobs.draining || w->jobs.n_running > 0)
 		return;
-	pending = results_count(&w->results);
+	pending = results_count(&w->rec.results);
 	/* The registry's delete goes out before the exit, unless the
 	 * connection is gone (the row then expires by itself). */
-	if (pending == 0 && w->inflight != IF_FINISH && w->inflight != IF_CLAIM &&
-	    w->inflight != IF_REGISTRY && !(w->reg_remove && db_connected(w->db))) {
+	if (pending == 0 && !pump_exit_waits(&w->pump) &&
+	    !(w->reg.remove && db_connected(w->conn.db))) {
 		ev_break(EV_A_ EVBREAK_ALL);
-	} else if (!db_connected(w->db) && mono_now() > w->drain_deadline) {
+	} else if (!db_connected(w->conn.db) && mono_now() > w->jobs.drain_deadline) {
 		log_err("exiting with %d unrecorded result(s): the database is unreachable; "
 			"those jobs run again after their lease",
 			pending);
@@ -2012,60 +150,60 @@ static void on_prepare(EV_P_ ev_prepare *p, int revents)
 	}
 }
 
-static void init_watchers(struct worker *w)
+/* The supervisor's scoreboard; a worker started by hand has none. */
+static void map_board(struct worker *w)
 {
-	ev_init(&w->reconnect_w, on_reconnect);
-	w->reconnect_w.data = w;
-	ev_init(&w->tick_w, on_tick);
-	w->tick_w.data = w;
-	ev_init(&w->grace_w, on_grace);
-	w->grace_w.data = w;
-	ev_init(&w->sweep_w, on_sweep);
-	w->sweep_w.data = w;
+	int r = board_map(BOARD_FD, true, &w->board);
+
+	if (r == 0)
+		w->bw = &w->board->worker[w->index - 1];
+	else if (r != -EBADF)
+		log_warn("cannot map the scoreboard (fd %d): %s; counting nothing", BOARD_FD,
+			 strerror(-r));
+	if (r != -EBADF)
+		close(BOARD_FD);
+}
+
+/* The rooms, bottom up; each is handed the rooms it uses. */
+static void build(struct worker *w, const char *daemon_id)
+{
+	struct pump_rooms pr = { &w->conn, &w->held, &w->claim, &w->lease, &w->reg,
+				 &w->live, &w->sched, &w->rec,   &w->ret };
+	struct control_rooms cr = { &w->parent, &w->conn, &w->jobs,  &w->lease,
+				    &w->live,   &w->claim, &w->sched, &w->reg };
+
+	conn_init(&w->conn, w->loop, &w->cfg, &w->ctl.rep, w->bw, on_db_up, w);
+	record_init(&w->rec, &w->cfg, &w->conn, &w->jobs, w->index, daemon_id, w->host,
+		    claim_recorded, &w->claim);
+	jobs_init(&w->jobs, w->loop, &w->cfg, &w->rec.results, &w->lease, w->bw, claim_ended,
+		  &w->claim);
+	lease_init(&w->lease, w->loop, w->jobs.slots, w->cfg.slots, &w->cfg, &w->conn, w->bw);
+	live_init(&w->live, w->jobs.slots, w->cfg.slots, &w->cfg, &w->conn);
+	held_init(&w->held, &w->cfg, &w->jobs, &w->rec.results, &w->parent, &w->claim.dir, w->bw);
+	retention_init(&w->ret, &w->cfg, &w->conn, &w->rec, &w->jobs);
+	claim_init(&w->claim, &w->cfg, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
+		   &w->ret, w->bw);
+	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
+	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,
+		       &w->jobs);
+	pump_init(&w->pump, w->loop, &pr);
+	control_init(&w->ctl, w->loop, &w->cfg, &cr, w->bw);
+
 	ev_timer_init(&w->stats_w, on_stats, STATS_EVERY, STATS_EVERY);
 	w->stats_w.data = w;
 	ev_timer_start(w->loop, &w->stats_w);
-	ev_io_init(&w->ctl_w, on_ctl, PROTO_FD, EV_READ);
-	w->ctl_w.data = w;
-	ev_io_start(w->loop, &w->ctl_w);
+	control_start(&w->ctl);
 	ev_prepare_init(&w->prep_w, on_prepare);
 	w->prep_w.data = w;
 	ev_prepare_start(w->loop, &w->prep_w);
-	ev_signal_init(&w->term_w, on_term, SIGTERM);
-	w->term_w.data = w;
-	ev_signal_start(w->loop, &w->term_w);
-	ev_signal_init(&w->chld_w, on_sigchld, SIGCHLD);
-	w->chld_w.data = w;
-	/* Ahead of the timers due in the same iteration: a job that exited
-	 * just as its time limit or fencing deadline came ends with its own
-	 * status, not as killed by kyud. */
-	ev_set_priority(&w->chld_w, EV_MAXPRI);
-	ev_signal_start(w->loop, &w->chld_w);
-}
-
-/* Signal watchers install process-wide handlers that point at the loop:
- * stopped (handlers back to the default) before it is destroyed. */
-static void stop_signals(struct worker *w)
-{
-	ev_signal_stop(w->loop, &w->term_w);
-	ev_signal_stop(w->loop, &w->chld_w);
-}
-
-/* A statement may take this long before its connection is abandoned: a
- * claim may wait innodb_lock_wait_timeout (3 s) per row lock, retention
- * deletes a batch; anything longer is a server that stopped answering. */
-static double statement_deadline(const struct kyu_config *cfg)
-{
-	double d = cfg->lease / 2.0;
-	return d < 5 ? 5 : d > 30 ? 30 : d;
 }
 
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
-	struct worker w = { .index = index, .reconnect_delay = 0.5, .sweep_from = ULLONG_MAX };
+	struct worker w = { .index = index };
 	char role[32], err[512];
 
-	w.sup_pid = getppid();
+	parent_init(&w.parent, control_parent_gone, &w.ctl);
 	snprintf(role, sizeof(role), "worker %d", index);
 	log_set_role(role);
 	w.cfg = *cfg;
@@ -2096,82 +234,52 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 
 	/* Jobs get no capability of ours across exec, whoever they run as. */
 	domain_seal_caps();
-	if (domain_resolve(NULL, &w.self, err, sizeof(err)) < 0) {
+	if (domain_resolve(NULL, &w.jobs.self, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		config_free(&w.cfg);
 		return EX_OSERR;
 	}
 	/* Not the default loop: that one reaps every child with waitpid in
 	 * its own SIGCHLD handler, and the worker reaps with wait4
-	 * (on_sigchld). Jobs get an empty signal mask and default
+	 * (jobs_reap). Jobs get an empty signal mask and default
 	 * dispositions from proc_spawn whatever this loop installs. */
 	w.loop = ev_loop_new(EVFLAG_AUTO);
 	if (!w.loop) {
 		log_err("cannot create the event loop");
-		domain_ids_free(&w.self);
+		domain_ids_free(&w.jobs.self);
 		config_free(&w.cfg);
 		return EX_OSERR;
 	}
-	w.db = db_new(w.loop, statement_deadline(&w.cfg));
-	/* The supervisor's scoreboard; a worker started by hand has none. */
-	{
-		int r = board_map(BOARD_FD, true, &w.board);
-		if (r == 0)
-			w.bw = &w.board->worker[index - 1];
-		else if (r != -EBADF)
-			log_warn("cannot map the scoreboard (fd %d): %s; counting nothing", BOARD_FD,
-				 strerror(-r));
-		if (r != -EBADF)
-			close(BOARD_FD);
-	}
-	w.slots = xcalloc((size_t)w.cfg.slots, sizeof(*w.slots));
-	set_params(&w);
-	prefetch_init(&w.held, w.cfg.slots, w.cfg.prefetch, w.cfg.lease, w.cfg.fence_margin);
-	lease_init(&w.lease, w.loop, w.slots, w.cfg.slots, &w.cfg);
-	live_init(&w.live, w.slots, w.cfg.slots, &w.cfg);
-	init_watchers(&w);
-	report_init(&w.rep, w.loop, PROTO_FD, worker_state, &w);
-	schedules_init(&w.sched);
-	w.schedules_on = w.index == 1 && w.cfg.schedules;
-	if (w.index == 1 && daemon_id) {
-		snprintf(w.daemon_id, sizeof(w.daemon_id), "%s", daemon_id);
-		w.reg_on = true;
-	}
-	/* A worker started by hand counts under a token of its own. */
-	if (daemon_id)
-		snprintf(w.minutes_daemon, sizeof(w.minutes_daemon), "%s", daemon_id);
-	else
-		registry_make_id(w.minutes_daemon, sizeof(w.minutes_daemon), w.host, getpid());
+	map_board(&w);
+	build(&w, daemon_id);
 
-	w.cleanup_wanted = true;
-	w.heard_at = mono_now();
-	start_connect(&w);
-	send_msg(&w, KYU_READY, 0);
+	w.parent.heard_at = mono_now();
+	conn_start(&w.conn);
+	parent_send(&w.parent, KYU_READY, 0);
 
 	ev_run(w.loop, 0);
 
 	log_info("exiting: %" PRIu64 " job(s) started, %" PRIu64 " result(s) recorded, %" PRIu64
 		 " given back unstarted, %" PRIu64 " deadlock(s) retried, %" PRIu64
 		 " late write(s) rejected, %u loop iteration(s)",
-		 w.n_started, w.n_finished, w.n_given_back, db_deadlocks(w.db), w.n_rejected,
-		 ev_iteration(w.loop));
-	results_free(&w.results);
-	minutes_free(&w.pending);
-	prefetch_free(&w.held);
-	queues_free(&w.dir);
-	schedules_free(&w.sched);
-	forget_parts(&w);
+		 w.jobs.n_started, w.rec.n_finished, w.held.n_given_back, db_deadlocks(w.conn.db),
+		 w.rec.n_rejected, ev_iteration(w.loop));
+	record_free(&w.rec);
+	held_free(&w.held);
+	claim_free(&w.claim);
+	scheduler_free(&w.sched);
 	lease_free(&w.lease);
 	live_free(&w.live);
-	idcache_free(&w.idcache);
-	free(w.slots);
-	db_free(w.db);
+	conn_free(&w.conn);
 	if (w.bw)
 		board_set(w.bw, BG_RUNNING, 0);
 	board_unmap(w.board);
-	stop_signals(&w);
+	/* Signal watchers install process-wide handlers that point at the
+	 * loop: stopped (handlers back to the default) before it is
+	 * destroyed. */
+	control_free(&w.ctl);
+	jobs_free(&w.jobs);
 	ev_loop_destroy(w.loop);
-	domain_ids_free(&w.self);
 	config_free(&w.cfg);
-	return w.exit_status;
+	return w.conn.exit_status;
 }

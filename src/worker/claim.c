@@ -1,0 +1,595 @@
+#include "claim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "common/log.h"
+#include "common/proto.h"
+#include "common/util.h"
+#include "results.h"
+
+/* A worker that has heard nothing from the supervisor for this many poll
+ * intervals claims by itself: the supervisor's poll timer fires at most
+ * 1.1 intervals apart (its jitter), and tells every worker (KYU_POLLED),
+ * so this happens only while the supervisor is stopped or stuck, when
+ * wake-up datagrams and polls do not reach the workers. */
+#define SELF_POLL 1.5
+/* After a claim waited for a row lock (lock_waited), claims skip locked
+ * rows for this long. */
+#define SKIP_LOCKED_SPELL 30.0
+/* Under load, the queue directory is read again at least this often, so a
+ * queue that gains due jobs gets its share within a fraction of a second
+ * even while others keep every claim full. */
+#define DIR_MAX_AGE 0.25
+/* With at most this many queues holding rows, the directory costs a few
+ * index dives: it is read with every claim, so a queue that gains due jobs
+ * waits for at most one claim per worker planned without it. */
+#define DIR_EVERY_CLAIM 64
+/* A claim asked for by a wake-up datagram that finds nothing looks again
+ * after these delays, each only when the one before found nothing too:
+ * the trigger of sql/notify.sql sends its datagram at the INSERT, before
+ * the submitter commits, so the claim it causes can come too early to see
+ * the rows (an autocommit INSERT's commit, or a transaction that goes on
+ * for a second). At most two more claims per wake-up, never a loop; a
+ * commit later than that is found by the poll. */
+static const double wake_recheck[] = { 0.3, 2.0 };
+#define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
+
+void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
+		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
+		struct retention *ret, struct board_worker *bw)
+{
+	cl->cfg = cfg;
+	cl->host = host;
+	cl->conn = conn;
+	cl->parent = parent;
+	cl->jobs = jobs;
+	cl->rec = rec;
+	cl->ret = ret;
+	cl->bw = bw;
+	cl->held = held;
+}
+
+/* The part names a claim copied (build): freed with its reply, or when a
+ * claim is sent or the worker exits without one (a connection that was
+ * dropped calls nothing back). */
+static void forget_parts(struct claim *cl)
+{
+	for (int k = 0; k < cl->sent.n_parts; k++)
+		free((char *)(uintptr_t)cl->sent.parts[k].name);
+	cl->sent.n_parts = 0;
+}
+
+void claim_free(struct claim *cl)
+{
+	queues_free(&cl->dir);
+	forget_parts(cl);
+}
+
+/* ---- what the other rooms tell the claim ----------------------------------- */
+
+void claim_ended(void *claim, const struct job *j)
+{
+	struct claim *cl = claim;
+
+	if (j->reason == END_NONE)
+		prefetch_ran(&cl->held->ring, mono_now() - j->spawned_at);
+	/* Its key or its queue's slot is free once the result is recorded:
+	 * then claim, so that a job waiting on it starts without a poll. */
+	if (j->gated)
+		cl->freed_pending = true;
+	/* A free slot is what a restricted queue's rows wait for. */
+	if (!cl->more && queues_restricted_due(&cl->dir, mono_now()))
+		cl->wanted = true;
+}
+
+void claim_recorded(void *claim, int n)
+{
+	struct claim *cl = claim;
+
+	if (cl->freed_pending && n > 0) {
+		cl->freed_pending = false;
+		cl->wanted = true;
+		cl->dir_wanted = true;
+	}
+}
+
+void claim_connected(struct claim *cl)
+{
+	cl->wanted = true;
+	cl->prepared = false;
+	cl->txn_dirty = false;
+	cl->dir_wanted = true;
+}
+
+void claim_wake(struct claim *cl, bool hinted)
+{
+	cl->wanted = true;
+	cl->dir_wanted = true;
+	/* A new wake-up's claim is later than any recheck of the last one:
+	 * the sequence starts again from it. */
+	if (hinted) {
+		cl->recheck_armed = true;
+		cl->recheck_step = 0;
+		cl->recheck_at = 0;
+	}
+}
+
+void claim_want(struct claim *cl)
+{
+	cl->wanted = true;
+}
+
+void claim_txn_left_open(struct claim *cl)
+{
+	cl->txn_dirty = true;
+}
+
+void claim_drain(struct claim *cl)
+{
+	held_give_back_all(cl->held, "kyud is stopping");
+	/* Out of the wake-ups' way at once: a stopping daemon takes no new
+	 * jobs. */
+	if (!cl->jobs->draining)
+		cl->recheck_at = 0;
+}
+
+void claim_reload(struct claim *cl)
+{
+	/* The prepared claims carry the lease; the directory, the served
+	 * queues. */
+	cl->prepared = false;
+	queues_free(&cl->dir);
+	cl->dir.read_at = 0;
+	held_reload(cl->held);
+}
+
+/* ---- pacing: the moments before the claim ---------------------------------- */
+
+/* How many rows to claim now (0: not now). */
+static int claim_size(const struct claim *cl)
+{
+	int room = cl->cfg->slots + prefetch_target(&cl->held->ring);
+	int want = room - cl->jobs->n_running - cl->held->ring.n;
+
+	if (cl->jobs->draining || want <= 0 || mono_now() < cl->claim_after)
+		return 0;
+	if (cl->wanted)
+		return want;
+	/* Under load, wait until a useful batch is wanted: one claim of k
+	 * rows costs about as much as one claim of 1. */
+	if (cl->more &&
+	    (want >= (room + 1) / 2 || (cl->jobs->n_running == 0 && cl->held->ring.n == 0)))
+		return want;
+	return 0;
+}
+
+/* The moment a wake-up's claim is made again (wake_recheck). */
+bool claim_recheck_due(void *claim, struct stmt_turn *t)
+{
+	struct claim *cl = claim;
+
+	if (cl->recheck_at > 0 && t->now >= cl->recheck_at) {
+		cl->recheck_at = 0;
+		cl->wanted = true;
+		cl->dir_wanted = true;
+	}
+	return false;
+}
+
+double claim_recheck_when(void *claim, double now)
+{
+	const struct claim *cl = claim;
+
+	(void)now;
+	return cl->recheck_at;
+}
+
+/* The moment a worker that has not heard from the supervisor claims by
+ * itself (SELF_POLL). */
+bool claim_self_poll_due(void *claim, struct stmt_turn *t)
+{
+	struct claim *cl = claim;
+	struct parent *p = cl->parent;
+	double now = t->now;
+
+	if (!cl->jobs->draining && now >= p->heard_at + SELF_POLL * cl->cfg->poll_interval) {
+		if (spell_begin(&p->self_polling))
+			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
+				 "every %.0f s by itself",
+				 now - p->heard_at, SELF_POLL * cl->cfg->poll_interval);
+		p->heard_at = now;
+		cl->wanted = true;
+	}
+	return false;
+}
+
+double claim_self_poll_when(void *claim, double now)
+{
+	const struct claim *cl = claim;
+
+	(void)now;
+	return cl->jobs->draining ? 0 : cl->parent->heard_at + SELF_POLL * cl->cfg->poll_interval;
+}
+
+/* The claim's size, for the rows after it: asked of claim_size and of
+ * the kernel (parent_alive) once per walk. */
+bool claim_size_due(void *claim, struct stmt_turn *t)
+{
+	struct claim *cl = claim;
+
+	t->want = claim_size(cl);
+	if (t->want > 0 && !parent_alive(cl->parent))
+		t->want = 0;
+	return false;
+}
+
+/* A claim that deadlocked waits until claim_after. */
+double claim_size_when(void *claim, double now)
+{
+	const struct claim *cl = claim;
+
+	return cl->wanted && cl->claim_after > now ? cl->claim_after : 0;
+}
+
+/* ---- the claim's round trip ------------------------------------------------ */
+
+static int by_share(const void *a, const void *b)
+{
+	const struct qpart *x = a, *y = b;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
+{
+	const struct finish *f = NULL;
+	struct claim_plan plan = { 0 };
+	double now = mono_now();
+	int n_res = 0, n_fin = 0;
+
+	/* Plain successes waiting to be recorded ride along in the claim's
+	 * round trip. */
+	if (n_plain > 0) {
+		f = results_batch(&cl->rec->results, &n_res, &n_plain);
+		n_fin = n_plain;
+	}
+	forget_parts(cl);
+	/* Not under load, with a directory old enough that what it calls due
+	 * may long be gone (an idle spell after a busy one): read it alone
+	 * first rather than claim from every queue it names. */
+	if (!cl->more && queues_any_due(&cl->dir, now) && now - cl->dir.read_at >= DIR_MAX_AGE) {
+		plan.directory = true;
+	} else {
+		cl->sent.n_parts = queues_plan(&cl->dir, now, n, cl->sent.parts);
+		/* The directory costs one dive per queue: it is read when a claim
+		 * found due rows the catch-all cannot take or kept every claim full
+		 * (fair shares matter), and then kept fresh while any queue has due
+		 * rows. An idle daemon's poll is the catch-all alone. */
+		plan.directory = cl->dir_force ||
+				 (queues_any_due(&cl->dir, now) &&
+				  (cl->dir_wanted || cl->dir.n <= DIR_EVERY_CLAIM ||
+				   now - cl->dir.read_at >= DIR_MAX_AGE));
+		/* Nothing known to be due: claim from every queue without
+		 * restrictions by due time, unless rows that cannot be claimed now
+		 * (a paused queue, a full one) would lie across that scan; then the
+		 * directory read in this round trip decides the next claim. */
+		if (cl->sent.n_parts == 0 && !queues_blocked_backlog(&cl->dir, now)) {
+			cl->sent.parts[0] = (struct qpart){ .name = NULL, .n = n };
+			cl->sent.n_parts = 1;
+		}
+		if (cl->sent.n_parts == 0)
+			plan.directory = true;
+	}
+	/* Smallest shares first: a queue that just got its share starts its
+	 * few jobs before the big queue's batch of the same claim. */
+	qsort(cl->sent.parts, (size_t)cl->sent.n_parts, sizeof(cl->sent.parts[0]), by_share);
+	/* The names outlive a directory read in this round trip. */
+	for (int k = 0; k < cl->sent.n_parts; k++)
+		if (cl->sent.parts[k].name)
+			cl->sent.parts[k].name = xstrdup(cl->sent.parts[k].name);
+	plan.parts = cl->sent.parts;
+	plan.n_parts = cl->sent.n_parts;
+	plan.prepared = cl->prepared;
+	plan.skip_locked = now < cl->skip_locked_until;
+	cl->sent.token = random_token();
+	cl->sent.claimed_at = now;
+	cl->sent.n_fin = n_fin;
+	store_claim_build_plan(sb, cl->cfg, cl->sent.token, cl->host, &plan, f, n_fin,
+			       &cl->sent.lay);
+	record_count_add(cl->rec, sb, f, n_fin);
+	cl->sent.n = cl->sent.lay.asked;
+	cl->wanted = false;
+	if (plan.directory)
+		cl->dir_wanted = cl->dir_force = false;
+}
+
+/* A claim carries the plain successes waiting to be recorded, as long as
+ * no other result waits (those go first, alone: record_due). */
+bool claim_with_results_due(void *claim, struct stmt_turn *t)
+{
+	const struct claim *cl = claim;
+
+	return t->want > 0 && cl->rec->results.n_other == 0 && t->now >= cl->rec->flush_after;
+}
+
+bool claim_with_results_send(void *claim, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct claim *cl = claim;
+
+	build(cl, t->want, cl->rec->results.n_plain, sb);
+	return true;
+}
+
+bool claim_due(void *claim, struct stmt_turn *t)
+{
+	(void)claim;
+	return t->want > 0;
+}
+
+bool claim_send(void *claim, struct stmt_turn *t, struct strbuf *sb)
+{
+	build(claim, t->want, 0, sb);
+	return true;
+}
+
+void claim_unsent(void *claim)
+{
+	struct claim *cl = claim;
+
+	forget_parts(cl);
+	parent_send(cl->parent, KYU_IDLE, INT64_MAX);
+}
+
+/* A claim waited innodb_lock_wait_timeout (1 s) for a row another
+ * transaction holds: a submitter's INSERT not committed yet, or a user's
+ * UPDATE in an open transaction, which may last for hours. The plain
+ * claim scans the (due, priority) index in order and stops at such a row
+ * (InnoDB's semi-consistent read does not cover secondary indexes), so
+ * every claim would wait behind it. Claims go round locked rows for a
+ * while instead, then try the plain shape again: it is the faster one
+ * (notes/DESIGN.md), and the lock is usually gone by then. */
+static void lock_waited(struct claim *cl, double now)
+{
+	if (spell_begin(&cl->lock_waits))
+		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
+			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
+			   SKIP_LOCKED_SPELL);
+	else
+		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
+			  SKIP_LOCKED_SPELL);
+	cl->skip_locked_until = now + SKIP_LOCKED_SPELL;
+	cl->claim_after = now;
+}
+
+/* A claim that failed: what it left behind is repaired, and it is tried
+ * again when that is worth it. */
+static void failed(struct claim *cl, const struct db_reply *r, double now)
+{
+	forget_parts(cl);
+	conn_failed(cl->conn, r, "acquiring jobs");
+	cl->dir_wanted = true;
+	/* A deadlock of the claim UPDATE behind finishes that rode along
+	 * (they are done; it is not re-sent within the round trip), or one
+	 * that outlasted db.c's retries (on Galera a certification conflict
+	 * with another node's claim): the rows are still there to claim, so
+	 * claim again after a short jittered wait. Results that did not get
+	 * through stay and ride along again. */
+	if (r->fail == DB_RETRY && db_error_code(cl->conn->db) == ER_LOCK_WAIT_TIMEOUT) {
+		lock_waited(cl, now);
+		cl->wanted = true;
+		return;
+	}
+	if (r->fail == DB_RETRY) {
+		cl->claim_after = conn_backoff(cl->conn, now);
+		cl->wanted = true;
+		return;
+	}
+	if (r->fail == DB_BUSY)
+		cl->rec->flush_after = now + CONN_BUSY_RETRY;
+	parent_send(cl->parent, KYU_IDLE, INT64_MAX);
+}
+
+/* What the claim found tells the supervisor when to ask again: at once
+ * (under load: KYU_MORE), or when the next row falls due. */
+static void paced(struct claim *cl, const struct claim_reply *cr, bool full, bool catch_all,
+		  double now)
+{
+	int64_t next;
+
+	if (cl->sent.n > 0 && full) {
+		/* Under load, queues get fair shares: from the directory. */
+		if (catch_all)
+			cl->dir_force = true;
+		cl->more = true;
+		if (!cl->more_sent) {
+			parent_send(cl->parent, KYU_MORE, 0);
+			cl->more_sent = true;
+		}
+		return;
+	}
+	cl->more = false;
+	cl->more_sent = false;
+	if (cr->dir) {
+		next = queues_next_due_us(&cl->dir, now);
+		/* The directory shows queues this claim did not ask (it was
+		 * read in the same round trip): ask them now, not after a poll. */
+		if (next <= 0) {
+			cl->wanted = true;
+			return;
+		}
+	} else if (catch_all) {
+		next = cr->next_due_us == INT64_MIN ? INT64_MAX : cr->next_due_us;
+		/* Due rows the catch-all did not take (a paused or limited
+		 * queue's, a busy key's): the directory says which. */
+		if (next <= 0) {
+			cl->dir_force = true;
+			cl->wanted = true;
+			return;
+		}
+	} else {
+		next = queues_next_due_us(&cl->dir, now);
+	}
+	parent_send(cl->parent, KYU_IDLE, next);
+}
+
+void claim_reply(void *claim, const struct db_reply *r)
+{
+	struct claim *cl = claim;
+	struct claim_reply cr;
+	struct db_reply body;
+	int got[QUEUES_MAX_PARTS] = { 0 };
+	double now = mono_now();
+	bool full = true, catch_all;
+
+	record_count_read(cl->rec, r, cl->sent.lay.n_stmts, &body);
+	store_claim_read_plan(&body, &cl->sent.lay, cl->sent.token, cl->sent.claimed_at, &cr);
+	record_count_settle(cl->rec, r, cl->rec->results.view, cl->sent.n_fin,
+			    cr.fin_done ? cl->sent.n_fin : 0);
+	r = &body;
+	if (cr.fin_done)
+		record_recorded(cl->rec, cl->sent.n_fin, cr.fin_rejected);
+	if (cr.dir) {
+		struct queues nd = { 0 };
+		if (queues_read(&cl->dir, cr.dir, now, &nd) == 0) {
+			queues_free(&cl->dir);
+			cl->dir = nd;
+			/* A queue that just got due jobs gets its share with the
+			 * next claim, not once half of the room is free again. */
+			if (nd.arrived > 0 && cr.got >= 0)
+				cl->wanted = true;
+		}
+	}
+	if (cl->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
+		cl->txn_dirty = true;
+	/* A claim that failed part-way may have marked rows it never read:
+	 * give them back (by token) rather than leave them to their lease.
+	 * Kept across a reconnect: the token stays valid, and rows that
+	 * meanwhile passed to another claim are no longer matched. */
+	if (cr.got < 0) {
+		cl->release_token = cl->sent.token;
+		failed(cl, r, now);
+		return;
+	}
+	if (cl->sent.lay.prepares)
+		cl->prepared = true;
+	/* A plain claim went through: the next lock wait is a new spell. */
+	if (now >= cl->skip_locked_until + SKIP_LOCKED_SPELL)
+		spell_end(&cl->lock_waits);
+	if (cl->recheck_armed && cr.got == 0 && cl->recheck_step < N_WAKE_RECHECK)
+		cl->recheck_at = now + wake_recheck[cl->recheck_step++];
+	else
+		cl->recheck_armed = false;
+	conn_wrote(cl->conn);
+	cl->claims++;
+	board_add(cl->bw, BC_CLAIMS, 1);
+	board_observe(cl->bw, BH_CLAIM, now - cl->sent.claimed_at);
+	board_observe(cl->bw, BH_BATCH, cr.got);
+	if (cl->claims % (uint64_t)cl->cfg->cleanup_every == 0)
+		cl->ret->wanted = true;
+	(void)parent_alive(cl->parent);
+	for (int i = 0; i < cr.got; i++) {
+		struct claimed *c = &cr.rows[i];
+		c->got_at = now;
+		for (int k = 0; k < cl->sent.n_parts; k++) {
+			const char *name = cl->sent.parts[k].name;
+			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
+				got[k]++;
+				break;
+			}
+		}
+		held_take(cl->held, c);
+	}
+	store_claimed_free(cr.rows, cr.got);
+	if (cr.got > 0)
+		log_debug("acquired %d job(s) (asked for %d)", cr.got, cl->sent.n);
+	for (int k = 0; k < cl->sent.n_parts; k++)
+		if (got[k] < cl->sent.parts[k].n)
+			full = false;
+	/* The parts' names point into the directory they were planned from,
+	 * which the reply may have replaced: they are only compared by name. */
+	queues_claimed(&cl->dir, cl->sent.parts, cl->sent.n_parts, got, now, cl->cfg->lease);
+	catch_all = cl->sent.n_parts == 1 && !cl->sent.parts[0].name;
+	forget_parts(cl);
+	paced(cl, &cr, full, catch_all, now);
+}
+
+/* ---- repairs after a failed claim ------------------------------------------ */
+
+/* A statement sent into a transaction left open would not be committed (a
+ * lease renewal included): first of all, once the connection is checked. */
+bool claim_rollback_due(void *claim, struct stmt_turn *t)
+{
+	const struct claim *cl = claim;
+
+	(void)t;
+	return cl->txn_dirty;
+}
+
+bool claim_rollback_send(void *claim, struct stmt_turn *t, struct strbuf *sb)
+{
+	(void)claim;
+	(void)t;
+	sb_adds(sb, "ROLLBACK");
+	return true;
+}
+
+void claim_rollback_reply(void *claim, const struct db_reply *r)
+{
+	struct claim *cl = claim;
+
+	if (r->fail == DB_OK || r->fail == DB_LOST)
+		cl->txn_dirty = false;
+	if (r->fail != DB_OK)
+		conn_failed(cl->conn, r, "ending a failed claim's transaction");
+}
+
+bool claim_release_due(void *claim, struct stmt_turn *t)
+{
+	const struct claim *cl = claim;
+
+	return cl->release_token && cl->rec->flush_after <= t->now;
+}
+
+bool claim_release_send(void *claim, struct stmt_turn *t, struct strbuf *sb)
+{
+	const struct claim *cl = claim;
+
+	(void)t;
+	store_release_build(sb, cl->release_token);
+	return true;
+}
+
+void claim_release_unsent(void *claim)
+{
+	struct claim *cl = claim;
+
+	cl->release_token = 0;
+}
+
+double claim_release_when(void *claim, double now)
+{
+	const struct claim *cl = claim;
+
+	(void)now;
+	return cl->release_token ? cl->rec->flush_after : 0;
+}
+
+void claim_release_reply(void *claim, const struct db_reply *r)
+{
+	struct claim *cl = claim;
+
+	if (r->fail == DB_OK) {
+		if (r->n > 0 && r->r[0].affected > 0)
+			log_info("gave back %llu job(s) marked by a claim that failed",
+				 (unsigned long long)r->r[0].affected);
+		cl->release_token = 0;
+		return;
+	}
+	conn_failed(cl->conn, r, "giving back the rows of a failed claim");
+	if (r->fail == DB_ERROR)
+		cl->release_token = 0; /* as it is, it would fail again: the leases end it */
+	else
+		cl->rec->flush_after = mono_now() + (r->fail == DB_BUSY ? CONN_BUSY_RETRY : 0.05);
+}
