@@ -26,7 +26,7 @@ static double jittered(double v)
 
 /* Every worker hears, once per poll interval, that the daemon is polling:
  * one that hears nothing for longer (this process stopped, or stuck)
- * claims by itself (worker.c, SELF_POLL). Also from the idle answers,
+ * claims by itself (worker/claim.c, SELF_POLL). Also from the idle answers,
  * which re-arm the poll timer and can keep it from ever firing while
  * wake-ups come often. A message per worker per interval. */
 static void tell_polled(struct fanout *f, bool polled)
