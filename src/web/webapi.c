@@ -92,19 +92,20 @@ unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const 
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
 	unsigned st;
+	bool sent;
 
 	if (!name || !*name)
 		return webjson_error(out, 400, "%s: name missing", what);
 	action_schedule_sql(&sb, a, name);
 	/* enable of an enabled row changes nothing but, with found rows
 	 * (db.c), still counts it: 0 means no such schedule. */
-	if (webdb_run(&w->db, sb.buf, sb.len, &r, false) < 0)
-		st = webdb_failed(&w->db, out, what);
-	else if (r->affected == 0)
+	sent = webdb_run(&w->db, sb.buf, sb.len, &r, false) >= 0;
+	if (sent && r->affected == 0)
 		st = webjson_error(out, 404, "%s: no schedule named '%s'", what, name);
-	else if (a != ACT_SCHED_RUN_NOW)
+	else if (sent && a != ACT_SCHED_RUN_NOW)
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_schedule_done(a)), 200);
-	else if (webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 || !db_cell(r, 0, 0))
+	else if (!sent || webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 ||
+		 !db_cell(r, 0, 0))
 		st = webdb_failed(&w->db, out, what);
 	else
 		st = (*out = json_pack("{s:b, s:s, s:s}", "ok", 1, "done", action_schedule_done(a), "job",

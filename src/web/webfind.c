@@ -39,7 +39,10 @@ static int parse_time(const char *s, char *out, size_t outlen)
 	if (n < 10 || n >= outlen || s[0] < '0' || s[0] > '9')
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		char c = s[i] == 'T' ? ' ' : s[i];
+		char c = s[i];
+
+		if (c == 'T')
+			c = ' ';
 		if (!strchr("0123456789-: .", c))
 			return -EINVAL;
 		out[i] = c;
@@ -262,7 +265,7 @@ unsigned webfind_jobs(struct webdb *d, const struct webfind_args *a, bool retryi
 	struct find f = { 0 };
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
-	json_t *page, *rows, *older = json_null(), *newer = json_null();
+	json_t *page, *rows, *older, *newer;
 	size_t shown;
 	unsigned st;
 
