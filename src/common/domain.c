@@ -389,12 +389,6 @@ int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, si
 	return domain_ids_resolve(d ? d->user : NULL, d ? d->group : NULL, ids, err, errlen);
 }
 
-/* The name domain.h has always given it, for the worker. */
-void domain_seal_caps(void)
-{
-	domain_privs_seal();
-}
-
 struct check_ctx {
 	const char *file;
 	char *err;
@@ -517,12 +511,6 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
 char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env)
 {
 	return domain_env_base(d ? d->env_pass : NULL, d ? d->env : NULL, ids, kyud_env);
-}
-
-/* The name domain.h has always given it, for the worker. */
-char *domain_find_program(const char *name, char *const *env)
-{
-	return domain_env_find_program(name, env);
 }
 
 /* Is path under prefix, component-wise ("/opt/a" holds "/opt/a/x", not

@@ -101,11 +101,6 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
  * when the groups could not be listed). */
 int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
 
-/* Clear the ambient and inheritable capability sets: a process that
- * holds CAP_SETUID through them (the systemd drop-in in kyud(8)) keeps it
- * for itself, but nothing it executes inherits it. */
-void domain_seal_caps(void);
-
 /* Check every section against the system and these privileges, and that
  * no queue would run jobs as root without saying so (queues: the queues
  * kyud serves, n_queues 0 for all). On the first problem returns -1 with
@@ -119,11 +114,6 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
  * LOGNAME, SHELL, LANG (if kyud has it), env_pass, env. NULL-terminated,
  * for jobspec_input.base_env; free with domain_env_free. */
 char **domain_base_env(const struct domain *d, const struct domain_ids *ids, char *const *kyud_env);
-
-/* Find a program the way execvp would in env's PATH, skipping empty and
- * relative entries (a name with a '/' is taken as it is). Returns a
- * malloc'd path, or NULL with errno ENOENT or EACCES. */
-char *domain_find_program(const char *name, char *const *env);
 
 /* The rules a row must follow in d's queue, checked before it starts:
  * shell rows where allow_shell is off, the row's env where row_env is

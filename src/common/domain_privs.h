@@ -4,7 +4,7 @@
  * because it is the process's own state, read through libcap, not a
  * section's. domain.h includes this header; config_check_system reads
  * it (kyud, at start-up and on reload) and a worker (src/worker) seals
- * through domain_seal_caps. */
+ * through domain_privs_seal. */
 #ifndef KYU_DOMAIN_PRIVS_H
 #define KYU_DOMAIN_PRIVS_H
 
@@ -23,7 +23,7 @@ void domain_privs_get(struct domain_privs *p);
 
 /* Clear the ambient and inheritable capability sets: a process that
  * holds CAP_SETUID through them (the systemd drop-in in kyud(8)) keeps it
- * for itself, but nothing it executes inherits it (domain_seal_caps). */
+ * for itself, but nothing it executes inherits it (domain_privs_seal). */
 void domain_privs_seal(void);
 
 #endif

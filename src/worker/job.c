@@ -153,7 +153,7 @@ static const char *job_cwd(const struct claimed *c, const struct domain *d, cons
 static int spawn_spec(const struct jobspec *spec, const char *path, const char *cwd,
 		      const struct proc_creds *cr, struct job *j, int *exec_errno, char *err, size_t errlen)
 {
-	char *found = path ? NULL : domain_find_program(spec->argv[0], spec->envp);
+	char *found = path ? NULL : domain_env_find_program(spec->argv[0], spec->envp);
 	int r;
 
 	if (!path && !found) {
@@ -212,7 +212,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	/* An argv row's program is found before the rules see it, and run by
 	 * that very path. */
 	if (c->argv_json)
-		path = domain_find_program(spec.argv[0], spec.envp);
+		path = domain_env_find_program(spec.argv[0], spec.envp);
 	if (domain_check_row(d, c->queue, !c->argv_json, c->env_json != NULL, path ? path : spec.argv[0],
 			     err, sizeof(err)) < 0) {
 		outcome_unstarted(err, fail);

@@ -233,7 +233,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	signal(SIGHUP, SIG_IGN);
 
 	/* Jobs get no capability of ours across exec, whoever they run as. */
-	domain_seal_caps();
+	domain_privs_seal();
 	if (domain_resolve(NULL, &w.jobs.self, err, sizeof(err)) < 0) {
 		log_err("%s", err);
 		config_free(&w.cfg);

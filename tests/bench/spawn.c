@@ -105,7 +105,7 @@ static pid_t by_kyu(const struct domain *d)
 		fprintf(stderr, "spawn: %s\n", err);
 		goto out;
 	}
-	path = domain_find_program(spec.argv[0], spec.envp);
+	path = domain_env_find_program(spec.argv[0], spec.envp);
 	cr = (struct proc_creds){ .ids = ids, .umask = d ? d->umask : -1,
 				  .set_nice = d && d->key_line[DK_NICE], .nice = d ? d->nice : 0,
 				  .limit = d ? d->limit : NULL, .limit_set = d ? d->limit_set : NULL };

@@ -158,13 +158,13 @@ static void test_env(void)
 static void test_find(void)
 {
 	char *path_env[] = { "PATH=/nonexistent:/bin:/usr/bin", NULL };
-	char *p = domain_find_program("sh", path_env);
+	char *p = domain_env_find_program("sh", path_env);
 
 	CHECK_STR(p, "/bin/sh");
 	free(p);
-	p = domain_find_program("no-such-program-kyu", path_env);
+	p = domain_env_find_program("no-such-program-kyu", path_env);
 	CHECK(p == NULL);
-	p = domain_find_program("./rel", path_env);
+	p = domain_env_find_program("./rel", path_env);
 	CHECK_STR(p, "./rel");
 	free(p);
 }
