@@ -7,37 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/util.h"
-
-/* Decode one UTF-8 sequence at s (n bytes left); its length, or 0 when it
- * is not a valid, shortest-form sequence of a scalar value. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
 
 json_t *webjson_text(const char *s, size_t len)
 {
@@ -52,7 +23,7 @@ json_t *webjson_text(const char *s, size_t len)
 	/* Invalid UTF-8 (or a NUL byte, which jansson takes but a page
 	 * should not show): rebuild it. */
 	while (i < len) {
-		size_t n = p[i] ? utf8_seq(p + i, len - i) : 0;
+		size_t n = p[i] ? utf8_char_len(s + i, len - i) : 0;
 		if (n) {
 			sb_add(&sb, s + i, n);
 			i += n;
