@@ -75,18 +75,20 @@ echo "fork-wait forked $spawned children before its 5 s limit"
 [ "$spawned" -gt 0 ] || fail "fork-wait forked nothing"
 assert_eq 1000 "$(sort -u "$T_DIR/fork-exit.pids" | wc -l)" "children fork-exit spawned"
 for id in fork-wait fork-exit; do
-	# The kill follows the end at once; allow a little for the reaping.
+	pgid=$(sql "SELECT pid FROM kyu_jobs WHERE id = '$id'")
+	case $pgid in '' | NULL) fail "$id: no pid recorded" ;; esac
+	# The kill follows the end at once; allow for the reaping: a dead
+	# child stays in the group as a zombie until the worker (its
+	# subreaper) reaps it, later on a loaded machine.
 	for _ in $(seq 150); do
 		n=$(alive "$T_DIR/$id.pids")
 		e=$(with_env "$id" | wc -l)
-		[ "$n" = 0 ] && [ "$e" = 0 ] && break
+		left=$(ps -e -o pgid= | awk -v g="$pgid" '$1 == g' | wc -l)
+		[ "$n" = 0 ] && [ "$e" = 0 ] && [ "$left" = 0 ] && break
 		sleep 0.2
 	done
 	[ "$n" = 0 ] || fail "$n of the 1,000 children of $id still run after its attempt ended"
 	[ "$e" = 0 ] || fail "processes with KYU_JOB_ID=$id still run: $(with_env "$id" | sed -n 1,5p | tr '\n' ' ')"
-	pgid=$(sql "SELECT pid FROM kyu_jobs WHERE id = '$id'")
-	case $pgid in '' | NULL) fail "$id: no pid recorded" ;; esac
-	left=$(ps -e -o pgid= | awk -v g="$pgid" '$1 == g' | wc -l)
 	assert_eq 0 "$left" "processes left in the process group $pgid of $id"
 done
 p=$(cat "$T_DIR/ignore-term.pid")
