@@ -44,7 +44,9 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   cwd          VARCHAR(4096) NULL,
   -- waiting -> running -> succeeded | failed; cancelled by the user at any
   -- time with UPDATE kyu_jobs SET status = 'cancelled' WHERE id = ...
-  status       ENUM('waiting','running','succeeded','failed','cancelled')
+  -- blocked: waiting for the jobs named by after or after_batch to end
+  -- (kyu_jobs(7), "Workflows"); it becomes waiting when they have.
+  status       ENUM('waiting','running','succeeded','failed','cancelled','blocked')
                  NOT NULL DEFAULT 'waiting',
   -- Lower numbers run first among jobs due at the same time (like nice).
   priority     INT NOT NULL DEFAULT 0,
@@ -86,6 +88,24 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
   updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  -- Workflows (kyu_jobs(7), "Workflows"). after: a JSON array of the ids
+  -- of jobs this one runs after, after_batch: a batch whose every job
+  -- (that exists at INSERT) it runs after; both fixed at INSERT.
+  -- after_policy: 'succeeded', run once they all succeeded (cancelled if
+  -- one fails, is cancelled or deleted), or 'finished', run once they all
+  -- ended, however. batch: a label for the jobs of one batch.
+  after        TEXT NULL,
+  after_policy ENUM('succeeded','finished') NOT NULL DEFAULT 'succeeded',
+  batch        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  after_batch  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  -- Kept by kyu_settle, never written by hand: how many upstreams have
+  -- not ended, and how many ended failed, cancelled or deleted (NULL
+  -- until counted); the upstream whose end cancelled this job; whether
+  -- jobs wait for this one.
+  after_left   INT NULL,
+  after_bad    INT NULL,
+  cancelled_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  has_downstream TINYINT NOT NULL DEFAULT 0,
   -- The one indexed time kyud claims on: run_at for waiting jobs, the
   -- lease expiry for running ones (so a dead worker's job becomes due again),
   -- NULL once the job has ended. Maintained by the server, never written.
@@ -106,7 +126,8 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_queue_status (queue, status),
   -- Per-queue counts of waiting and running jobs read only those rows.
   KEY kyu_jobs_status_queue_due (status, queue, due),
-  UNIQUE KEY kyu_jobs_running_key (running_key)
+  UNIQUE KEY kyu_jobs_running_key (running_key),
+  KEY kyu_jobs_batch (batch)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- No CHECK constraints on kyu_jobs: a row that breaks one (inserted with
@@ -208,6 +229,258 @@ EXECUTE IMMEDIATE CONCAT(
   '   SIGNAL SQLSTATE ''KYU01'' SET MESSAGE_TEXT = msg;',
   '  END IF;',
   ' END');
+
+-- Installations of schema version 4 get workflows here (the columns at
+-- the end, instant; sql/upgrade/005-after.sql).
+ALTER TABLE kyu_jobs
+  MODIFY status ENUM('waiting','running','succeeded','failed','cancelled','blocked')
+    NOT NULL DEFAULT 'waiting';
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS after TEXT NULL,
+  ADD COLUMN IF NOT EXISTS after_policy ENUM('succeeded','finished') NOT NULL DEFAULT 'succeeded',
+  ADD COLUMN IF NOT EXISTS batch VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS after_batch VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS after_left INT NULL,
+  ADD COLUMN IF NOT EXISTS after_bad INT NULL,
+  ADD COLUMN IF NOT EXISTS cancelled_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS has_downstream TINYINT NOT NULL DEFAULT 0;
+ALTER TABLE kyu_jobs
+  ADD KEY IF NOT EXISTS kyu_jobs_batch (batch),
+  ALGORITHM = INPLACE, LOCK = NONE;
+
+-- Workflows (kyu_jobs(7), "Workflows"). A job inserted with after (a JSON
+-- array of job ids) or after_batch (a batch label) waits, blocked, for
+-- those jobs; one edge row per upstream here says how far each has got.
+-- The edges are made by the INSERT itself (the triggers below); what the
+-- ends of upstreams do to their dependents is done by kyu_settle, which
+-- kyud calls, because a trigger may not update the table that fired it.
+CREATE TABLE IF NOT EXISTS kyu_after (
+  -- kyu_jobs.seq of the upstream and of the job that waits for it.
+  up_seq       BIGINT UNSIGNED NOT NULL,
+  down_seq     BIGINT UNSIGNED NOT NULL,
+  -- What kyu_settle last counted of the upstream: 0 not ended (or not
+  -- counted yet), 1 succeeded, 2 failed, cancelled or deleted.
+  state        TINYINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (up_seq, down_seq),
+  KEY kyu_after_down (down_seq)
+) ENGINE = InnoDB;
+
+-- What kyu_settle has still to do, in order: a job with upstreams was
+-- inserted (what = 'new', the job is the dependent), or an upstream that
+-- has dependents ended, was deleted, or was opened again by a retry. Rows
+-- are made by the triggers, in the transaction that made the change, and
+-- removed by kyu_settle in the transaction that acts on them: whoever
+-- ends a job, and whenever kyud runs, each change is acted on once.
+CREATE TABLE IF NOT EXISTS kyu_after_todo (
+  seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  job_seq      BIGINT UNSIGNED NOT NULL,
+  job_id       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  what         ENUM('new','open','succeeded','failed','cancelled','deleted') NOT NULL,
+  at           DATETIME(6) NOT NULL DEFAULT NOW(6),
+  PRIMARY KEY (seq)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- At INSERT: every id in after must name a job that exists (else SQLSTATE
+-- KYU02 naming it; a job cannot name itself or a later job, so no cycle
+-- can be built), and the job starts blocked. First among the BEFORE
+-- INSERT triggers, so that the max_waiting bound does not count it.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_after_check',
+  ' BEFORE INSERT ON kyu_jobs FOR EACH ROW PRECEDES kyu_jobs_max_waiting',
+  ' BEGIN',
+  '  DECLARE bad_n INT DEFAULT NULL;',
+  '  DECLARE bad_id VARCHAR(255) DEFAULT NULL;',
+  '  DECLARE msg VARCHAR(512);',
+  '  IF NEW.after IS NOT NULL THEN',
+  '   IF JSON_VALID(NEW.after) IS NOT TRUE OR JSON_TYPE(NEW.after) <> ''ARRAY'' THEN',
+  '    SET msg = CONCAT(''kyu: after of job '', LEFT(NEW.id, 100), '' is not a JSON array of job ids: '',',
+  '      LEFT(NEW.after, 100));',
+  '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '   END IF;',
+  '   SELECT t.n, t.id INTO bad_n, bad_id FROM JSON_TABLE(NEW.after, ''$[*]'' COLUMNS (',
+  '     n FOR ORDINALITY, id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t',
+  '    WHERE t.id IS NULL OR NOT EXISTS (SELECT 1 FROM kyu_jobs AS j WHERE j.id = t.id) LIMIT 1;',
+  '   IF bad_n IS NOT NULL THEN',
+  '    SET msg = CONCAT(''kyu: after of job '', LEFT(NEW.id, 100), '' names job '',',
+  '      IFNULL(LEFT(bad_id, 100), CONCAT(''(element '', bad_n, '', not a string)'')),',
+  '      '', which does not exist'');',
+  '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '   END IF;',
+  '  END IF;',
+  '  IF JSON_LENGTH(NEW.after) > 0 OR NEW.after_batch IS NOT NULL THEN',
+  '   IF NEW.status = ''waiting'' THEN',
+  '    SET NEW.status = ''blocked'';',
+  '   END IF;',
+  '  ELSEIF NEW.status = ''blocked'' THEN',
+  '   SET NEW.status = ''waiting'';',
+  '  END IF;',
+  '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0;',
+  ' END');
+
+-- After the INSERT: one edge per upstream (the ids of after, and every
+-- job of after_batch that exists now: reading them waits for a member
+-- another transaction is inserting, and keeps new ones out until this
+-- one commits), and an item for kyu_settle, which counts them.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_after_edges',
+  ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
+  ' IF NEW.status = ''blocked'' THEN',
+  '  INSERT IGNORE INTO kyu_after (up_seq, down_seq)',
+  '   SELECT j.seq, NEW.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
+  '     COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
+  '   UNION SELECT j.seq, NEW.seq FROM kyu_jobs AS j',
+  '    WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq;',
+  '  INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (NEW.seq, NEW.id, ''new'');',
+  ' END IF');
+
+-- An UPDATE: after and after_batch are fixed at INSERT; a job that has
+-- dependents and ends, or is opened again, leaves an item for
+-- kyu_settle. For kyud's own updates (claims, leases, results of jobs
+-- without dependents) this is a test of a few columns.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_after_update',
+  ' AFTER UPDATE ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  DECLARE msg VARCHAR(512);',
+  '  IF NOT (NEW.after <=> OLD.after) OR NOT (NEW.after_batch <=> OLD.after_batch) THEN',
+  '   SET msg = CONCAT(''kyu: after and after_batch of job '', LEFT(OLD.id, 100),',
+  '     '' cannot be changed after INSERT'');',
+  '   SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '  END IF;',
+  '  IF NEW.status = ''blocked'' AND OLD.status <> ''blocked''',
+  '     AND NOT (IFNULL(JSON_LENGTH(NEW.after), 0) > 0 OR NEW.after_batch IS NOT NULL) THEN',
+  '   SET msg = CONCAT(''kyu: job '', LEFT(OLD.id, 100), '' waits for no job: it cannot be blocked'');',
+  '   SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '  END IF;',
+  '  IF NEW.has_downstream <> 0 AND NEW.status <> OLD.status',
+  '     AND (NEW.status IN (''succeeded'', ''failed'', ''cancelled'')',
+  '          OR OLD.status IN (''succeeded'', ''failed'', ''cancelled'')) THEN',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (NEW.seq, NEW.id,',
+  '     IF(NEW.status IN (''succeeded'', ''failed'', ''cancelled''), NEW.status, ''open''));',
+  '  END IF;',
+  ' END');
+
+-- A DELETE: an upstream deleted before it ended counts as failed for its
+-- dependents; a dependent's edges go with it.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_after_delete',
+  ' AFTER DELETE ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  IF OLD.has_downstream <> 0 AND OLD.status NOT IN (''succeeded'', ''failed'', ''cancelled'') THEN',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''deleted'');',
+  '  END IF;',
+  '  IF OLD.after IS NOT NULL OR OLD.after_batch IS NOT NULL THEN',
+  '   DELETE FROM kyu_after WHERE down_seq = OLD.seq;',
+  '  END IF;',
+  ' END');
+
+-- kyu_settle(n): act on up to n items of kyu_after_todo, oldest first,
+-- each in a transaction of its own (SKIP LOCKED: an item another session
+-- is acting on is left to it). kyud calls it when it ended a job with
+-- dependents and when its claim sees items waiting; anyone may call it
+-- (CALL kyu_settle(1000)) after ending a job in plain SQL, to move its
+-- dependents on without waiting for kyud. What an item does:
+--   new: count the dependent's upstreams (those that ended before it was
+--     inserted count now) and mark each as having dependents, which makes
+--     its own end leave an item;
+--   an upstream's end or re-opening: move its edges to the new state,
+--     adjusting each dependent's two counters by the difference (a
+--     constant amount per dependent, however many upstreams it has);
+-- then, for the dependents concerned: a blocked one whose upstreams have
+-- all ended becomes waiting (policy 'succeeded': all succeeded); a
+-- blocked one of policy 'succeeded' with a failed upstream is cancelled,
+-- naming it in error and cancelled_by; one cancelled that way whose
+-- upstreams are no longer failed (a retry) is blocked again. Those
+-- changes leave items of their own when the job has dependents: the
+-- cascade goes on, to any depth, in the following items. A deadlock (or
+-- a Galera certification failure) rolls back one item, which is tried
+-- again.
+EXECUTE IMMEDIATE '
+CREATE OR REPLACE PROCEDURE kyu_settle(IN max_items INT)
+  MODIFIES SQL DATA
+  COMMENT ''kyu: acts on kyu_after_todo (kyu_jobs(7), Workflows)''
+BEGIN
+  DECLARE done, tries, n INT DEFAULT 0;
+  DECLARE t_seq, j_seq BIGINT UNSIGNED;
+  DECLARE j_id, bad_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+  DECLARE t_what, bad_what VARCHAR(16);
+  DECLARE c TINYINT;
+  DECLARE policy VARCHAR(16);
+  items: WHILE done < max_items AND tries < 20 DO
+    item: BEGIN
+      DECLARE EXIT HANDLER FOR 1213, 1205 BEGIN ROLLBACK; SET tries = tries + 1; END;
+      -- Anything else: the item stays, the caller gets the error, and
+      -- its session is not left inside a transaction.
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+      START TRANSACTION;
+      SET t_seq = NULL;
+      SELECT seq, job_seq, job_id, what INTO t_seq, j_seq, j_id, t_what FROM kyu_after_todo
+        ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED;
+      IF t_seq IS NULL THEN
+        COMMIT;
+        LEAVE items;
+      END IF;
+      IF t_what = ''new'' THEN
+        SET policy = NULL;
+        SELECT after_policy INTO policy FROM kyu_jobs WHERE seq = j_seq FOR UPDATE;
+        IF policy IS NOT NULL THEN
+          -- Lock the upstreams first: an end in progress is waited for,
+          -- and every later one sees has_downstream.
+          UPDATE kyu_jobs AS u JOIN kyu_after AS e ON e.up_seq = u.seq
+            SET u.has_downstream = 1, u.updated_at = u.updated_at WHERE e.down_seq = j_seq;
+          UPDATE kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            SET e.state = CASE WHEN u.seq IS NULL THEN 2 WHEN u.status = ''succeeded'' THEN 1
+                          WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END
+            WHERE e.down_seq = j_seq AND e.state = 0;
+          UPDATE kyu_jobs SET updated_at = updated_at,
+              after_left = (SELECT COUNT(*) FROM kyu_after WHERE down_seq = j_seq AND state = 0),
+              after_bad = (SELECT COUNT(*) FROM kyu_after WHERE down_seq = j_seq AND state = 2)
+            WHERE seq = j_seq;
+          SET bad_id = NULL, bad_what = NULL;
+          SELECT IFNULL(u.id, CONCAT(''#'', e.up_seq)), IFNULL(u.status, ''deleted'')
+            INTO bad_id, bad_what FROM kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            WHERE e.down_seq = j_seq AND e.state = 2 ORDER BY e.up_seq LIMIT 1;
+          UPDATE kyu_jobs SET status = ''cancelled'', cancelled_by = bad_id, finished_at = NOW(6),
+              error = CONCAT(''kyu: upstream job '', bad_id, '' ended '', bad_what)
+            WHERE seq = j_seq AND status = ''blocked'' AND after_policy = ''succeeded'' AND after_bad > 0;
+          UPDATE kyu_jobs SET status = ''waiting''
+            WHERE seq = j_seq AND status = ''blocked'' AND after_left = 0
+              AND (after_policy = ''finished'' OR after_bad = 0);
+        END IF;
+      ELSE
+        SET c = CASE t_what WHEN ''open'' THEN 0 WHEN ''succeeded'' THEN 1 ELSE 2 END;
+        -- The edges that change, locked before anything reads them.
+        SELECT COUNT(*) INTO n FROM kyu_after WHERE up_seq = j_seq AND state <> c FOR UPDATE;
+        IF n > 0 THEN
+          UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+            SET d.after_left = d.after_left - (e.state = 0) + (c = 0),
+                d.after_bad = d.after_bad - (e.state = 2) + (c = 2), d.updated_at = d.updated_at
+            WHERE e.up_seq = j_seq AND e.state <> c AND d.after_left IS NOT NULL;
+          UPDATE kyu_after SET state = c WHERE up_seq = j_seq AND state <> c;
+          IF c = 2 THEN
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+              SET d.status = ''cancelled'', d.cancelled_by = j_id, d.finished_at = NOW(6),
+                  d.error = CONCAT(''kyu: upstream job '', j_id, '' ended '', t_what)
+              WHERE e.up_seq = j_seq AND d.status = ''blocked'' AND d.after_policy = ''succeeded'';
+          ELSEIF c = 0 THEN
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+              SET d.status = ''blocked'', d.cancelled_by = NULL, d.error = NULL, d.finished_at = NULL
+              WHERE e.up_seq = j_seq AND d.status = ''cancelled'' AND d.cancelled_by IS NOT NULL
+                AND d.after_bad = 0;
+          END IF;
+          IF c > 0 THEN
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq SET d.status = ''waiting''
+              WHERE e.up_seq = j_seq AND d.status = ''blocked'' AND d.after_left = 0
+                AND (d.after_policy = ''finished'' OR d.after_bad = 0);
+          END IF;
+        END IF;
+      END IF;
+      DELETE FROM kyu_after_todo WHERE seq = t_seq;
+      COMMIT;
+      SET done = done + 1;
+    END item;
+  END WHILE items;
+END';
 
 -- Schedules: each row enqueues a job at every instant its cron expression
 -- names, once across all daemons (kyu_jobs(7), "Schedules"). Managed in
@@ -345,5 +618,5 @@ CREATE TABLE IF NOT EXISTS kyu_minutes (
 -- The version, last: recorded only once everything above is there; only
 -- ever raised, so that this file run over a newer installation changes
 -- nothing.
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 4), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 5), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

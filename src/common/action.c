@@ -18,9 +18,9 @@ struct action_def {
 };
 
 static const struct action_def defs[ACT_N] = {
-	[ACT_CANCEL] = { "cancel", "cancelled", "waiting or running",
+	[ACT_CANCEL] = { "cancel", "cancelled", "waiting, blocked or running",
 			 "UPDATE kyu_jobs SET status = 'cancelled' "
-			 "WHERE status IN ('waiting', 'running') AND id = ",
+			 "WHERE status IN ('waiting', 'blocked', 'running') AND id = ",
 			 "", NULL },
 	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
 			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "

@@ -10,7 +10,7 @@
 #include "util.h"
 
 enum action {
-	ACT_CANCEL,  /* a waiting or running job */
+	ACT_CANCEL,  /* a waiting, blocked or running job */
 	ACT_RETRY,   /* a failed or cancelled job: due again now, attempts reset */
 	ACT_RUN_NOW, /* a waiting job due later: due now */
 	ACT_DELETE,  /* a finished job's row */
@@ -33,6 +33,13 @@ bool action_on_queue(enum action a);
 const char *action_needs(enum action a);
 /* What happened, for the tool's output: "cancelled", "retrying", ... */
 const char *action_done(enum action a);
+/* What a job action's caller sends after it, in a round trip of its own
+ * (its reply is the action's business, not this one's): the dependents
+ * of the job it ended, deleted or re-opened move on now rather than at
+ * kyud's next claim (kyu_jobs(7), "Workflows"). A failure of it changes
+ * nothing that happened: kyud settles the same items later. */
+#define ACTION_SETTLE_SQL "CALL kyu_settle(1000)"
+
 /* Append the statement, with target quoted, to sb. */
 void action_sql(struct strbuf *sb, enum action a, const char *target);
 /* The same; with create, pause and resume also make the settings of a

@@ -26,6 +26,8 @@ struct claimed {
 	uint64_t seq, token;
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
 	char *key; /* concurrency_key, or NULL */
+	char *after_json; /* after (the upstreams' ids, JSON), or NULL */
+	bool downstream;  /* has_downstream: jobs wait for this one's end */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
 	double got_at;     /* monotonic, when the claim's reply was read */
@@ -58,6 +60,7 @@ struct finish {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
+	bool downstream; /* jobs wait for this one: its end is settled (settle.h) */
 	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
 	const char *error;
 	const char *output;

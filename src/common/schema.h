@@ -21,11 +21,11 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 4
-/* The oldest database version kyud works on. 2: the first with kyu_meta,
- * whose reading is how kyud knows it is not working on an older or newer
- * shape than it expects. */
-#define SCHEMA_NEEDS 2
+#define SCHEMA_VERSION 5
+/* The oldest database version kyud works on. 5: its claims read the
+ * workflow columns (after, has_downstream) and its retention the edges of
+ * kyu_after, both of step 5. */
+#define SCHEMA_NEEDS 5
 
 struct schema_step {
 	int number; /* the version the step brings the database to */

@@ -39,8 +39,9 @@ static const double wake_recheck[] = { 0.3, 2.0 };
 
 void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
 		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct board_worker *bw)
+		struct retention *ret, struct settle *settle, struct board_worker *bw)
 {
+	cl->settle = settle;
 	cl->cfg = cfg;
 	cl->host = host;
 	cl->conn = conn;
@@ -450,6 +451,8 @@ void claim_reply(void *claim, const struct db_reply *r)
 	r = &body;
 	if (cr.fin_done)
 		record_recorded(cl->rec, cl->sent.n_fin, cr.fin_rejected);
+	if (cr.settle)
+		settle_want(cl->settle);
 	if (cr.dir) {
 		struct queues nd = { 0 };
 		if (queues_read(&cl->dir, cr.dir, now, &nd) == 0) {

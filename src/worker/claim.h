@@ -33,6 +33,7 @@
 #include "queues.h"
 #include "record.h"
 #include "retention.h"
+#include "settle.h"
 #include "stmt.h"
 #include "store.h"
 
@@ -45,6 +46,7 @@ struct claim {
 	struct held *held;
 	struct record *rec;
 	struct retention *ret;
+	struct settle *settle; /* told when a claim's reply sees items to settle */
 	struct board_worker *bw;
 
 	struct queues dir; /* the queue directory last read */
@@ -83,7 +85,7 @@ struct claim {
 
 void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
 		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct board_worker *bw);
+		struct retention *ret, struct settle *settle, struct board_worker *bw);
 void claim_free(struct claim *cl);
 
 /* jobs.c's ended hook (ctx: the claim): a job ended; its slot, and its

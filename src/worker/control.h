@@ -30,6 +30,7 @@
 #include "parent.h"
 #include "report.h"
 #include "scheduler.h"
+#include "settle.h"
 
 /* The rooms a message may reach (worker.c's). */
 struct control_rooms {
@@ -41,6 +42,7 @@ struct control_rooms {
 	struct claim *claim;
 	struct scheduler *sched;
 	struct daemonrow *reg;
+	struct settle *settle;
 };
 
 struct control {

@@ -31,7 +31,7 @@ static void give_back(struct held *h, struct claimed *c)
 
 	prefetch_gave_back(&h->ring);
 	board_count(h->bw, c->queue, BJ_GIVEN_BACK);
-	results_add(h->results, c->seq, c->token, 0, &o, NULL);
+	results_add(h->results, c->seq, c->token, c->downstream, 0, &o, NULL);
 	store_claimed_clear(c);
 	h->n_given_back++;
 }

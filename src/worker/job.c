@@ -83,6 +83,7 @@ static void take_row(struct job *j, struct claimed *c)
 {
 	j->seq = c->seq;
 	j->token = c->token;
+	j->downstream = c->downstream;
 	j->id = c->id;
 	j->queue = c->queue;
 	c->id = c->queue = NULL;
@@ -179,6 +180,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		.env_json = c->env_json,
 		.job_id = c->id,
 		.queue = c->queue,
+		.after_json = c->after_json,
 		.attempt = c->attempts,
 	};
 	const struct domain_ids *ids;

@@ -44,6 +44,7 @@ struct job_params {
 struct job {
 	/* The row, taken over from its claim. */
 	uint64_t seq, token;
+	bool downstream; /* jobs wait for this one (has_downstream at its claim) */
 	char *id, *queue;
 	unsigned attempts, tempfails, max_attempts, time_limit;
 

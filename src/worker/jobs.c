@@ -37,7 +37,7 @@ static void count_outcome(struct jobs *js, const char *queue, const struct outco
 static void never_started(struct jobs *js, const struct claimed *c, const struct outcome_out *o)
 {
 	count_outcome(js, c->queue, o, END_NONE);
-	results_add(js->results, c->seq, c->token, 0, o, NULL);
+	results_add(js->results, c->seq, c->token, c->downstream, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
 		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
 }
@@ -79,7 +79,7 @@ static void on_job_end(void *ctx, struct job *j)
 	log_end(j, &o);
 	count_outcome(js, j->queue, &o, j->reason);
 	if (o.record)
-		results_add(js->results, j->seq, j->token, (int)j->pid, &o, &j->cap);
+		results_add(js->results, j->seq, j->token, j->downstream, (int)j->pid, &o, &j->cap);
 	for (int i = 0; i < js->cfg->slots; i++)
 		if (js->slots[i] == j)
 			js->slots[i] = NULL;

@@ -32,6 +32,7 @@ struct jobspec_input {
 	char *const *base_env;  /* inherited environment */
 	const char *job_id;
 	const char *queue;
+	const char *after_json; /* the upstreams' ids (kyu_jobs.after), or NULL */
 	unsigned attempt;
 };
 

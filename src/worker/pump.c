@@ -71,6 +71,10 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		{ .name = "recording results", .ctx = r->rec, .due = record_due, .send = record_send,
 		  .on_reply = record_reply, .unsent = record_unsent, .when = record_when,
 		  .exit_waits = true },
+		/* After the results, which make its work; before the claim,
+		 * which may take what it frees. */
+		{ .name = "settling workflows", .ctx = r->settle, .due = settle_due,
+		  .send = settle_send, .on_reply = settle_reply, .when = settle_when },
 		{ .name = "acquiring jobs", .ctx = r->claim, .due = claim_due, .send = claim_send,
 		  .on_reply = claim_reply, .unsent = claim_unsent, .exit_waits = true },
 		/* Last: nothing waits for it. */

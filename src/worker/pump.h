@@ -29,6 +29,7 @@
 #include "record.h"
 #include "retention.h"
 #include "scheduler.h"
+#include "settle.h"
 #include "stmt.h"
 
 /* The rooms whose rows make the order (worker.c's). */
@@ -42,9 +43,10 @@ struct pump_rooms {
 	struct scheduler *sched;
 	struct record *rec;
 	struct retention *ret;
+	struct settle *settle;
 };
 
-#define PUMP_ROWS 15
+#define PUMP_ROWS 16
 
 struct pump {
 	struct ev_loop *loop;

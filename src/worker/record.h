@@ -30,6 +30,7 @@
 #include "conn.h"
 #include "jobs.h"
 #include "results.h"
+#include "settle.h"
 #include "stmt.h"
 
 struct record {
@@ -43,6 +44,7 @@ struct record {
 	/* The results recorded by a round trip (n of them): claim.c. */
 	void (*recorded)(void *ctx, int n);
 	void *recorded_ctx;
+	struct settle *settle; /* told when a job with dependents was recorded */
 
 	/* Counting ended jobs in kyu_minutes (minutes.h). */
 	char daemon[REGISTRY_ID_MAX]; /* the daemon's token, the rows' writer */
@@ -62,7 +64,7 @@ struct record {
  * under a token of its own, made from host). */
 void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *conn,
 		 const struct jobs *jobs, int worker, const char *daemon_id, const char *host,
-		 void (*recorded)(void *ctx, int n), void *recorded_ctx);
+		 struct settle *settle, void (*recorded)(void *ctx, int n), void *recorded_ctx);
 void record_free(struct record *rec);
 /* A new connection: what was pending was counted on the old session
  * perhaps, which is unknowable now. */

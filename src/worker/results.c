@@ -25,13 +25,14 @@ static struct result_entry *push(struct result_entry **v, int *n, int *cap)
 	return &(*v)[(*n)++];
 }
 
-void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, const struct outcome_out *o,
-		 const struct capture *out)
+void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
+		 const struct outcome_out *o, const struct capture *out)
 {
 	struct result_entry *e;
 	struct finish f = {
 		.seq = seq,
 		.token = token,
+		.downstream = downstream,
 		.pid = pid,
 		.outcome = o->outcome,
 		.exit_code = o->exit_code,

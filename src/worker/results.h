@@ -27,9 +27,10 @@ struct results {
 	double oldest; /* monotonic time the oldest waiting result arrived */
 };
 
-/* Queue the result of one attempt. out is rendered now (may be NULL). */
-void results_add(struct results *rs, uint64_t seq, uint64_t token, int pid, const struct outcome_out *o,
-		 const struct capture *out);
+/* Queue the result of one attempt. out is rendered now (may be NULL).
+ * downstream: the row has dependents (its end is settled after). */
+void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
+		 const struct outcome_out *o, const struct capture *out);
 int results_count(const struct results *rs);
 /* The waiting results, plain successes first, read-only and valid until
  * the next results_* call that changes the set. *n_plain counts the

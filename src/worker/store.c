@@ -113,7 +113,12 @@ void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, b
 	sb_printf(sb,
 		  "DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
 		  "AND status IN ('succeeded', 'failed', 'cancelled') "
-		  "AND updated_at < NOW(6) - INTERVAL %d SECOND LIMIT %d; "
+		  "AND updated_at < NOW(6) - INTERVAL %d SECOND "
+		  /* Never a row a dependent that has not ended may still read
+		   * (its result, its output): it goes after the last of them. */
+		  "AND (has_downstream = 0 OR NOT EXISTS (SELECT 1 FROM kyu_after AS e "
+		  "JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = kyu_jobs.seq "
+		  "AND d.status IN ('blocked', 'waiting', 'running'))) LIMIT %d; "
 		  /* Start records older than their queue's rate_period (or of
 		   * a queue no longer rated) count for nothing any more. */
 		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "

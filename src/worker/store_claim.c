@@ -275,11 +275,16 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	add_default(sb, cfg, "max_attempts", DK_MAX_ATTEMPTS, cfg->max_attempts);
 	sb_adds(sb, ", ");
 	add_default(sb, cfg, "time_limit", DK_TIME_LIMIT, cfg->time_limit);
-	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)) "
+	/* todo: whether kyu_settle has work (one dive into a table that is
+	 * empty unless workflows run), so that a claim made after a job with
+	 * dependents ended elsewhere (a plain UPDATE, another daemon's lease
+	 * expiry) settles it. */
+	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
+		    "j.after, j.has_downstream, d.todo "
 		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
-		  ")) AS next) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  ")) AS next, EXISTS (SELECT 1 FROM kyu_after_todo) AS todo) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
 		  " AND j.status = 'running'",
 		  token);
 }
@@ -391,7 +396,9 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 		struct claimed *c;
 		if (i == 0) {
 			const char *next = db_cell(sel, i, 11);
+			const char *todo = db_cell(sel, i, 16);
 			out->next_due_us = next ? strtoll(next, NULL, 10) : INT64_MAX;
+			out->settle = todo && strcmp(todo, "0") != 0;
 		}
 		if (!db_cell(sel, i, 0) || out->got >= cap)
 			continue;
@@ -411,12 +418,15 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 		c->time_limit = to_uint(db_cell(sel, i, 10));
 		c->key = dup_field(db_cell(sel, i, 12));
 		c->waited_us = db_cell(sel, i, 13) ? strtoll(db_cell(sel, i, 13), NULL, 10) : -1;
+		c->after_json = dup_field(db_cell(sel, i, 14));
+		c->downstream = db_cell(sel, i, 15) && strcmp(db_cell(sel, i, 15), "0") != 0;
 		check_nul(c, sel, i, 1, "id");
 		check_nul(c, sel, i, 2, "queue");
 		check_nul(c, sel, i, 3, "command");
 		check_nul(c, sel, i, 4, "argv");
 		check_nul(c, sel, i, 5, "env");
 		check_nul(c, sel, i, 6, "cwd");
+		check_nul(c, sel, i, 14, "after");
 	}
 	if (out->got == lay->asked)
 		out->next_due_us = INT64_MIN;
@@ -441,6 +451,7 @@ void store_claimed_clear(struct claimed *c)
 	free(c->env_json);
 	free(c->cwd);
 	free(c->key);
+	free(c->after_json);
 	free(c->bad);
 	memset(c, 0, sizeof(*c));
 }

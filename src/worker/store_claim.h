@@ -60,6 +60,7 @@ struct claim_reply {
 	 * INT64_MAX: nothing waiting or running); else INT64_MIN. */
 	int64_t next_due_us;
 	const struct db_result *dir; /* the directory, when read (lives as the reply) */
+	bool settle;     /* kyu_after_todo holds items (kyu_settle has work) */
 	bool fin_done;   /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;

@@ -80,6 +80,7 @@ struct worker {
 	struct record rec;
 	struct held held;
 	struct retention ret;
+	struct settle settle;
 	struct claim claim;
 	struct scheduler sched;
 	struct daemonrow reg;
@@ -168,13 +169,14 @@ static void map_board(struct worker *w)
 static void build(struct worker *w, const char *daemon_id)
 {
 	struct pump_rooms pr = { &w->conn, &w->held, &w->claim, &w->lease, &w->reg,
-				 &w->live, &w->sched, &w->rec,   &w->ret };
+				 &w->live, &w->sched, &w->rec,   &w->ret,  &w->settle };
 	struct control_rooms cr = { &w->parent, &w->conn, &w->jobs,  &w->lease,
-				    &w->live,   &w->claim, &w->sched, &w->reg };
+				    &w->live,   &w->claim, &w->sched, &w->reg, &w->settle };
 
 	conn_init(&w->conn, w->loop, &w->cfg, &w->ctl.rep, w->bw, on_db_up, w);
+	settle_init(&w->settle, &w->conn, &w->claim);
 	record_init(&w->rec, &w->cfg, &w->conn, &w->jobs, w->index, daemon_id, w->host,
-		    claim_recorded, &w->claim);
+		    &w->settle, claim_recorded, &w->claim);
 	jobs_init(&w->jobs, w->loop, &w->cfg, &w->rec.results, &w->lease, w->bw, claim_ended,
 		  &w->claim);
 	lease_init(&w->lease, w->loop, w->jobs.slots, w->cfg.slots, &w->cfg, &w->conn, w->bw);
@@ -182,7 +184,7 @@ static void build(struct worker *w, const char *daemon_id)
 	held_init(&w->held, &w->cfg, &w->jobs, &w->rec.results, &w->parent, &w->claim.dir, w->bw);
 	retention_init(&w->ret, &w->cfg, &w->conn, &w->rec, &w->jobs);
 	claim_init(&w->claim, &w->cfg, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
-		   &w->ret, w->bw);
+		   &w->ret, &w->settle, w->bw);
 	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
 	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,
 		       &w->jobs);

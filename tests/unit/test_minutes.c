@@ -105,13 +105,13 @@ static void test_unsure_results(void)
 	memset(&o, 0, sizeof(o));
 	o.record = true;
 	o.outcome = OUT_SUCCEEDED;
-	results_add(&rs, 1, 10, 0, &o, NULL);
+	results_add(&rs, 1, 10, false, 0, &o, NULL);
 	o.outcome = OUT_FAILED;
 	snprintf(o.error, sizeof(o.error), "exit code 3");
-	results_add(&rs, 2, 20, 0, &o, NULL);
+	results_add(&rs, 2, 20, false, 0, &o, NULL);
 	o.outcome = OUT_SUCCEEDED;
 	o.error[0] = '\0';
-	results_add(&rs, 3, 30, 0, &o, NULL);
+	results_add(&rs, 3, 30, false, 0, &o, NULL);
 	f = results_batch(&rs, &n, &n_plain);
 	CHECK(n == 3 && n_plain == 2);
 	/* The first two of the batch (both plain successes) went out. */

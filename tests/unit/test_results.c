@@ -26,7 +26,7 @@ static struct outcome_out oc(enum outcome outcome, int exit_code, int sig, bool 
 static void add_plain(struct results *rs, uint64_t seq)
 {
 	struct outcome_out o = oc(OUT_SUCCEEDED, 0, 0, false, "");
-	results_add(rs, seq, 100 + seq, (int)(1000 + seq), &o, NULL);
+	results_add(rs, seq, 100 + seq, false, (int)(1000 + seq), &o, NULL);
 }
 
 /* Seqs of the current batch, as "1,3,5|2,4" (plain | other). */
@@ -69,23 +69,23 @@ int main(void)
 	/* 2: failed, with an error and output, and what it cost. */
 	o = oc(OUT_FAILED, 2, 0, false, "exit code 2");
 	o.cost = (struct attempt_cost){ .known = true, .user_us = 7, .sys_us = 8, .max_rss = 9 };
-	results_add(&rs, 2, 102, 1002, &o, &cap);
+	results_add(&rs, 2, 102, false, 1002, &o, &cap);
 	/* 3: plain success. */
 	add_plain(&rs, 3);
 	/* 4: success with output: not plain. */
 	o = oc(OUT_SUCCEEDED, 0, 0, false, "");
-	results_add(&rs, 4, 104, 1004, &o, &cap);
+	results_add(&rs, 4, 104, false, 1004, &o, &cap);
 	/* 5: success with a capture that saw nothing: plain. */
-	results_add(&rs, 5, 105, 1005, &o, &empty);
+	results_add(&rs, 5, 105, false, 1005, &o, &empty);
 	/* 6: tempfail retry, error, no capture. */
 	o = oc(OUT_RETRY, 75, 0, true, "temporary failure (exit 75): retrying later");
-	results_add(&rs, 6, 106, 1006, &o, NULL);
+	results_add(&rs, 6, 106, false, 1006, &o, NULL);
 	/* 7: released unstarted: pid 0, error. */
 	o = oc(OUT_RELEASE, -1, 0, false, "interrupted");
-	results_add(&rs, 7, 107, 0, &o, NULL);
+	results_add(&rs, 7, 107, false, 0, &o, NULL);
 	/* 8: killed by a signal. */
 	o = oc(OUT_FAILED, -1, 9, false, "killed by signal 9 (SIGKILL)");
-	results_add(&rs, 8, 108, 1008, &o, NULL);
+	results_add(&rs, 8, 108, false, 1008, &o, NULL);
 	CHECK(results_count(&rs) == 8);
 	CHECK(rs.n_plain == 3);
 	CHECK(rs.n_other == 5);
@@ -144,7 +144,7 @@ int main(void)
 	add_plain(&rs, 9);
 	add_plain(&rs, 10);
 	o = oc(OUT_FAILED, 1, 0, false, "exit code 1");
-	results_add(&rs, 11, 111, 1011, &o, &cap);
+	results_add(&rs, 11, 111, false, 1011, &o, &cap);
 	CHECK(results_count(&rs) == 11);
 	/* The first 4 of the batch (1,3,5 and 2) are recorded: the batch's
 	 * own plain count says 3 of them were plain, not the 5 plain now. */
@@ -166,7 +166,7 @@ int main(void)
 	CHECK_STR(batch_seqs(&rs, &n, &n_plain), "10,12|4,6,7,8,11");
 	/* Exactly the plain ones, while one more other arrives. */
 	o = oc(OUT_CANCELLED, -1, 15, false, "cancelled");
-	results_add(&rs, 13, 113, 1013, &o, NULL);
+	results_add(&rs, 13, 113, false, 1013, &o, NULL);
 	results_forget(&rs, 2);
 	CHECK_STR(batch_seqs(&rs, &n, &n_plain), "|4,6,7,8,11,13");
 	CHECK(n_plain == 0);
@@ -186,10 +186,10 @@ int main(void)
 	/* Results still waiting are freed with the set (LSan checks). */
 	add_plain(&rs, 20);
 	o = oc(OUT_FAILED, 1, 0, false, "exit code 1");
-	results_add(&rs, 21, 121, 1021, &o, &cap);
+	results_add(&rs, 21, 121, false, 1021, &o, &cap);
 	for (uint64_t s = 22; s < 60; s++) /* past the first growth of both arrays */
 		if (s % 2)
-			results_add(&rs, s, 100 + s, 1, &o, &cap);
+			results_add(&rs, s, 100 + s, false, 1, &o, &cap);
 		else
 			add_plain(&rs, s);
 	f = results_batch(&rs, &n, &n_plain);

@@ -1,0 +1,76 @@
+#include "settle.h"
+
+#include <stdio.h>
+
+#include "claim.h"
+#include "common/log.h"
+
+/* After a failed call: the error is the schema's or the grants' (a
+ * deadlock is retried inside the procedure), so the next try waits. */
+#define SETTLE_RETRY 5.0
+
+void settle_init(struct settle *s, struct conn *conn, struct claim *claim)
+{
+	s->conn = conn;
+	s->claim = claim;
+}
+
+void settle_want(struct settle *s)
+{
+	s->wanted = true;
+}
+
+bool settle_due(void *settle, struct stmt_turn *t)
+{
+	const struct settle *s = settle;
+
+	return s->wanted && t->now >= s->after;
+}
+
+double settle_when(void *settle, double now)
+{
+	const struct settle *s = settle;
+
+	(void)now;
+	return s->wanted ? s->after : 0;
+}
+
+bool settle_send(void *settle, struct stmt_turn *t, struct strbuf *sb)
+{
+	struct settle *s = settle;
+
+	(void)t;
+	s->wanted = false;
+	sb_printf(sb, "CALL kyu_settle(%d)", SETTLE_ITEMS);
+	return true;
+}
+
+void settle_reply(void *settle, const struct db_reply *r)
+{
+	struct settle *s = settle;
+
+	switch (r->fail) {
+	case DB_OK:
+		s->calls++;
+		if (spell_end(&s->failing))
+			log_notice("settling workflows works again");
+		/* What it freed may be due now, and this worker may run it:
+		 * the next step of a chain starts without a wake-up. */
+		claim_want(s->claim);
+		break;
+	case DB_LOST:
+	case DB_BUSY:
+		s->wanted = true;
+		conn_failed(s->conn, r, "settling workflows");
+		break;
+	case DB_RETRY:
+	case DB_ERROR:
+		s->wanted = true;
+		s->after = mono_now() + SETTLE_RETRY;
+		if (spell_begin(&s->failing))
+			log_err("settling workflows (CALL kyu_settle) failed: %s; jobs that wait for "
+				"others stay blocked until it works (tried again every %.0f s)",
+				r->err, SETTLE_RETRY);
+		break;
+	}
+}

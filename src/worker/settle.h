@@ -1,0 +1,48 @@
+/* Settling: the worker's calls of kyu_settle, the procedure that moves
+ * the jobs waiting for others on (sql/schema.sql; kyu_jobs(7),
+ * "Workflows"). The triggers of kyu_jobs leave an item in kyu_after_todo
+ * for every change a dependent must hear of, in the transaction that made
+ * it; kyu_settle acts on the items. A worker calls it when a job it
+ * claimed with dependents has ended (record.c), when a claim's reply says
+ * that items wait (claim.c: an end made by someone else), and when the
+ * supervisor relays an any-queue wake-up (sql/notify.sql sends one for
+ * each item); then it claims at once, since what kyu_settle freed may be
+ * due now. A chore of the statement order, behind the results and ahead
+ * of the claim. Owns no job row. */
+#ifndef KYU_SETTLE_H
+#define KYU_SETTLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/db.h"
+#include "common/spell.h"
+#include "conn.h"
+#include "stmt.h"
+
+/* Items acted on per call: a cascade longer than this goes on in the
+ * next call, which the claim after this one asks for. */
+#define SETTLE_ITEMS 100
+
+struct claim;
+
+struct settle {
+	struct conn *conn;
+	struct claim *claim; /* told to claim after a call */
+	bool wanted;
+	double after;         /* monotonic: not before then (after a failure) */
+	struct spell failing; /* calls fail (logged once per spell) */
+	uint64_t calls;
+};
+
+void settle_init(struct settle *s, struct conn *conn, struct claim *claim);
+/* Call kyu_settle at the next chance. */
+void settle_want(struct settle *s);
+
+/* Its row of the statement order (ctx: the settle). */
+bool settle_due(void *settle, struct stmt_turn *t);
+bool settle_send(void *settle, struct stmt_turn *t, struct strbuf *sb);
+void settle_reply(void *settle, const struct db_reply *r);
+double settle_when(void *settle, double now);
+
+#endif
