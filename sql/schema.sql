@@ -88,6 +88,17 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   concurrency_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   created_at   DATETIME(6) NOT NULL DEFAULT NOW(6),
   updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  -- The one indexed time kyud claims on: run_at for waiting jobs, the
+  -- lease expiry for running ones (so a dead worker's job becomes due again),
+  -- NULL once the job has ended. Maintained by the server, never written.
+  due          DATETIME(6) AS (CASE status
+                                 WHEN 'waiting' THEN run_at
+                                 WHEN 'running' THEN lease_until
+                               END) PERSISTENT,
+  -- The key of a running job: unique, so the database itself refuses a
+  -- second running job with the same key. Computed, never stored.
+  running_key  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL,
   -- Workflows (kyu_jobs(7), "Workflows"). after: a JSON array of the ids
   -- of jobs this one runs after, after_batch: a batch whose every job
   -- (that exists at INSERT) it runs after; both fixed at INSERT.
@@ -106,17 +117,6 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   after_bad    INT NULL,
   cancelled_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   has_downstream TINYINT NOT NULL DEFAULT 0,
-  -- The one indexed time kyud claims on: run_at for waiting jobs, the
-  -- lease expiry for running ones (so a dead worker's job becomes due again),
-  -- NULL once the job has ended. Maintained by the server, never written.
-  due          DATETIME(6) AS (CASE status
-                                 WHEN 'waiting' THEN run_at
-                                 WHEN 'running' THEN lease_until
-                               END) PERSISTENT,
-  -- The key of a running job: unique, so the database itself refuses a
-  -- second running job with the same key. Computed, never stored.
-  running_key  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
-                 AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL,
   PRIMARY KEY (seq),
   UNIQUE KEY kyu_jobs_id (id),
   KEY kyu_jobs_due (due, priority),
@@ -151,8 +151,9 @@ ALTER TABLE kyu_jobs
   ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_running_key (running_key);
 
 -- Installations made before attempts' costs were recorded get them here,
--- at the end of the row (instant, like concurrency_key above). max_rss is
--- in bytes.
+-- at the end of the row (not instant: the indexed running_key above makes
+-- MariaDB rebuild the table; sql/upgrade/005-after.sql). max_rss is in
+-- bytes.
 ALTER TABLE kyu_jobs
   ADD COLUMN IF NOT EXISTS cpu_user DOUBLE NULL,
   ADD COLUMN IF NOT EXISTS cpu_sys DOUBLE NULL,
@@ -231,7 +232,7 @@ EXECUTE IMMEDIATE CONCAT(
   ' END');
 
 -- Installations of schema version 4 get workflows here (the columns at
--- the end, instant; sql/upgrade/005-after.sql).
+-- the end: a rebuild of the table, sql/upgrade/005-after.sql says why).
 ALTER TABLE kyu_jobs
   MODIFY status ENUM('waiting','running','succeeded','failed','cancelled','blocked')
     NOT NULL DEFAULT 'waiting';

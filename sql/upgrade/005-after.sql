@@ -1,13 +1,20 @@
 -- Step 5: workflows, a job that runs after others (kyu_jobs(7),
 -- "Workflows").
 --
--- New columns at the end of kyu_jobs (instant), the status 'blocked' at
--- the end of its list (instant), an index on batch (built in place), two
--- new tables, triggers on kyu_jobs and the procedure kyu_settle. kyud of
--- version 4 keeps working on it (it never claims a blocked row, and its
--- results make the same bookkeeping rows), but only kyud of version 5
--- settles them, so a blocked job waits until one runs: schema_compat
--- stays 1.
+-- New columns at the end of kyu_jobs, the status 'blocked' at the end of
+-- its list (instant), an index on batch, two new tables, triggers on
+-- kyu_jobs and the procedure kyu_settle. kyud of version 4 keeps working
+-- on it (it never claims a blocked row, and its results make the same
+-- bookkeeping rows), but only kyud of version 5 settles them, so a blocked
+-- job waits until one runs: schema_compat stays 1.
+--
+-- Online: not quite. MariaDB adds a column instantly only to a table
+-- without an indexed virtual column, and kyu_jobs has one (running_key),
+-- so the columns cost a rebuild of the table, during which INSERTs,
+-- claims and results wait (LOCK=SHARED: reads go on). Measured 6.7 s for
+-- 200,000 rows on a 2-core VM; retention keeps the table to the rows of
+-- the last [kyud] retention. kyud's statements that wait past their
+-- deadline are sent again after it.
 
 ALTER TABLE kyu_jobs
   MODIFY status ENUM('waiting','running','succeeded','failed','cancelled','blocked')

@@ -255,6 +255,11 @@ static const struct {
 	{ "kyu_minutes", "INSERT", "EXPLAIN INSERT INTO kyu_minutes () VALUES ()" },
 	{ "kyu_minutes", "UPDATE", "EXPLAIN UPDATE kyu_minutes SET succeeded = DEFAULT WHERE 0" },
 	{ "kyu_minutes", "DELETE", "EXPLAIN DELETE FROM kyu_minutes WHERE 0" },
+	/* Workflows: the claim looks for items, retention reads the edges,
+	 * and kyud calls the procedure (which acts as its definer). */
+	{ "kyu_after", "SELECT", "EXPLAIN SELECT * FROM kyu_after WHERE 0" },
+	{ "kyu_after_todo", "SELECT", "EXPLAIN SELECT * FROM kyu_after_todo WHERE 0" },
+	{ "kyu_settle", "EXECUTE", "CALL kyu_settle(0)" },
 };
 
 /* One line per problem, on stderr. */

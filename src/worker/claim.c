@@ -123,6 +123,11 @@ void claim_want(struct claim *cl)
 	cl->wanted = true;
 }
 
+void claim_settled(void *claim)
+{
+	claim_want(claim);
+}
+
 void claim_txn_left_open(struct claim *cl)
 {
 	cl->txn_dirty = true;

@@ -106,6 +106,8 @@ void claim_reload(struct claim *cl);
 void claim_wake(struct claim *cl, bool hinted);
 /* Claim at the next chance (a schedule fired a job that may be ours). */
 void claim_want(struct claim *cl);
+/* kyu_settle ran (settle.h): what it freed may be due now. */
+void claim_settled(void *claim);
 /* A statement's transaction may be open (a failed schedules step): end
  * it before anything else is sent. */
 void claim_txn_left_open(struct claim *cl);

@@ -2,17 +2,17 @@
 
 #include <stdio.h>
 
-#include "claim.h"
 #include "common/log.h"
 
 /* After a failed call: the error is the schema's or the grants' (a
  * deadlock is retried inside the procedure), so the next try waits. */
 #define SETTLE_RETRY 5.0
 
-void settle_init(struct settle *s, struct conn *conn, struct claim *claim)
+void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx), void *settled_ctx)
 {
 	s->conn = conn;
-	s->claim = claim;
+	s->settled = settled;
+	s->settled_ctx = settled_ctx;
 }
 
 void settle_want(struct settle *s)
@@ -56,7 +56,7 @@ void settle_reply(void *settle, const struct db_reply *r)
 			log_notice("settling workflows works again");
 		/* What it freed may be due now, and this worker may run it:
 		 * the next step of a chain starts without a wake-up. */
-		claim_want(s->claim);
+		s->settled(s->settled_ctx);
 		break;
 	case DB_LOST:
 	case DB_BUSY:

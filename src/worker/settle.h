@@ -24,18 +24,18 @@
  * next call, which the claim after this one asks for. */
 #define SETTLE_ITEMS 100
 
-struct claim;
-
 struct settle {
 	struct conn *conn;
-	struct claim *claim; /* told to claim after a call */
+	/* Called after each call that worked: claim at once (claim.c). */
+	void (*settled)(void *ctx);
+	void *settled_ctx;
 	bool wanted;
 	double after;         /* monotonic: not before then (after a failure) */
 	struct spell failing; /* calls fail (logged once per spell) */
 	uint64_t calls;
 };
 
-void settle_init(struct settle *s, struct conn *conn, struct claim *claim);
+void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx), void *settled_ctx);
 /* Call kyu_settle at the next chance. */
 void settle_want(struct settle *s);
 

@@ -174,7 +174,7 @@ static void build(struct worker *w, const char *daemon_id)
 				    &w->live,   &w->claim, &w->sched, &w->reg, &w->settle };
 
 	conn_init(&w->conn, w->loop, &w->cfg, &w->ctl.rep, w->bw, on_db_up, w);
-	settle_init(&w->settle, &w->conn, &w->claim);
+	settle_init(&w->settle, &w->conn, claim_settled, &w->claim);
 	record_init(&w->rec, &w->cfg, &w->conn, &w->jobs, w->index, daemon_id, w->host,
 		    &w->settle, claim_recorded, &w->claim);
 	jobs_init(&w->jobs, w->loop, &w->cfg, &w->rec.results, &w->lease, w->bw, claim_ended,

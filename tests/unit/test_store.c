@@ -196,7 +196,9 @@ static void test_claim_build(void)
 	CHECK(starts_with(st[1], "SELECT j.seq, j.id, j.queue, j.command, j.argv, j.env, j.cwd, "
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
-				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)) FROM "));
+				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
+				 "d.todo FROM "));
+	CONTAINS(st[1], "EXISTS (SELECT 1 FROM kyu_after_todo) AS todo");
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
 	CONTAINS(st[1], "j.owner = 123456789012345 AND j.status = 'running'");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
@@ -347,13 +349,13 @@ static void test_claim_build(void)
 
 /* ---- hand-built replies ---- */
 
-#define CLAIM_COLS 14
+#define CLAIM_COLS 17
 
 static void test_claim_read(void)
 {
 	char *cells[2 * CLAIM_COLS] = {
-		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1", "2500000",
-		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL, NULL,
+		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1", "2500000", "[\"u1\"]", "0", "1",
+		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL, NULL,      NULL,         "1", "1",
 	};
 	unsigned long lens[2 * CLAIM_COLS];
 	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells, .lens = lens };
@@ -406,7 +408,13 @@ static void test_claim_read(void)
 		CHECK(cr.rows[1].tempfails == 1);
 		CHECK(cr.rows[1].max_attempts == UINT32_MAX); /* clamped */
 		CHECK(cr.rows[1].time_limit == 5);
+		/* Workflows: after, has_downstream; kyu_after_todo has items. */
+		CHECK_STR(cr.rows[0].after_json, "[\"u1\"]");
+		CHECK(cr.rows[1].after_json == NULL);
+		CHECK(!cr.rows[0].downstream);
+		CHECK(cr.rows[1].downstream);
 	}
+	CHECK(cr.settle);
 	store_claimed_free(cr.rows, cr.got);
 
 	/* A negative next due (already due) is read as is. */
@@ -444,6 +452,11 @@ static void test_claim_read(void)
 		CHECK(cr.fail == DB_OK);
 		CHECK(cr.got == 0);
 		CHECK(cr.next_due_us == INT64_MAX);
+		CHECK(!cr.settle); /* todo NULL: read as none */
+		store_claimed_free(cr.rows, cr.got);
+		none[16] = "0";
+		store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
+		CHECK(!cr.settle);
 		store_claimed_free(cr.rows, cr.got);
 		none[11] = "42000000";
 		store_claim_read(&rep, 4, 0, 999, 12.5, &cr);
@@ -994,7 +1007,10 @@ static void test_cleanup(void)
 	store_cleanup_build(&sb, &cfg);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); DELETE "
 			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND (has_downstream = 0 "
+			  "OR NOT EXISTS (SELECT 1 FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = "
+			  "e.down_seq WHERE e.up_seq = kyu_jobs.seq AND d.status IN ('blocked', 'waiting', "
+			  "'running'))) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
 			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
 			  "INTERVAL q.rate_period SECOND); DO "
@@ -1033,7 +1049,10 @@ static void test_cleanup(void)
 	store_cleanup_build_lock(&sb, &cfg, false);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = 1; DELETE "
 			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND LIMIT 1000; "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND (has_downstream = 0 "
+			  "OR NOT EXISTS (SELECT 1 FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = "
+			  "e.down_seq WHERE e.up_seq = kyu_jobs.seq AND d.status IN ('blocked', 'waiting', "
+			  "'running'))) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
 			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
 			  "INTERVAL q.rate_period SECOND); DO 0");

@@ -159,7 +159,7 @@ static void test_actions(void)
 	enum action a;
 
 	sql_is(ACT_CANCEL, "j'1",
-	       "UPDATE kyu_jobs SET status = 'cancelled' WHERE status IN ('waiting', 'running') AND id = 'j\\'1'");
+	       "UPDATE kyu_jobs SET status = 'cancelled' WHERE status IN ('waiting', 'blocked', 'running') AND id = 'j\\'1'");
 	sql_is(ACT_RETRY, "j",
 	       "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, tempfails = 0, "
 	       "error = NULL WHERE status IN ('failed', 'cancelled') AND id = 'j'");

@@ -2,7 +2,7 @@
 # kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
 # (no more): plain, limited, rate-limited and keyed jobs run, a schedule
 # fires, retention deletes, the daemon keeps its row of kyu_daemons and
-# counts the jobs in kyu_minutes; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# counts the jobs in kyu_minutes, settles a workflow; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
 # into a bounded queue (the trigger reads kyu_queues as its definer).
 . "$KYU_SRC/tests/lib.sh"
 
@@ -18,6 +18,9 @@ GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
+GRANT SELECT ON $T_DB.kyu_after TO '$u'@'localhost';
+GRANT SELECT ON $T_DB.kyu_after_todo TO '$u'@'localhost';
+GRANT EXECUTE ON PROCEDURE $T_DB.kyu_settle TO '$u'@'localhost';
 CREATE USER '${u}_w'@'localhost' IDENTIFIED BY 'web';
 GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '${u}_w'@'localhost';
 SQL
@@ -41,9 +44,20 @@ assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_queue_starts WHERE queue = 'rate'")
 sleep 2
 "$KYU" -c "$KYUD_INI" submit -i p2 -s true >/dev/null 2>&1 || fail "kyu submit as kyud's user"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')" 0 20
+# A workflow, submitted with the submitter's three privileges (the
+# triggers write kyu_after and kyu_after_todo as their definer) and
+# settled with kyud's: a chain, and a dependent cancelled by a failure.
+mariadb --no-defaults -u"${u}_w" -pweb --socket="$KYU_DB_SOCKET" -D "$T_DB" -e "
+	INSERT INTO kyu_jobs (id, command) VALUES ('w1', 'true');
+	INSERT INTO kyu_jobs (id, command, after) VALUES ('w2', 'true', '[\"w1\"]');
+	INSERT INTO kyu_jobs (id, command, max_attempts) VALUES ('wf', 'exit 3', 1);
+	INSERT INTO kyu_jobs (id, command, after) VALUES ('wc', 'true', '[\"wf\"]')" ||
+	fail "the submitter could not INSERT a workflow"
+wait_for "SELECT GROUP_CONCAT(id, ' ', status ORDER BY id) FROM kyu_jobs WHERE id LIKE 'w%'" \
+	"w1 succeeded,w2 succeeded,wc cancelled,wf failed" 30
 assert_eq "1 $KYUD_PID" "$(sql "SELECT CONCAT(COUNT(*), ' ', MAX(pid)) FROM kyu_daemons WHERE live_until > NOW(6)")" \
 	"the daemon's row of kyu_daemons"
 assert_eq 1 "$(sql "SELECT SUM(succeeded) > 0 FROM kyu_minutes")" "jobs counted in kyu_minutes"
 stop_kyud
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_daemons")" "rows of kyu_daemons after the stop"
-assert_log_lacks 'denied|failed:'
+assert_log_lacks 'denied|failed:|failed \\('
