@@ -188,3 +188,17 @@ EXECUTE IMMEDIATE CONCAT(
   ' AND (NEW.next_run IS NULL OR NEW.next_run < OLD.next_run OR NEW.enabled > OLD.enabled) THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF');
+
+-- An item for kyu_settle (sql/schema.sql, "Workflows"): a job with
+-- dependents ended, was deleted or opened again, or a job that waits for
+-- others was inserted. Whoever made it (a plain UPDATE, kyu cancel,
+-- another daemon), the "any queue" wake-up makes the first worker of every
+-- live daemon call kyu_settle at once, and claim what it freed. kyud's
+-- own results settle themselves too; the calls that then find nothing cost
+-- a round trip each. Needs schema version 5 (kyu_after_todo): without it
+-- this script stops here, having changed only what comes before.
+DO (SELECT COUNT(*) FROM kyu_after_todo);
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_after_todo_notify',
+  ' AFTER INSERT ON kyu_after_todo FOR EACH ROW ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NULL'));

@@ -283,13 +283,19 @@ CREATE TABLE IF NOT EXISTS kyu_after_todo (
 
 -- At INSERT: every id in after must name a job that exists (else SQLSTATE
 -- KYU02 naming it; a job cannot name itself or a later job, so no cycle
--- can be built), and the job starts blocked. First among the BEFORE
--- INSERT triggers, so that the max_waiting bound does not count it.
+-- can be built), and the job starts blocked, unless its upstreams have
+-- all ended already as its policy wants: then it is due at once, counted
+-- here, and kyu_settle has nothing to do for it. The upstreams are read
+-- with shared locks (an end or a batch member in flight is waited for),
+-- so that the edges made after the INSERT are the same jobs. First among
+-- the BEFORE INSERT triggers, so that the max_waiting bound does not
+-- count a blocked job.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_after_check',
   ' BEFORE INSERT ON kyu_jobs FOR EACH ROW PRECEDES kyu_jobs_max_waiting',
   ' BEGIN',
   '  DECLARE bad_n INT DEFAULT NULL;',
+  '  DECLARE n_open, n_bad INT DEFAULT 0;',
   '  DECLARE bad_id VARCHAR(255) DEFAULT NULL;',
   '  DECLARE msg VARCHAR(512);',
   '  IF NEW.after IS NOT NULL THEN',
@@ -308,30 +314,46 @@ EXECUTE IMMEDIATE CONCAT(
   '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
   '   END IF;',
   '  END IF;',
+  '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0;',
   '  IF JSON_LENGTH(NEW.after) > 0 OR NEW.after_batch IS NOT NULL THEN',
-  '   IF NEW.status = ''waiting'' THEN',
-  '    SET NEW.status = ''blocked'';',
+  '   IF NEW.status IN (''waiting'', ''blocked'') THEN',
+  '    SELECT IFNULL(SUM(u.status NOT IN (''succeeded'', ''failed'', ''cancelled'')), 0),',
+  '      IFNULL(SUM(u.status IN (''failed'', ''cancelled'')), 0) INTO n_open, n_bad',
+  '     FROM kyu_jobs AS u WHERE u.seq IN (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
+  '       COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
+  '      UNION SELECT j.seq FROM kyu_jobs AS j',
+  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq)',
+  '     LOCK IN SHARE MODE;',
+  '    IF n_open = 0 AND (n_bad = 0 OR NEW.after_policy = ''finished'') THEN',
+  '     SET NEW.status = ''waiting'', NEW.after_left = 0, NEW.after_bad = n_bad;',
+  '    ELSE',
+  '     SET NEW.status = ''blocked'';',
+  '    END IF;',
   '   END IF;',
   '  ELSEIF NEW.status = ''blocked'' THEN',
   '   SET NEW.status = ''waiting'';',
   '  END IF;',
-  '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0;',
   ' END');
 
 -- After the INSERT: one edge per upstream (the ids of after, and every
--- job of after_batch that exists now: reading them waits for a member
--- another transaction is inserting, and keeps new ones out until this
--- one commits), and an item for kyu_settle, which counts them.
+-- job of after_batch that exists now: a member another transaction is
+-- inserting is waited for, and new ones are kept out until this one
+-- commits), and for a blocked job an item for kyu_settle, which counts
+-- them. A job counted at INSERT gets its edges counted too.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_after_edges',
   ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
-  ' IF NEW.status = ''blocked'' THEN',
-  '  INSERT IGNORE INTO kyu_after (up_seq, down_seq)',
-  '   SELECT j.seq, NEW.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
-  '     COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
-  '   UNION SELECT j.seq, NEW.seq FROM kyu_jobs AS j',
-  '    WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq;',
-  '  INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (NEW.seq, NEW.id, ''new'');',
+  ' IF JSON_LENGTH(NEW.after) > 0 OR NEW.after_batch IS NOT NULL THEN',
+  '  INSERT IGNORE INTO kyu_after (up_seq, down_seq, state)',
+  '   SELECT u.seq, NEW.seq, IF(NEW.after_left IS NULL, 0, CASE WHEN u.status = ''succeeded'' THEN 1',
+  '     WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END)',
+  '    FROM kyu_jobs AS u WHERE u.seq IN (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
+  '       COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
+  '      UNION SELECT j.seq FROM kyu_jobs AS j',
+  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq);',
+  '  IF NEW.status = ''blocked'' THEN',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (NEW.seq, NEW.id, ''new'');',
+  '  END IF;',
   ' END IF');
 
 -- An UPDATE: after and after_batch are fixed at INSERT; a job that has

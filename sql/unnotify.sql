@@ -14,6 +14,7 @@ DROP TRIGGER IF EXISTS kyu_queues_notify_update;
 DROP TRIGGER IF EXISTS kyu_queues_notify_delete;
 DROP TRIGGER IF EXISTS kyu_schedules_notify_insert;
 DROP TRIGGER IF EXISTS kyu_schedules_notify_update;
+DROP TRIGGER IF EXISTS kyu_after_todo_notify;
 
 SET @kyu_notify_users = (SELECT COUNT(*) FROM information_schema.TRIGGERS
                          WHERE ACTION_STATEMENT LIKE '%kyu\_notify(%');
