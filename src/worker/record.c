@@ -175,6 +175,9 @@ bool record_send(void *record, struct stmt_turn *t, struct strbuf *sb)
 		max_len -= room;
 	rec->sent_count = store_finish_build(sb, rec->cfg, f, n, max_len, &n_stmts);
 	rec->sent_stmts = n_stmts;
+	rec->sent_probe = settle_watching(rec->settle, mono_now());
+	if (rec->sent_probe)
+		sb_adds(sb, "; " SETTLE_PROBE_SQL);
 	record_count_add(rec, sb, f, rec->sent_count);
 	return true;
 }
@@ -196,7 +199,9 @@ void record_reply(void *record, const struct db_reply *r)
 	int done, rejected;
 
 	f = rec->results.view;
-	record_count_read(rec, r, rec->sent_stmts, &body);
+	record_count_read(rec, r, rec->sent_stmts + rec->sent_probe, &body);
+	if (rec->sent_probe && body.n > rec->sent_stmts)
+		settle_probed(rec->settle, &body.r[rec->sent_stmts]);
 	store_finish_read(&body, f, rec->sent_count, &done, &rejected);
 	record_count_settle(rec, r, f, rec->sent_count, done);
 	r = &body;

@@ -1,6 +1,7 @@
 #include "settle.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common/log.h"
 
@@ -18,6 +19,23 @@ void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx)
 void settle_want(struct settle *s)
 {
 	s->wanted = true;
+	s->watch_until = mono_now() + SETTLE_WATCH;
+}
+
+bool settle_watching(const struct settle *s, double now)
+{
+	return now < s->watch_until;
+}
+
+void settle_probed(struct settle *s, const struct db_result *r)
+{
+	const char *v;
+
+	if (r->err_no || r->n_rows != 1 || r->n_cols != 1)
+		return;
+	v = db_cell(r, 0, 0);
+	if (v && strcmp(v, "0") != 0)
+		settle_want(s);
 }
 
 bool settle_due(void *settle, struct stmt_turn *t)
