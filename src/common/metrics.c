@@ -25,7 +25,7 @@ enum {
 	F_CLAIM_SECONDS, F_START_SECONDS, F_HEARTBEAT_SECONDS, F_BATCH,
 	F_RUNNING, F_WORKERS, F_BUILD,
 	F_DB_UP, F_TABLE_AGE, F_TABLE_SECONDS,
-	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST,
+	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST, F_Q_BLOCKED,
 	F_N
 };
 
@@ -71,6 +71,8 @@ static const struct family families[F_N] = {
 	[F_Q_WAITING] = { "kyu_queue_waiting", GAUGE, "Waiting jobs (due or not), by queue." },
 	[F_Q_DUE] = { "kyu_queue_due", GAUGE, "Waiting jobs that are due now, by queue." },
 	[F_Q_RUNNING] = { "kyu_queue_running", GAUGE, "Running jobs on every daemon, by queue." },
+	[F_Q_BLOCKED] = { "kyu_queue_blocked", GAUGE,
+			  "Jobs waiting for the jobs they run after to end, by queue." },
 	[F_Q_OLDEST] = { "kyu_queue_oldest_due_age_seconds", GAUGE,
 			 "How long the longest-due waiting job has been due, by queue (0: none due)." },
 };
@@ -256,7 +258,7 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	header(sb, F_TABLE_SECONDS);
 	sb_printf(sb, "%s %.6f\n", families[F_TABLE_SECONDS].name, t->took);
 	{
-		static const int qf[] = { F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST };
+		static const int qf[] = { F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_BLOCKED, F_Q_OLDEST };
 		for (size_t i = 0; i < sizeof(qf) / sizeof(qf[0]); i++) {
 			header(sb, qf[i]);
 			for (int k = 0; k < t->n; k++) {
@@ -266,9 +268,10 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 					sb_printf(sb, "%.3f\n", m->oldest_due_age);
 				else
 					sb_printf(sb, "%" PRIu64 "\n",
-						  qf[i] == F_Q_WAITING ? m->waiting
-						  : qf[i] == F_Q_DUE   ? m->due
-								       : m->running);
+						  qf[i] == F_Q_WAITING   ? m->waiting
+						  : qf[i] == F_Q_DUE     ? m->due
+						  : qf[i] == F_Q_BLOCKED ? m->blocked
+									 : m->running);
 			}
 		}
 	}

@@ -19,7 +19,7 @@
 /* One queue's rows, as the table showed them at the last reading. */
 struct metrics_queue {
 	char *name;
-	uint64_t waiting, due, running;
+	uint64_t waiting, due, running, blocked;
 	double oldest_due_age; /* seconds; 0 when nothing is due */
 };
 

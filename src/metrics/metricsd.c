@@ -30,7 +30,7 @@
  * default scrape timeout (10 s), connection included. */
 #define QUERY_DEADLINE 4.0
 
-/* Per queue, in one pass over the waiting and running rows, read from
+/* Per queue, in one pass over the waiting, running and blocked rows, read from
  * the index kyu_jobs_status_queue_due alone (it holds every column used;
  * finished rows, however many, are not touched). The statement limit
  * keeps a huge backlog from holding the scrape, and the server, for long. */
@@ -39,8 +39,9 @@
 	"SELECT queue, SUM(status = 'waiting'), SUM(status = 'waiting' AND due <= NOW(6)), " \
 	"SUM(status = 'running'), "                                                        \
 	"GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "                                 \
-	"MIN(IF(status = 'waiting', due, NULL)), NOW(6)), 0)) "                            \
-	"FROM kyu_jobs WHERE status IN ('waiting', 'running') GROUP BY queue ORDER BY queue"
+	"MIN(IF(status = 'waiting', due, NULL)), NOW(6)), 0)), SUM(status = 'blocked') "    \
+	"FROM kyu_jobs WHERE status IN ('waiting', 'running', 'blocked') GROUP BY queue "  \
+	"ORDER BY queue"
 
 struct mctx {
 	struct kyu_config cfg;
@@ -91,6 +92,7 @@ static void read_table(struct mctx *m)
 		q->due = to_u64(db_cell(res, i, 2));
 		q->running = to_u64(db_cell(res, i, 3));
 		q->oldest_due_age = (double)to_u64(db_cell(res, i, 4)) / 1e6;
+		q->blocked = to_u64(db_cell(res, i, 5));
 	}
 	m->table.ok = true;
 	m->table.took = mono_now() - t0;

@@ -70,7 +70,7 @@ static void test_render(void)
 {
 	struct board *b = calloc(1, sizeof(*b));
 	struct metrics_queue q[2] = {
-		{ .name = "mail", .waiting = 7, .due = 3, .running = 2, .oldest_due_age = 12.5 },
+		{ .name = "mail", .waiting = 7, .due = 3, .running = 2, .blocked = 4, .oldest_due_age = 12.5 },
 		{ .name = "a\"b\\c\nd", .waiting = 1 },
 	};
 	struct metrics_table t = { .read = true, .ok = true, .age = 0.25, .took = 0.002,
@@ -137,6 +137,7 @@ static void test_render(void)
 	/* The table's figures. */
 	CHECK_STR(line_of(text, "kyu_database_up"), "kyu_database_up 1");
 	CHECK_STR(line_of(text, "kyu_queue_due{queue=\"mail\"}"), "kyu_queue_due{queue=\"mail\"} 3");
+	CHECK_STR(line_of(text, "kyu_queue_blocked{queue=\"mail\"}"), "kyu_queue_blocked{queue=\"mail\"} 4");
 	CHECK_STR(line_of(text, "kyu_queue_oldest_due_age_seconds{queue=\"mail\"}"),
 		  "kyu_queue_oldest_due_age_seconds{queue=\"mail\"} 12.500");
 	CHECK_STR(line_of(text, "kyu_queue_waiting{queue=\"a"), "kyu_queue_waiting{queue=\"a\\\"b\\\\c\\nd\"} 1");

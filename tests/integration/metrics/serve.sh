@@ -79,6 +79,9 @@ assert_eq 0 "$(value ran kyu_jobs_running)" "jobs running after all ended"
 sql "INSERT INTO kyu_queues (name, paused) VALUES ('held', 1)"
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'later', 'true', NOW(6) + INTERVAL 1 DAY FROM seq_1_to_4"
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'held', 'true', NOW(6) - INTERVAL 5 SECOND FROM seq_1_to_2"
+# Three jobs that run after one of later's, not due before tomorrow.
+sql "INSERT INTO kyu_jobs (id, queue, command, after) SELECT CONCAT('b', seq), 'blk', 'true',
+     JSON_ARRAY((SELECT id FROM kyu_jobs WHERE queue = 'later' LIMIT 1)) FROM seq_1_to_3"
 sleep 1.2 # metrics_interval = 1: the next scrape reads the table again
 scrape table
 assert_eq 1 "$(value table kyu_database_up)" "kyu_database_up"
@@ -86,6 +89,8 @@ assert_eq 4 "$(value table 'kyu_queue_waiting{queue="later"}')" "waiting in late
 assert_eq 0 "$(value table 'kyu_queue_due{queue="later"}')" "due in later"
 assert_eq 2 "$(value table 'kyu_queue_waiting{queue="held"}')" "waiting in held"
 assert_eq 2 "$(value table 'kyu_queue_due{queue="held"}')" "due in held"
+assert_eq 3 "$(value table 'kyu_queue_blocked{queue="blk"}')" "blocked in blk"
+assert_eq 0 "$(value table 'kyu_queue_blocked{queue="later"}')" "blocked in later"
 age=$(value table 'kyu_queue_oldest_due_age_seconds{queue="held"}')
 python3 -c "import sys; sys.exit(not 5 <= float('$age') < 3600)" ||
 	fail "oldest due age in held is $age s, expected at least 5"
