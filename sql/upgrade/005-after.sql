@@ -120,9 +120,10 @@ EXECUTE IMMEDIATE CONCAT(
 
 -- After the INSERT: one edge per upstream (the ids of after, and every
 -- job of after_batch that exists now: a member another transaction is
--- inserting is waited for, and new ones are kept out until this one
--- commits), and for a blocked job an item for kyu_settle, which counts
--- them. A job counted at INSERT gets its edges counted too.
+-- inserting is waited for; under REPEATABLE READ new ones are also kept
+-- out until this one commits), and for a blocked job an item for
+-- kyu_settle, which counts them. A job counted at INSERT gets its edges
+-- counted too.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_after_edges',
   ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
