@@ -71,21 +71,35 @@ void cli_print_mode(bool raw, bool terminal)
 		out_escape = ESCAPE_TERMINAL;
 }
 
-/* Run a statement and print its result set as tab-separated rows, or one
- * "column: value" line per column. Unless --raw, a value never spans
- * lines or fields, and on a terminal no control character or byte that
- * is not UTF-8 reaches it (text.h). */
-int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
+/* One value as the output mode says: unless --raw, it never spans lines
+ * or fields, and on a terminal no control character or byte that is not
+ * UTF-8 reaches it (text.h). */
+static void print_value(struct strbuf *sb, const char *v, size_t len)
 {
-	const struct db_reply *reply;
-	const struct db_result *r;
+	sb_reset(sb);
+	if (!v)
+		sb_adds(sb, "NULL");
+	else if (out_raw)
+		sb_add(sb, v, len);
+	else
+		text_escape(sb, v, len, out_escape);
+	fwrite(sb->buf, 1, sb->len, stdout);
+}
+
+void cli_print_field(const char *name, const char *v, size_t len, const char *suffix)
+{
 	struct strbuf sb = { 0 };
 
-	if (db_query(db, sql, len, &reply) != DB_OK)
-		return -1;
-	if (reply->n < 1)
-		return 0;
-	r = &reply->r[0];
+	printf("%12s: ", name);
+	print_value(&sb, v, len);
+	printf("%s\n", suffix ? suffix : "");
+	sb_free(&sb);
+}
+
+void cli_print_result(const struct db_result *r, bool vertical)
+{
+	struct strbuf sb = { 0 };
+
 	if (!vertical) {
 		for (unsigned i = 0; i < r->n_cols; i++)
 			printf("%s%s", i ? "\t" : "", r->names[i]);
@@ -94,20 +108,12 @@ int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
 	for (size_t row = 0; row < r->n_rows; row++) {
 		for (unsigned i = 0; i < r->n_cols; i++) {
 			const char *v = db_cell(r, row, i);
-			size_t len_v = v ? r->lens[row * r->n_cols + i] : 4;
 
-			sb_reset(&sb);
-			if (!v)
-				sb_adds(&sb, "NULL");
-			else if (out_raw)
-				sb_add(&sb, v, len_v);
-			else
-				text_escape(&sb, v, len_v, out_escape);
 			if (vertical)
 				printf("%12s: ", r->names[i]);
 			else if (i)
 				putchar('\t');
-			fwrite(sb.buf, 1, sb.len, stdout);
+			print_value(&sb, v, v ? r->lens[row * r->n_cols + i] : 0);
 			if (vertical)
 				putchar('\n');
 		}
@@ -115,7 +121,18 @@ int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
 			printf("\n");
 	}
 	sb_free(&sb);
-	return (int)r->n_rows;
+}
+
+int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
+{
+	const struct db_reply *reply;
+
+	if (db_query(db, sql, len, &reply) != DB_OK)
+		return -1;
+	if (reply->n < 1)
+		return 0;
+	cli_print_result(&reply->r[0], vertical);
+	return (int)reply->r[0].n_rows;
 }
 
 /* Send "kyu:QUEUE" to one address; 0 or -1 (with a message unless quiet). */

@@ -34,6 +34,11 @@ int cli_die_db(struct db *db, const char *what);
 /* Run a statement and print its result set as tab-separated rows (or one
  * "column: value" line each, vertical). Returns the row count or -1. */
 int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical);
+/* The printing of cli_print_query, for a result already read. */
+void cli_print_result(const struct db_result *r, bool vertical);
+/* One "name: value" line as cli_print_query's vertical form writes it
+ * (v NULL: "NULL"), with suffix (NULL: none) after the value, as is. */
+void cli_print_field(const char *name, const char *v, size_t len, const char *suffix);
 /* Send "kyu:QUEUE" to every live daemon of kyu_daemons that serves QUEUE
  * ("" : any queue, all of them; it also makes kyud read kyu_schedules
  * again), or, when there is none or the table cannot be read, to [kyud]

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <mysqld_error.h>
 
 #include "common/util.h"
 #include "cli.h"
@@ -14,18 +15,73 @@
  * EX_TEMPFAIL, "try again later". */
 #define EXIT_QUEUE_FULL 75
 
+/* kyu submit's long options, the workflow columns (kyu_jobs(7),
+ * "Workflows"); their values as getopt_long returns them. */
+enum {
+	OPT_AFTER = 256,
+	OPT_AFTER_POLICY,
+	OPT_BATCH,
+	OPT_AFTER_BATCH,
+};
+
+/* --batch and --after-batch: a label the column holds, checked before
+ * connecting; -1 with a message naming the option. */
+static int submit_label(const char *opt, const char *label)
+{
+	if (!*label) {
+		fprintf(stderr, "kyu: submit: --%s: the batch label must not be empty\n", opt);
+		return -1;
+	}
+	return 0;
+}
+
+/* The refusal of an after that names a job that does not exist (SQLSTATE
+ * KYU02, whose message the trigger of sql/schema.sql writes as "kyu: after
+ * of job ID names job UP, which does not exist"): one line naming UP,
+ * true; false for another error. */
+static bool submit_after_refused(const struct db_reply *reply)
+{
+	static const char names[] = " names job ", tail[] = ", which does not exist";
+	const char *msg, *up, *end;
+
+	if (!reply || reply->n < 1 || reply->r[reply->n - 1].err_no != ER_SIGNAL_EXCEPTION)
+		return false;
+	/* The server's text, without db_error's "error 1644: ". */
+	msg = reply->r[reply->n - 1].err;
+	if (!msg || strncmp(msg, "kyu: after of job ", 18) != 0)
+		return false;
+	up = strstr(msg, names);
+	end = up ? strstr(up, tail) : NULL;
+	if (up && end && end[sizeof(tail) - 1] == '\0') {
+		up += sizeof(names) - 1;
+		fprintf(stderr, "kyu: submit: not submitted: --after names job '%.*s', which does not exist\n",
+			(int)(end - up), up);
+	} else {
+		fprintf(stderr, "kyu: submit: not submitted: %s\n", msg + 5);
+	}
+	return true;
+}
+
 int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv)
 {
+	static const struct option longs[] = {
+		{ "after", required_argument, NULL, OPT_AFTER },
+		{ "after-policy", required_argument, NULL, OPT_AFTER_POLICY },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "after-batch", required_argument, NULL, OPT_AFTER_BATCH },
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL, *key = NULL;
+	const char *policy = NULL, *batch = NULL, *after_batch = NULL;
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
-	json_t *env = json_object();
+	json_t *env = json_object(), *after = json_array();
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	char *json;
 	int c, rc = 1;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "+i:q:p:d:m:t:C:e:s:k:")) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:q:p:d:m:t:C:e:s:k:", longs, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
 		case 'i':
@@ -57,6 +113,36 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 				goto out;
 			}
 			break;
+		case OPT_AFTER: {
+			/* The column is JSON: an id that is not UTF-8 could
+			 * never name a job. */
+			json_t *up = *optarg ? json_string(optarg) : NULL;
+			if (!up || json_array_append_new(after, up) < 0) {
+				fprintf(stderr, "kyu: submit: --after: '%s' is not a job id (empty or not "
+						"valid UTF-8)\n", optarg);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		}
+		case OPT_AFTER_POLICY:
+			policy = optarg;
+			if (strcmp(policy, "succeeded") != 0 && strcmp(policy, "finished") != 0) {
+				fprintf(stderr, "kyu: submit: --after-policy: no policy '%s'; succeeded (run "
+						"once every upstream succeeded) or finished (once each ended)\n",
+					policy);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_BATCH:
+		case OPT_AFTER_BATCH:
+			if (submit_label(c == OPT_BATCH ? "batch" : "after-batch", optarg) < 0) {
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			*(c == OPT_BATCH ? &batch : &after_batch) = optarg;
+			break;
 		default:
 			fprintf(stderr, "kyu: submit: see kyu submit --help\n");
 			rc = EXIT_USAGE;
@@ -71,6 +157,13 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			goto out;
 		}
 	}
+	/* A policy for no upstream is a mistake the server would keep quiet. */
+	if (policy && !json_array_size(after) && !after_batch) {
+		fprintf(stderr, "kyu: submit: --after-policy %s: the job runs after nothing (give --after "
+				"or --after-batch)\n", policy);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if (!shell == (optind >= argc)) {
 		fprintf(stderr, "kyu: submit: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
 		rc = EXIT_USAGE;
@@ -80,8 +173,19 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		rc = 0; /* the options checked, before connecting */
 		goto out;
 	}
+	/* The workflow columns only when given: a submit without them works
+	 * on a schema from before them. */
 	sb_adds(&sb, "INSERT INTO kyu_jobs (id, queue, priority, run_at, command, argv, env, cwd, "
-		     "max_attempts, time_limit, concurrency_key) VALUES (");
+		     "max_attempts, time_limit, concurrency_key");
+	if (json_array_size(after))
+		sb_adds(&sb, ", after");
+	if (policy)
+		sb_adds(&sb, ", after_policy");
+	if (batch)
+		sb_adds(&sb, ", batch");
+	if (after_batch)
+		sb_adds(&sb, ", after_batch");
+	sb_adds(&sb, ") VALUES (");
 	if (id)
 		db_quotes(&sb, id);
 	else
@@ -119,6 +223,24 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 	else
 		sb_adds(&sb, ", NULL, ");
 	db_quotes(&sb, key);
+	if (json_array_size(after)) {
+		json = json_dumps(after, JSON_COMPACT);
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, json);
+		free(json);
+	}
+	if (policy) {
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, policy);
+	}
+	if (batch) {
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, batch);
+	}
+	if (after_batch) {
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, after_batch);
+	}
 	sb_adds(&sb, ")");
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		/* The intake bound's trigger (sql/schema.sql) signals SQLSTATE
@@ -129,7 +251,15 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			rc = EXIT_QUEUE_FULL;
 			goto out;
 		}
-		cli_die_db(db, "submit");
+		if (submit_after_refused(reply))
+			goto out;
+		if (db_error_code(db) == ER_BAD_FIELD_ERROR &&
+		    (json_array_size(after) || policy || batch || after_batch))
+			fprintf(stderr, "kyu: submit: --after, --after-policy, --batch and --after-batch "
+					"need schema version 5 (kyu schema status; kyu schema upgrade): %s\n",
+				db_error(db));
+		else
+			cli_die_db(db, "submit");
 		goto out;
 	}
 	if (id) {
@@ -149,36 +279,166 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 	rc = 0;
 out:
 	json_decref(env);
+	json_decref(after);
 	sb_free(&sb);
 	return rc;
+}
+
+/* kyu show's columns up to the workflow ones, and after them. */
+#define SHOW_HEAD                                                                                        \
+	"SELECT seq, id, queue, status, priority, command, argv, env, cwd, " CLI_TIME("run_at") ", "       \
+	"attempts, max_attempts, time_limit, exit_code, `signal`, error, " CLI_TIME("started_at") ", "      \
+	CLI_TIME("finished_at") ", duration, cpu_user, cpu_sys, max_rss, host, pid, owner, "               \
+	CLI_TIME("lease_until") ", concurrency_key, "
+#define SHOW_TAIL CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", output FROM kyu_jobs WHERE id = "
+
+/* How many upstreams and downstreams kyu show lists: a job of a large
+ * batch may have thousands, and the command must stay quick. */
+#define SHOW_EDGES 20
+
+/* The edges of the job id: for each side, the first SHOW_EDGES (the other
+ * job's seq, id and status; id NULL when its row is gone) and their
+ * count, four result sets, read on the primary key of kyu_after (up_seq
+ * first) and on kyu_after_down. */
+static void show_edges_sql(struct strbuf *sb, const char *id)
+{
+	static const char *const side[2][2] = { { "up_seq", "down_seq" }, { "down_seq", "up_seq" } };
+
+	for (int i = 0; i < 2; i++) {
+		sb_printf(sb, "; SELECT e.%s, j.id, j.status FROM kyu_after AS e LEFT JOIN kyu_jobs AS j "
+			      "ON j.seq = e.%s WHERE e.%s = (SELECT seq FROM kyu_jobs WHERE id = ",
+			  side[i][0], side[i][0], side[i][1]);
+		db_quotes(sb, id);
+		sb_printf(sb, ") ORDER BY e.%s LIMIT %d; SELECT COUNT(*) FROM kyu_after WHERE %s = "
+			      "(SELECT seq FROM kyu_jobs WHERE id = ",
+			  side[i][0], SHOW_EDGES, side[i][1]);
+		db_quotes(sb, id);
+		sb_adds(sb, ")");
+	}
+}
+
+/* One side's lines: "ID (STATUS)", "#SEQ (deleted)" for a row that is
+ * gone, then how many more there are. */
+static void show_side(const char *name, const struct db_result *list, const struct db_result *count)
+{
+	long long total = count->n_rows && db_cell(count, 0, 0) ? strtoll(db_cell(count, 0, 0), NULL, 10) : 0;
+	char suffix[64], more[64];
+
+	for (size_t i = 0; i < list->n_rows; i++) {
+		const char *up = db_cell(list, i, 1), *status = db_cell(list, i, 2);
+		if (up) {
+			snprintf(suffix, sizeof(suffix), " (%s)", status ? status : "?");
+			cli_print_field(name, up, list->lens[i * list->n_cols + 1], suffix);
+		} else {
+			printf("%12s: #%s (deleted)\n", name, db_cell(list, i, 0));
+		}
+	}
+	if (total > (long long)list->n_rows) {
+		snprintf(more, sizeof(more), "... and %lld more", total - (long long)list->n_rows);
+		printf("%12s: %s\n", name, more);
+	}
+}
+
+/* The value of the column named name in the row r (NULL: unset, or no
+ * such column). */
+static const char *show_cell(const struct db_result *r, const char *name)
+{
+	for (unsigned i = 0; i < r->n_cols; i++)
+		if (strcmp(r->names[i], name) == 0)
+			return db_cell(r, 0, i);
+	return NULL;
+}
+
+/* Whether the job of row r runs after others. */
+static bool show_waits(const struct db_result *r)
+{
+	return show_cell(r, "after") || show_cell(r, "after_batch");
+}
+
+/* Whether kyu show leaves column col out: a workflow column that is not
+ * set, the policy of a job that waits for none, and has_downstream, which
+ * only says whether to expect downstreams. */
+static bool show_unset(const struct db_result *r, unsigned col)
+{
+	const char *name = r->names[col];
+
+	if (strcmp(name, "after_policy") == 0)
+		return !show_waits(r);
+	if (strcmp(name, "has_downstream") == 0)
+		return true;
+	return !db_cell(r, 0, col) && (strcmp(name, "after") == 0 || strcmp(name, "batch") == 0 ||
+				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0);
 }
 
 int cmd_show(struct db *db, const char *id)
 {
 	struct strbuf sb = { 0 };
-	int n;
+	const struct db_reply *reply;
+	const struct db_result *r;
+	enum db_fail fail;
+	bool edges;
+	int n, rc = 1;
 
-	sb_adds(&sb, "SELECT seq, id, queue, status, priority, command, argv, env, cwd, " CLI_TIME("run_at") ", "
-		     "attempts, max_attempts, time_limit, exit_code, `signal`, error, " CLI_TIME("started_at") ", "
-		     CLI_TIME("finished_at") ", duration, cpu_user, cpu_sys, max_rss, host, pid, owner, "
-		     CLI_TIME("lease_until") ", concurrency_key, " CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", "
-		     "output FROM kyu_jobs WHERE id = ");
+	sb_adds(&sb, SHOW_HEAD "after, after_policy, batch, after_batch, cancelled_by, has_downstream, " SHOW_TAIL);
 	db_quotes(&sb, id);
-	n = cli_print_query(db, sb.buf, sb.len, true);
-	sb_free(&sb);
-	if (n < 0)
-		return cli_die_db(db, "show");
-	if (n == 0) {
-		fprintf(stderr, "kyu: show: no job with id '%s'\n", id);
-		return 1;
+	show_edges_sql(&sb, id);
+	fail = db_query(db, sb.buf, sb.len, &reply);
+	if (fail != DB_OK && (fail == DB_LOST || reply->n < 2)) {
+		/* The job's row was not read. On a schema from before
+		 * workflows: the columns it has. */
+		if (db_error_code(db) != ER_BAD_FIELD_ERROR) {
+			cli_die_db(db, "show");
+			goto out;
+		}
+		sb_reset(&sb);
+		sb_adds(&sb, SHOW_HEAD SHOW_TAIL);
+		db_quotes(&sb, id);
+		n = cli_print_query(db, sb.buf, sb.len, true);
+		if (n < 0)
+			cli_die_db(db, "show");
+		else if (n == 0)
+			fprintf(stderr, "kyu: show: no job with id '%s'\n", id);
+		rc = n > 0 ? 0 : 1;
+		goto out;
 	}
-	return 0;
+	r = &reply->r[0];
+	if (r->n_rows == 0) {
+		fprintf(stderr, "kyu: show: no job with id '%s'\n", id);
+		goto out;
+	}
+	/* The job itself was read; kyu_after may not have been (a privilege
+	 * missing): the row is printed all the same. */
+	edges = fail == DB_OK && reply->n >= 5;
+	for (unsigned i = 0; i < r->n_cols; i++) {
+		if (!show_unset(r, i))
+			cli_print_field(r->names[i], db_cell(r, 0, i), r->lens[i], NULL);
+		if (edges && strcmp(r->names[i], "cancelled_by") == 0) {
+			show_side("upstream", &reply->r[1], &reply->r[2]);
+			show_side("downstream", &reply->r[3], &reply->r[4]);
+		}
+	}
+	if (!edges && db_error_code(db) == ER_TABLEACCESS_DENIED_ERROR) {
+		/* An account that may read kyu_jobs only (kyu(1): enough to
+		 * show a job): a note where the job has edges to show. */
+		const char *down = show_cell(r, "has_downstream");
+		if (show_waits(r) || (down && strcmp(down, "0") != 0))
+			fprintf(stderr, "kyu: note: show: the jobs '%s' runs after and that run after it are "
+					"not shown: %s\n", id, db_error(db));
+	} else if (!edges) {
+		fprintf(stderr, "kyu: show: cannot read the upstreams and downstreams of '%s' (kyu_after): %s\n",
+			id, db_error(db));
+		goto out;
+	}
+	rc = 0;
+out:
+	sb_free(&sb);
+	return rc;
 }
 
 /* kyu list -s: the statuses of kyu_jobs, and "retrying" (waiting after a
  * failed attempt, as the dashboard's Retrying page). */
 static const char *const list_statuses[] = { "waiting", "running", "succeeded", "failed",
-					     "cancelled", "retrying", NULL };
+					     "cancelled", "blocked", "retrying", NULL };
 
 /* kyu list --since/--until: a time as the server reads a DATETIME
  * ("2026-11-24", "2026-11-24 06:35:00"), checked before it is quoted. */
@@ -227,7 +487,7 @@ int cmd_list(struct db *db, int argc, char **argv)
 				;
 			if (!list_statuses[c]) {
 				fprintf(stderr, "kyu: list: -s: no status '%s'; one of waiting, running, "
-						"succeeded, failed, cancelled, retrying\n", status);
+						"succeeded, failed, cancelled, blocked, retrying\n", status);
 				return EXIT_USAGE;
 			}
 			break;
@@ -354,10 +614,29 @@ int cmd_list(struct db *db, int argc, char **argv)
 	return rc;
 }
 
+/* After a cancel, retry or delete: the dependents of the job move on now
+ * (ACTION_SETTLE_SQL, a round trip of its own), and every daemon hears of
+ * it, since what was freed may be due in any queue and the job a retry
+ * made waiting is due at once. A failure changes nothing that was done:
+ * kyud settles the same items at its next claim. */
+static void job_action_settle(struct db *db, const struct kyu_config *cfg, const char *id)
+{
+	static const char settle[] = ACTION_SETTLE_SQL;
+	const struct db_reply *reply;
+
+	/* A schema from before workflows has no procedure, and no dependents
+	 * to move. */
+	if (db_query(db, settle, sizeof(settle) - 1, &reply) != DB_OK &&
+	    db_error_code(db) != ER_SP_DOES_NOT_EXIST)
+		fprintf(stderr, "kyu: note: the jobs that wait for '%s' move on at kyud's next "
+				"claim, not now (%s: %s)\n", id, settle, db_error(db));
+	cli_send_wake(db, cfg, "", true);
+}
+
 /* cancel, retry, run-now, delete: one statement on the job's row
  * (common/action.h), which changes nothing unless the job has a status the
  * action applies to. */
-int cmd_job_action(struct db *db, enum action a, const char *id)
+int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
@@ -370,6 +649,10 @@ int cmd_job_action(struct db *db, enum action a, const char *id)
 		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a), id);
 	} else {
 		printf("%s %s\n", action_done(a), id);
+		/* Seen before the settle's note, if any. */
+		fflush(stdout);
+		if (a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE)
+			job_action_settle(db, cfg, id);
 		rc = 0;
 	}
 	sb_free(&sb);

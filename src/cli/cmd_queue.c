@@ -14,16 +14,21 @@
 /* kyu queues' failed_1h: the jobs that failed for good in the last hour,
  * as the dashboard's overview counts them (kyu-web(1)): from kyu_minutes,
  * or on a schema without it from kyu_jobs' rows that became failed in the
- * hour. Not the failed rows the table holds, which depend on retention. */
+ * hour. Not the failed rows the table holds, which depend on retention.
+ * blocked (jobs waiting for others, kyu_jobs(7) "Workflows") comes last,
+ * after the settings: scripts that read the columns before it by position
+ * read what they read before it was added. */
 #define QUEUES_HEAD                                                                                 \
 	"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "         \
 	"IFNULL(c.running, 0) AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "                     \
 	"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                 \
 	"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                       \
-	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting "                  \
+	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, "                 \
+	"IFNULL(c.blocked, 0) AS blocked "                                                            \
 	"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "  \
 	"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "                               \
-	"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running "   \
+	"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running, "  \
+	"SUM(status = 'blocked') AS blocked "                                                         \
 	"FROM kyu_jobs GROUP BY queue) AS c ON c.queue = n.name LEFT JOIN "
 #define QUEUES_TAIL \
 	" AS h ON h.queue = n.name LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name"

@@ -39,17 +39,27 @@ static void usage(FILE *f)
 		"  submit [OPTIONS] -- PROGRAM [ARG]...  enqueue a program run without a shell\n"
 		"      -i ID  -q QUEUE  -p PRIORITY  -d DELAY_S  -m MAX_ATTEMPTS  -t TIME_LIMIT_S\n"
 		"      -C DIR  -e NAME=VALUE (repeatable)  -k CONCURRENCY_KEY\n"
+		"      --after ID (repeatable)  run after job ID; blocked until then\n"
+		"      --after-batch LABEL  run after every job of batch LABEL there is now\n"
+		"      --after-policy succeeded|finished  run once they all succeeded\n"
+		"        (default; cancelled if one does not) or once they all ended\n"
+		"      --batch LABEL  the job's batch\n"
 		"      exits 75 when the queue is full (kyu_queues.max_waiting)\n"
-		"  show ID                             print every column of one job\n"
+		"  show ID                             print every column of one job, and the\n"
+		"                                      jobs it runs after and that run after it\n"
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20);\n"
-		"      STATUS: waiting, running, succeeded, failed, cancelled or retrying\n"
+		"      STATUS: waiting, running, succeeded, failed, cancelled, blocked\n"
+		"      or retrying\n"
 		"      --since TIME  --until TIME  changed in [since, until), database time\n"
 		"      --search TEXT  in ids, commands, errors and output\n"
 		"      --scan N  with --search, --since or --until: read at most N rows (1000000)\n"
-		"  cancel ID                           cancel a waiting or running job\n"
+		"  cancel ID                           cancel a waiting, blocked or running job\n"
+		"      then the jobs that run after ID move on at once; every kyud is woken\n"
 		"  retry ID                            run a failed or cancelled job again\n"
+		"      then the jobs its end cancelled wait for it again; every kyud is woken\n"
 		"  run-now ID                          make a waiting job due later due now\n"
 		"  delete ID                           delete a finished job's row\n"
+		"      then the jobs that run after ID move on at once; every kyud is woken\n"
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
@@ -299,7 +309,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = cmd_list(db, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
-		rc = cmd_job_action(db, act, argv[1]);
+		rc = cmd_job_action(db, &cfg, act, argv[1]);
 	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
 		rc = cmd_queues(db);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {

@@ -50,7 +50,7 @@ expect_usage() { # WHAT TEXT ARGS...
 	[ ! -s "$T_DIR/out" ] || fail "$what: stdout: $(cat "$T_DIR/out")"
 }
 sql "DELETE FROM kyu_jobs"
-expect_usage "list -s bogus" "no status 'bogus'; one of waiting, running, succeeded, failed, cancelled, retrying" list -s bogus
+expect_usage "list -s bogus" "no status 'bogus'; one of waiting, running, succeeded, failed, cancelled, blocked, retrying" list -s bogus
 expect_usage "list -n 0" "-n: '0' is not a whole number from 1 to 1000000" list -n 0
 expect_usage "list -n x" "-n: 'x' is not" list -n x
 expect_usage "list -q ''" "-q: the queue name must not be empty" list -q ''
