@@ -86,10 +86,16 @@ void claim_ended(void *claim, const struct job *j)
 		cl->wanted = true;
 }
 
-void claim_recorded(void *claim, int n)
+void claim_recorded(void *claim, int n, bool retried)
 {
 	struct claim *cl = claim;
 
+	/* A retry is due at the end of its backoff, a moment only the
+	 * statement that recorded it knows (RAND() in SQL): the claim that
+	 * follows reads it as the next due time, and the supervisor wakes the
+	 * workers then, instead of at the next poll. */
+	if (retried)
+		cl->wanted = true;
 	if (cl->freed_pending && n > 0) {
 		cl->freed_pending = false;
 		cl->wanted = true;

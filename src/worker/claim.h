@@ -91,8 +91,9 @@ void claim_free(struct claim *cl);
 /* jobs.c's ended hook (ctx: the claim): a job ended; its slot, and its
  * key or limited queue's slot once its result is recorded, are free. */
 void claim_ended(void *claim, const struct job *j);
-/* record.c's recorded hook (ctx: the claim): n results were recorded. */
-void claim_recorded(void *claim, int n);
+/* record.c's recorded hook (ctx: the claim): n results were recorded;
+ * retried: one of them waits for a retry. */
+void claim_recorded(void *claim, int n, bool retried);
 
 /* A new connection: its claim statements are prepared again, a
  * transaction left open is gone with the old one, and it claims at once. */

@@ -14,7 +14,8 @@
 
 void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *conn,
 		 const struct jobs *jobs, int worker, const char *daemon_id, const char *host,
-		 struct settle *settle, void (*recorded)(void *ctx, int n), void *recorded_ctx)
+		 struct settle *settle, void (*recorded)(void *ctx, int n, bool retried),
+		 void *recorded_ctx)
 {
 	rec->settle = settle;
 	rec->cfg = cfg;
@@ -120,11 +121,14 @@ void record_recorded(struct record *rec, int n, int rejected)
 	/* Its dependents hear of its end from kyu_settle, at once rather
 	 * than at the next claim that sees the item (a retry's end, which
 	 * leaves none, costs one empty call). */
-	for (int i = 0; i < n; i++)
+	bool retried = false;
+	for (int i = 0; i < n; i++) {
 		if (rec->results.view[i].downstream && rec->results.view[i].outcome != OUT_RELEASE)
 			settle_want(rec->settle);
+		retried |= rec->results.view[i].outcome == OUT_RETRY;
+	}
 	results_forget(&rec->results, n);
-	rec->recorded(rec->recorded_ctx, n);
+	rec->recorded(rec->recorded_ctx, n, retried);
 }
 
 /* Results may wait for the rest of their batch while jobs still run. */
