@@ -267,8 +267,9 @@ CREATE TABLE IF NOT EXISTS kyu_after (
 ) ENGINE = InnoDB;
 
 -- What kyu_settle has still to do, in order: a job with upstreams was
--- inserted (what = 'new', the job is the dependent), or an upstream that
--- has dependents ended, was deleted, or was opened again by a retry. Rows
+-- inserted (what = 'new', the job is the dependent) or deleted ('gone':
+-- its edges go), or an upstream that has dependents ended, was deleted,
+-- or was opened again by a retry. Rows
 -- are made by the triggers, in the transaction that made the change, and
 -- removed by kyu_settle in the transaction that acts on them: whoever
 -- ends a job, and whenever kyud runs, each change is acted on once.
@@ -276,7 +277,7 @@ CREATE TABLE IF NOT EXISTS kyu_after_todo (
   seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   job_seq      BIGINT UNSIGNED NOT NULL,
   job_id       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  what         ENUM('new','open','succeeded','failed','cancelled','deleted') NOT NULL,
+  what         ENUM('new','open','succeeded','failed','cancelled','deleted','gone') NOT NULL,
   at           DATETIME(6) NOT NULL DEFAULT NOW(6),
   PRIMARY KEY (seq)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
@@ -385,7 +386,9 @@ EXECUTE IMMEDIATE CONCAT(
   ' END');
 
 -- A DELETE: an upstream deleted before it ended counts as failed for its
--- dependents; a dependent's edges go with it.
+-- dependents; a dependent's edges go after it, deleted by kyu_settle (not
+-- here: the retention DELETE reads kyu_after, and a trigger may not change
+-- a table its statement reads).
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_after_delete',
   ' AFTER DELETE ON kyu_jobs FOR EACH ROW',
@@ -394,7 +397,7 @@ EXECUTE IMMEDIATE CONCAT(
   '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''deleted'');',
   '  END IF;',
   '  IF OLD.after IS NOT NULL OR OLD.after_batch IS NOT NULL THEN',
-  '   DELETE FROM kyu_after WHERE down_seq = OLD.seq;',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''gone'');',
   '  END IF;',
   ' END');
 
@@ -407,6 +410,7 @@ EXECUTE IMMEDIATE CONCAT(
 --   new: count the dependent's upstreams (those that ended before it was
 --     inserted count now) and mark each as having dependents, which makes
 --     its own end leave an item;
+--   gone: a dependent was deleted: its edges go;
 --   an upstream's end or re-opening: move its edges to the new state,
 --     adjusting each dependent's two counters by the difference (a
 --     constant amount per dependent, however many upstreams it has);
@@ -471,6 +475,8 @@ BEGIN
             WHERE seq = j_seq AND status = ''blocked'' AND after_left = 0
               AND (after_policy = ''finished'' OR after_bad = 0);
         END IF;
+      ELSEIF t_what = ''gone'' THEN
+        DELETE FROM kyu_after WHERE down_seq = j_seq;
       ELSE
         SET c = CASE t_what WHEN ''open'' THEN 0 WHEN ''succeeded'' THEN 1 ELSE 2 END;
         -- The edges that change, locked before anything reads them.
