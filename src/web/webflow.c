@@ -70,7 +70,7 @@ static int edges(struct webdb *d, unsigned long long seq, json_t *doc)
 	n_up = (long long)json_array_size(up);
 	n_down = (long long)json_array_size(down);
 	if (n_up >= WEBFLOW_LIST || n_down >= WEBFLOW_LIST) {
-		sb.len = 0;
+		sb_reset(&sb);
 		sb_printf(&sb, WEBDB_STMT_LIMIT "SELECT "
 			  "(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE down_seq = %llu LIMIT %d) AS u), "
 			  "(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE up_seq = %llu LIMIT %d) AS d)",
@@ -140,15 +140,14 @@ static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward,
 	const int limit = 2 * WEBFLOW_NODES;
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
-	size_t i;
-	json_t *s;
 	int rc = -1;
 
 	*next = json_array();
 	sb_printf(&sb, WEBDB_STMT_LIMIT "SELECT up_seq, down_seq, state FROM kyu_after WHERE %s IN (",
 		  upward ? "down_seq" : "up_seq");
-	json_array_foreach(frontier, i, s)
-		sb_printf(&sb, "%s%llu", i ? ", " : "", strtoull(json_string_value(s) ?: "0", NULL, 10));
+	for (size_t i = 0; i < json_array_size(frontier); i++)
+		sb_printf(&sb, "%s%llu", i ? ", " : "",
+			  strtoull(json_string_value(json_array_get(frontier, i)) ?: "0", NULL, 10));
 	sb_printf(&sb, ") ORDER BY %s LIMIT %d", upward ? "down_seq, up_seq" : "up_seq, down_seq", limit);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
@@ -164,9 +163,9 @@ static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward,
 			add_node(g, far, level);
 			json_array_append_new(*next, json_string(far));
 		}
-		json_array_append_new(g->edges, json_pack("{s:s, s:s, s:i}", "up", db_cell(r, row, 0) ?: "0",
+		json_array_append_new(g->edges, json_pack("{s:s, s:s, s:o}", "up", db_cell(r, row, 0) ?: "0",
 							  "down", db_cell(r, row, 1) ?: "0", "state",
-							  atoi(db_cell(r, row, 2) ?: "0")));
+							  webjson_cell(r, row, 2, edge_num)));
 	}
 	rc = 0;
 cleanup:
@@ -180,14 +179,14 @@ static int node_rows(struct webdb *d, struct graph *g, json_t **nodes)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
-	json_t *byseq = json_object(), *s;
-	size_t i;
+	json_t *byseq = json_object();
 	int rc = -1;
 
 	*nodes = json_array();
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT seq, id, status, queue, batch FROM kyu_jobs WHERE seq IN (");
-	json_array_foreach(g->order, i, s)
-		sb_printf(&sb, "%s%llu", i ? ", " : "", strtoull(json_string_value(s) ?: "0", NULL, 10));
+	for (size_t i = 0; i < json_array_size(g->order); i++)
+		sb_printf(&sb, "%s%llu", i ? ", " : "",
+			  strtoull(json_string_value(json_array_get(g->order, i)) ?: "0", NULL, 10));
 	sb_adds(&sb, ")");
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
@@ -197,8 +196,8 @@ static int node_rows(struct webdb *d, struct graph *g, json_t **nodes)
 			json_object_set_new(o, r->names[c], webjson_cell(r, row, c, NULL));
 		json_object_set_new(byseq, db_cell(r, row, 0) ?: "0", o);
 	}
-	json_array_foreach(g->order, i, s) {
-		const char *seq = json_string_value(s);
+	for (size_t i = 0; i < json_array_size(g->order); i++) {
+		const char *seq = json_string_value(json_array_get(g->order, i));
 		json_t *o = json_object_get(byseq, seq);
 		o = o ? json_incref(o)
 		      : json_pack("{s:n, s:n, s:n, s:n}", "id", "status", "queue", "batch");

@@ -152,33 +152,33 @@ static int open_upstreams(struct webdb *d, json_t *jobs)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
-	size_t i;
-	json_t *j;
-	int n = 0, rc = 0;
+	json_t *byseq = json_object();
+	size_t n = json_array_size(jobs);
+	int rc = 0;
 
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT * FROM (");
-	json_array_foreach(jobs, i, j) {
-		unsigned long long seq = strtoull(json_string_value(json_object_get(j, "seq")) ?: "0", NULL, 10);
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = json_array_get(jobs, i);
+		const char *seq = json_string_value(json_object_get(j, "seq")) ?: "0";
 		json_object_set_new(j, "open", json_array());
-		sb_adds(&sb, n++ ? " UNION ALL " : "");
-		sb_printf(&sb, "(SELECT %llu AS down, e.up_seq, u.id, u.status FROM kyu_after AS e "
+		json_object_set(byseq, seq, j);
+		sb_printf(&sb, "%s(SELECT %llu AS down, e.up_seq, u.id, u.status FROM kyu_after AS e "
 			       "JOIN kyu_jobs AS u ON u.seq = e.up_seq WHERE e.down_seq = %llu AND e.state = 0 "
 			       "AND u.status IN ('waiting', 'running', 'blocked') ORDER BY e.up_seq LIMIT %d)",
-			  seq, seq, WEBSTUCK_UPSTREAMS + 1);
+			  i ? " UNION ALL " : "", strtoull(seq, NULL, 10), strtoull(seq, NULL, 10),
+			  WEBSTUCK_UPSTREAMS + 1);
 	}
 	sb_adds(&sb, ") AS o ORDER BY down, up_seq");
 	if (n && webdb_read(d, sb.buf, sb.len, &r) < 0)
 		rc = -1;
 	for (size_t row = 0; n && rc == 0 && row < r->n_rows; row++) {
-		json_array_foreach(jobs, i, j) {
-			if (strcmp(json_string_value(json_object_get(j, "seq")) ?: "", db_cell(r, row, 0) ?: "") != 0)
-				continue;
+		json_t *j = json_object_get(byseq, db_cell(r, row, 0) ?: "");
+		if (j)
 			json_array_append_new(json_object_get(j, "open"),
-					      json_pack("{s:s, s:s, s:s}", "seq", db_cell(r, row, 1) ?: "",
-							"id", db_cell(r, row, 2) ?: "", "status", db_cell(r, row, 3) ?: ""));
-			break;
-		}
+					      json_pack("{s:s, s:s, s:s}", "seq", db_cell(r, row, 1) ?: "", "id",
+							db_cell(r, row, 2) ?: "", "status", db_cell(r, row, 3) ?: ""));
 	}
+	json_decref(byseq);
 	sb_free(&sb);
 	return rc;
 }
@@ -189,32 +189,34 @@ static int open_upstreams(struct webdb *d, json_t *jobs)
  * "waits_for" to the jobs named. */
 static void waits_phrase(struct strbuf *sb, json_t *job)
 {
-	json_t *open = json_object_get(job, "open"), *left = json_object_get(job, "after_left");
-	size_t n = json_array_size(open), shown = n > WEBSTUCK_UPSTREAMS ? WEBSTUCK_UPSTREAMS : n;
-	json_t *named = json_array();
+	json_t *open = json_object_get(job, "open"), *left = json_object_get(job, "after_left"), *named;
+	size_t n = json_array_size(open);
 
-	if (n == 0 && !json_is_integer(left))
-		sb_adds(sb, "has not had its upstream jobs counted: kyu_settle has not run since it was "
-			    "inserted (kyud calls it; so does CALL kyu_settle(1000))");
-	else if (n == 0)
-		sb_adds(sb, "waits for no job that has not ended: kyu_settle has not moved it on yet "
-			    "(kyud calls it; so does CALL kyu_settle(1000))");
-	else
-		sb_adds(sb, "waits for ");
-	for (size_t i = 0; i < shown; i++) {
+	if (n == 0) {
+		sb_adds(sb, json_is_integer(left)
+				    ? "waits for no job that has not ended: kyu_settle has not moved it on yet "
+				      "(kyud calls it; so does CALL kyu_settle(1000))"
+				    : "has not had its upstream jobs counted: kyu_settle has not run since it "
+				      "was inserted (kyud calls it; so does CALL kyu_settle(1000))");
+		json_object_set_new(job, "waits_for", json_null());
+		return;
+	}
+	named = json_array();
+	sb_adds(sb, "waits for ");
+	for (size_t i = 0; i < n && i < WEBSTUCK_UPSTREAMS; i++) {
 		json_t *u = json_array_get(open, i);
-		sb_adds(sb, i == 0 ? "" : i == shown - 1 && n <= shown ? " and " : ", ");
+		bool last = i + 1 == n;
+		sb_adds(sb, i == 0 ? "" : last ? " and " : ", ");
 		add_id(sb, json_string_value(json_object_get(u, "id")));
 		sb_printf(sb, " (%s)", json_string_value(json_object_get(u, "status")) ?: "");
 		json_array_append(named, u);
 	}
-	if (n > shown && json_integer_value(left) > (json_int_t)shown)
-		sb_printf(sb, " and %lld more", (long long)(json_integer_value(left) - (json_int_t)shown));
-	else if (n > shown)
+	/* One more than WEBSTUCK_UPSTREAMS was read: there are more. */
+	if (n > WEBSTUCK_UPSTREAMS && json_integer_value(left) > WEBSTUCK_UPSTREAMS)
+		sb_printf(sb, " and %lld more", (long long)json_integer_value(left) - WEBSTUCK_UPSTREAMS);
+	else if (n > WEBSTUCK_UPSTREAMS)
 		sb_adds(sb, " and more");
-	json_object_set_new(job, "waits_for", n ? named : json_null());
-	if (!n)
-		json_decref(named);
+	json_object_set_new(job, "waits_for", named);
 }
 
 /* The workflow changes kyu_settle has still to act on: how many (up to
@@ -252,7 +254,7 @@ static void why_unsettled(json_t *o, const json_t *unsettled)
 
 /* Per queue with blocked jobs, its oldest one (on the index (queue,
  * status), whose entries end with seq) and what it waits for. */
-static int blocked(struct webdb *d, json_t *queues, long long count_cap, const json_t *unsettled)
+static int why_blocked(struct webdb *d, json_t *queues, long long count_cap, const json_t *unsettled)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
@@ -265,7 +267,6 @@ static int blocked(struct webdb *d, json_t *queues, long long count_cap, const j
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		if (json_integer_value(json_object_get(q, "blocked")) <= 0 || !name)
 			continue;
-		why_unsettled(q, unsettled);
 		sb_adds(&sb, n++ ? " UNION ALL (SELECT " : "(SELECT ");
 		db_quotes(&sb, name);
 		sb_adds(&sb, " AS q, seq, id, after_left FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
@@ -308,6 +309,10 @@ static int blocked(struct webdb *d, json_t *queues, long long count_cap, const j
 		json_object_set(reason, "waits_for", json_object_get(j, "waits_for"));
 		sb_free(&w);
 	}
+	json_array_foreach(queues, i, q) {
+		if (json_integer_value(json_object_get(q, "blocked")) > 0)
+			why_unsettled(q, unsettled);
+	}
 	rc = 0;
 cleanup:
 	json_decref(jobs);
@@ -343,7 +348,7 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 		return 0;
 	if (unsettled_items(d, unsettled) < 0)
 		return -1;
-	return blocked(d, queues, count_cap, *unsettled);
+	return why_blocked(d, queues, count_cap, *unsettled);
 }
 
 int webstuck_job(struct webdb *d, const json_t *job, json_t **why_out)

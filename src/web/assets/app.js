@@ -726,6 +726,10 @@ async function pageGraph(main, id, q) {
       el("td", {}, n.queue !== null ? queueLink(n.queue, n.status === "blocked" ? "blocked" : "failed") : "–"),
       el("td", {}, n.batch !== null ? batchLink(n.batch) : "–"),
       el("td", {}, n.id !== null && n.seq !== d.root.seq ? el("a", { href: graphHref(n.id) }, "its graph") : "")));
+  // A refresh keeps the reader's place in a graph larger than its box.
+  const old = main.querySelector(".graph-box");
+  const place = old && main.dataset.graph === id + "?" + d.depth ? [old.scrollLeft, old.scrollTop] : [0, 0];
+  main.dataset.graph = id + "?" + d.depth;
   show(main,
     el("h1", {}, "Graph of job ", el("a", { href: "#/job/" + encodeURIComponent(id), class: "mono", id: "graph-job" }, id)),
     el("p", { class: "muted", id: "graph-summary" }, up + (up === 1 ? " job" : " jobs") + " upstream, " + down +
@@ -738,6 +742,8 @@ async function pageGraph(main, id, q) {
     el("div", { class: "scroll graph-box" }, graphSvg(d)),
     el("h2", {}, "Jobs"),
     table("graph", ["level", "job", "status", "queue", "batch", ""], rows));
+  const box = main.querySelector(".graph-box");
+  [box.scrollLeft, box.scrollTop] = place;
 }
 
 // ---- a batch -------------------------------------------------------------------
@@ -851,6 +857,7 @@ async function render() {
   const main = document.getElementById("main");
   liveView = false;
   if (page !== "job") delete main.dataset.job;
+  if (page !== "graph") delete main.dataset.graph;
   for (const a of document.querySelectorAll("#nav a"))
     a.classList.toggle("on", a.dataset.page === page ||
       (["job", "graph", "batch"].includes(page) && a.dataset.page === "jobs"));

@@ -38,6 +38,9 @@ sql "INSERT INTO kyu_jobs (id, queue, command, batch, status, attempts, finished
      ('n3', 'nightly', 'true', 'night', 'waiting', 0, NULL);
      INSERT INTO kyu_jobs (id, queue, command, after_batch) VALUES ('report', 'flow', 'true', 'night');
      INSERT INTO kyu_jobs (id, queue, command, after) VALUES ('early', 'other', 'true', '[\"n2\"]')"
+sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('w', seq), 'other', 'true' FROM seq_1_to_5;
+     INSERT INTO kyu_jobs (id, queue, command, after) VALUES ('many', 'other', 'true',
+       '[\"w1\", \"w2\", \"w3\", \"w4\", \"w5\"]')"
 sql "UPDATE kyu_jobs SET status = 'running', attempts = 1, owner = 7, host = 'h', pid = 1, started_at = NOW(6),
      lease_until = NOW(6) + INTERVAL 1 HOUR WHERE id = 'n3'"
 
@@ -67,6 +70,8 @@ assert_eq "200 [\"night\", [\"n1\", \"n2\", \"n3\"], [\"waiting\", \"succeeded\"
 	"$(job report "[d['job']['after_batch'], [r['id'] for r in d['upstream']['rows']], [r['status'] for r in d['upstream']['rows']], [r['state'] for r in d['upstream']['rows']], d['job']['after_left']]")" \
 	"report: the batch's jobs upstream"
 assert_eq "200 waits for n1 (waiting) and n3 (running)" "$(job report "d['why'][0]['detail']")" "why report waits"
+assert_eq "200 [\"waits for w1 (waiting), w2 (waiting), w3 (waiting) and 2 more\", 3]" \
+	"$(job many "[d['why'][0]['detail'], len(d['why'][0]['waits_for'])]")" "why a job after five waits: three named"
 assert_eq "200 [\"night\", [\"report\"]]" "$(job n1 "[d['job']['batch'], [r['id'] for r in d['downstream']['rows']]]")" "n1: in the batch, report downstream"
 seq_a=$(sql "SELECT seq FROM kyu_jobs WHERE id = 'a'")
 assert_eq "200 [\"$seq_a\", true]" "$(job b "[d['upstream']['rows'][0]['seq'], isinstance(d['upstream']['rows'][0]['seq'], str)]")" \
@@ -105,7 +110,7 @@ settle
 assert_eq "200 [\"blocked\"]" "$(ov "[w['reason'] for w in q('flow')['why']]")" "settled: only blocked"
 
 # ---- the Jobs list of blocked jobs
-assert_eq "200 b c late report" "$(webq "$u/api/jobs?status=blocked" "' '.join(sorted(ids().split()))")" "the blocked list"
+assert_eq "200 b c late many report" "$(webq "$u/api/jobs?status=blocked" "' '.join(sorted(ids().split()))")" "the blocked list"
 assert_eq "200 4 submitted" "$(webq "$u/api/jobs?status=blocked&queue=flow" "str(d['total']) + ' ' + d['order']")" \
 	"the blocked list of a queue"
 
