@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "webdb.h"
 #include "webfind.h"
+#include "webflow.h"
 #include "webjson.h"
 #include "weboverview.h"
 #include "webpages.h"
@@ -48,7 +50,11 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 		return webfind_jobs(&w->db, &a, strcmp(path, "/api/retrying") == 0, out);
 	}
 	if (strcmp(path, "/api/job") == 0)
-		return webpages_job(&w->db, arg(ctx, "id"), out);
+		return webflow_job(&w->db, arg(ctx, "id"), out);
+	if (strcmp(path, "/api/graph") == 0)
+		return webflow_graph(&w->db, arg(ctx, "id"), arg(ctx, "depth"), out);
+	if (strcmp(path, "/api/batch") == 0)
+		return webflow_batch(&w->db, arg(ctx, "label"), arg(ctx, "after"), out);
 	if (strcmp(path, "/api/schedules") == 0)
 		return webpages_schedules(&w->db, arg(ctx, "after"), arg(ctx, "from"), out);
 	if (strcmp(path, "/api/locks") == 0)
@@ -56,6 +62,21 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 	if (strcmp(path, "/api/daemons") == 0)
 		return webpages_daemons(&w->db, out);
 	return webjson_error(out, 404, "no such endpoint: %s", path);
+}
+
+/* After a job's cancel, retry or delete: its dependents move on now, in a
+ * round trip of its own (common/action.h). Its failure changes nothing
+ * that was done, and kyud settles the same items later: a log line. */
+static bool settle(struct webapi *w, enum action a, const char *target)
+{
+	static const char sql[] = ACTION_SETTLE_SQL;
+	const struct db_result *r;
+
+	if (webdb_run(&w->db, sql, sizeof(sql) - 1, &r, false) == 0)
+		return true;
+	log_warn("%s job '%s': done, but settling its dependents (%s) failed: %s; kyud settles them later",
+		 action_name(a), target, ACTION_SETTLE_SQL, db_error(w->db.db));
+	return false;
 }
 
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out)
@@ -78,6 +99,9 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 				   a == ACT_RESET ? "%s: queue '%s' has no settings"
 						  : "%s: no queue '%s' (no job, no settings)",
 				   action_name(a), target);
+	else if (a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE)
+		st = (*out = json_pack("{s:b, s:s, s:b}", "ok", 1, "done", action_done(a), "settled",
+				       settle(w, a, target)), 200);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
 	sb_free(&sb);

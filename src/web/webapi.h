@@ -2,7 +2,8 @@
  * tables, answered as a JSON document, and the actions (common/action.h) run on
  * behalf of a POST. No HTTP here: src/web/web.c maps requests onto these.
  * The one entry of kyuweb's data side: webapi.c routes a GET to its page
- * (weboverview.h, webpages.h) and runs the actions itself; below them the
+ * (weboverview.h, webpages.h, webfind.h, webflow.h) and runs the actions
+ * itself; below them the
  * connection (webdb.h) and the JSON of rows (webjson.h).
  *
  * One blocking database connection, used by one thread at a time (the
@@ -30,14 +31,19 @@ struct webapi *webapi_new(const struct kyu_config *cfg);
 void webapi_free(struct webapi *w);
 
 /* GET of path (one of /api/overview, /api/running, /api/jobs,
- * /api/retrying, /api/job, /api/schedules, /api/locks, /api/daemons).
+ * /api/retrying, /api/job, /api/graph, /api/batch, /api/schedules,
+ * /api/locks, /api/daemons).
  * Returns the HTTP status and sets *out to the document, which is
  * {"error": "..."} for anything but 200. */
 unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx, json_t **out);
 
 /* Run action a on target (a job's id or a queue's name). 200 with
  * {"ok": true, "done": ...}; 409 when no row had a status the action
- * applies to; 400 for an empty target; 503 when the database failed. */
+ * applies to; 400 for an empty target; 503 when the database failed.
+ * After a cancel, retry or delete, ACTION_SETTLE_SQL in a round trip of
+ * its own, so that the job's dependents move on now: "settled" says
+ * whether it worked (a failure is logged, and changes nothing that was
+ * done). */
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
 /* POST /api/schedule/ACTION?name=NAME: enable, disable or run-now (the
  * statements of kyu schedule, common/action.c); 404 when no schedule has

@@ -28,7 +28,10 @@ struct find {
 	unsigned long long win_seq;
 };
 
-static const char *const statuses[] = { "waiting", "running", "succeeded", "failed", "cancelled", NULL };
+/* blocked: waiting for other jobs (kyu_jobs(7), "Workflows"); a schema
+ * older than version 5 has none, and its list is empty. */
+static const char *const statuses[] = { "waiting", "running", "succeeded", "failed", "cancelled", "blocked",
+					NULL };
 
 /* A time as the server reads a DATETIME: "2026-11-24", "2026-11-24 06:35",
  * "...:00.123456"; the 'T' of an HTML datetime-local field becomes a space. */
@@ -230,7 +233,7 @@ static int check(struct find *f, const struct webfind_args *a, bool retrying, js
 		known |= strcmp(f->status, statuses[i]) == 0;
 	if (!known)
 		*st = webjson_error(out, 400, "jobs: status: expected waiting, running, succeeded, "
-					      "failed or cancelled, got '%s'", f->status ? f->status : "");
+					      "failed, cancelled or blocked, got '%s'", f->status ? f->status : "");
 	else if (a->queue && (!*a->queue || strlen(a->queue) > 64))
 		*st = webjson_error(out, 400, "jobs: queue: expected a queue's name, got '%s'", a->queue);
 	else if (a->since && *a->since && parse_time(a->since, f->since, sizeof(f->since)) < 0)

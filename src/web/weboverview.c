@@ -15,7 +15,7 @@
 
 #define HOUR_CACHE 30.0 /* seconds, for a schema without kyu_minutes */
 
-static const char *const count_cols[] = { "waiting", "due", "running", "oldest_due_age", "paused",
+static const char *const count_cols[] = { "waiting", "due", "running", "blocked", "oldest_due_age", "paused",
 					  "max_running", "rate_limit", "rate_period", "weight",
 					  "max_waiting", "n", "ago", NULL };
 
@@ -40,6 +40,8 @@ static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
 			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
 			      per_queue ? zero_minutes() : json_null());
 		json_object_set_new(q, "failed_per_minute", per_queue ? zero_minutes() : json_null());
+		/* Jobs waiting for others (workflows), counted as waiting are. */
+		json_object_set_new(q, "blocked", json_integer(0));
 		/* true once it has a kyu_queues row (which reset removes). */
 		json_object_set_new(q, "settings", json_false());
 		json_object_set_new(queues, name, q);
@@ -132,13 +134,14 @@ static int have_queue_hour_index(struct webdb *d, bool *ret)
 	return 0;
 }
 
-/* The waiting and due jobs of each queue that has waiting ones (the keys
- * of queues so far), counted on the index (status, queue, due) up to
- * WEBOVERVIEW_COUNT_CAP + 1 each: a backlog of millions costs no more than one
- * of a thousand, and the page says "more than". One statement for all
- * queues. */
-static int count_waiting(struct webdb *d, json_t *queues, bool per_queue)
+/* The waiting and due jobs of each queue that has waiting or blocked ones
+ * (the keys of queues so far), and with workflows its blocked jobs,
+ * counted on the index (status, queue, due) up to WEBOVERVIEW_COUNT_CAP + 1
+ * each: a backlog of millions costs no more than one of a thousand, and
+ * the page says "more than". One statement for all queues. */
+static int count_waiting(struct webdb *d, json_t *queues, bool per_queue, bool workflows)
 {
+	static const char *const what[] = { "waiting", "due", "blocked" };
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
 	const char *name;
@@ -147,14 +150,14 @@ static int count_waiting(struct webdb *d, json_t *queues, bool per_queue)
 
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT q, w, n FROM (");
 	json_object_foreach(queues, name, value) {
-		for (int due = 0; due < 2; due++) {
+		for (int w = 0; w < (workflows ? 3 : 2); w++) {
 			sb_adds(&sb, n++ ? " UNION ALL SELECT " : "SELECT ");
 			db_quotes(&sb, name);
 			sb_printf(&sb, " AS q, %d AS w, COUNT(*) AS n FROM (SELECT 1 FROM kyu_jobs "
-				       "WHERE status = 'waiting' AND queue = ",
-				  due);
+				       "WHERE status = '%s' AND queue = ",
+				  w, w == 2 ? "blocked" : "waiting");
 			db_quotes(&sb, name);
-			sb_printf(&sb, "%s LIMIT %d) AS c", due ? " AND due <= NOW(6)" : "",
+			sb_printf(&sb, "%s LIMIT %d) AS c", w == 1 ? " AND due <= NOW(6)" : "",
 				  WEBOVERVIEW_COUNT_CAP + 1);
 		}
 	}
@@ -163,8 +166,8 @@ static int count_waiting(struct webdb *d, json_t *queues, bool per_queue)
 		rc = -1;
 	for (size_t i = 0; n && rc == 0 && i < r->n_rows; i++) {
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-		bool due = db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "1") == 0;
-		json_object_set_new(q, due ? "due" : "waiting",
+		long w = strtol(db_cell(r, i, 1) ? db_cell(r, i, 1) : "0", NULL, 10);
+		json_object_set_new(q, what[w >= 0 && w <= 2 ? w : 0],
 				    json_integer(strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10)));
 	}
 	sb_free(&sb);
@@ -183,6 +186,9 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "
 		"0)) / 1000000 AS oldest_due_age FROM kyu_jobs WHERE status IN ('waiting', 'running') "
 		"GROUP BY status, queue HAVING status = 'waiting'";
+	/* The queues with blocked jobs: a loose scan of the same index. */
+	static const char blocked[] = WEBDB_STMT_LIMIT
+		"SELECT queue FROM kyu_jobs WHERE status = 'blocked' GROUP BY queue LIMIT 10000";
 	/* The running rows are few: there are never more than slots. */
 	static const char running[] =
 		WEBDB_STMT_LIMIT "SELECT queue, COUNT(*) AS running FROM kyu_jobs "
@@ -207,10 +213,11 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 	static const char now_sql[] = "SELECT NOW(6), " WEBPAGES_ZONE;
 	const struct db_result *r;
 	json_t *queues = json_object(), *list, *now = NULL, *zone = NULL, *all, *minutes = NULL;
+	json_t *unsettled = NULL;
 	const char **names = NULL;
 	const char *key;
 	json_t *value;
-	bool per_queue = false;
+	bool per_queue = false, workflows = false;
 	size_t n = 0;
 
 	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
@@ -225,7 +232,14 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
 		json_object_set_new(q, "oldest_due_age", webjson_cell(r, i, 1, count_cols));
 	}
-	if (count_waiting(d, queues, per_queue) < 0 ||
+	/* A schema older than version 5 has no workflows, nor the status
+	 * blocked. */
+	if (webdb_has_table(d, "kyu_after", &workflows) < 0 ||
+	    (workflows && webdb_read(d, blocked, sizeof(blocked) - 1, &r) < 0))
+		goto failed;
+	for (size_t i = 0; workflows && i < r->n_rows; i++)
+		queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
+	if (count_waiting(d, queues, per_queue, workflows) < 0 ||
 	    webdb_read(d, running, sizeof(running) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
@@ -313,17 +327,19 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 	free(names);
 	json_decref(queues);
 	queues = NULL;
-	if (webstuck_explain(d, list) < 0) {
+	if (webstuck_explain(d, list, workflows, WEBOVERVIEW_COUNT_CAP, &unsettled) < 0) {
+		json_decref(unsettled);
 		json_decref(list);
 		json_decref(now);
 		json_decref(zone);
 		goto failed;
 	}
-	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o}", "queues", list, "all", all, "now",
+	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o, s:b, s:o}", "queues", list, "all", all, "now",
 			 now ? now : json_null(), "zone", zone ? zone : json_null(), "per_queue_hour", per_queue, "count_cap",
 			 WEBOVERVIEW_COUNT_CAP, "hour_source", minutes ? "kyu_minutes" : "kyu_jobs",
 			 "hour_age",
-			 minutes ? json_null() : json_real(mono_now() - cache->hour_at));
+			 minutes ? json_null() : json_real(mono_now() - cache->hour_at), "workflows", workflows,
+			 "unsettled", unsettled ? unsettled : json_null());
 	json_decref(minutes);
 	return 200;
 failed:

@@ -57,7 +57,8 @@ int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned lo
  * their value, so that a client never sees one rounded or its type change. */
 static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
 					    "priority", "time_limit", "exit_code", "signal", "duration",
-					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left", NULL };
+					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
+					    "after_left", "after_bad", "has_downstream", NULL };
 
 /* Running jobs, newest claim first: status = 'running' is a prefix of two
  * indexes, and there are never more running rows than slots. */
@@ -93,7 +94,7 @@ unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
 }
 
 /* Every column of one job. */
-unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
+unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **out)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
@@ -106,7 +107,12 @@ unsigned webpages_job(struct webdb *d, const char *id, json_t **out)
 		"run_at, due, attempts, max_attempts, tempfails, time_limit, exit_code, "
 		"`signal`, error, started_at, finished_at, duration, cpu_user, cpu_sys, max_rss, "
 		"host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
-		"output, NOW(6) AS db_now, " WEBPAGES_ZONE " AS db_zone FROM kyu_jobs WHERE id = ");
+		"output, NOW(6) AS db_now, " WEBPAGES_ZONE " AS db_zone");
+	/* Schema version 5 (kyu_jobs(7), "Workflows"). */
+	if (workflows)
+		sb_adds(&sb, ", after, after_policy, batch, after_batch, after_left, after_bad, "
+			     "cancelled_by, has_downstream");
+	sb_adds(&sb, " FROM kyu_jobs WHERE id = ");
 	db_quotes(&sb, id);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
 		st = webdb_failed(d, out, "job");

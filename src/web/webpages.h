@@ -28,8 +28,10 @@
 
 /* /api/running?before=SEQ */
 unsigned webpages_running(struct webdb *d, const char *before, json_t **out);
-/* /api/job?id=ID */
-unsigned webpages_job(struct webdb *d, const char *id, json_t **out);
+/* /api/job?id=ID: every column of the job; with workflows (schema
+ * version 5), those of kyu_jobs(7) "Workflows" too. webflow_job adds
+ * the rest of the page. */
+unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **out);
 /* /api/schedules?after=NAME or ?from=NAME (that one first) */
 unsigned webpages_schedules(struct webdb *d, const char *after, const char *from, json_t **out);
 /* /api/locks */

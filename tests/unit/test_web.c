@@ -167,6 +167,9 @@ static void test_actions(void)
 	       "UPDATE kyu_jobs SET run_at = NOW(6) WHERE status = 'waiting' AND run_at > NOW(6) AND id = 'j'");
 	sql_is(ACT_DELETE, "j",
 	       "DELETE FROM kyu_jobs WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = 'j'");
+	/* What the dashboard sends after a job's cancel, retry or delete
+	 * (webapi.c), as kyu_jobs(7) documents it. */
+	CHECK(strcmp(ACTION_SETTLE_SQL, "CALL kyu_settle(1000)") == 0);
 	/* Only a queue that exists (jobs or settings): a typo makes no row. */
 	sql_is(ACT_PAUSE, "mail",
 	       "INSERT INTO kyu_queues (name, paused) SELECT 'mail', 1 FROM DUAL WHERE EXISTS (SELECT 1 FROM "

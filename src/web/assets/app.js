@@ -34,7 +34,7 @@ function el(tag, attrs, ...children) {
 // main's new content: what a page leaves out (null, undefined) is skipped,
 // where replaceChildren would show it as the text "null".
 function show(main, ...children) {
-  main.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  main.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
 }
 
 // Output boxes open at their end, where the last lines (usually the cause)
@@ -100,6 +100,19 @@ function jobLink(id) {
   return el("a", { href: "#/job/" + encodeURIComponent(id), class: "mono" }, id);
 }
 
+function batchLink(label, attrs) {
+  return el("a", Object.assign({ href: "#/batch/" + encodeURIComponent(label), class: "mono batch-link" }, attrs || {}), label);
+}
+
+function graphHref(id) {
+  return "#/graph/" + encodeURIComponent(id);
+}
+
+// A status as a small badge, coloured as on a job's page.
+function badge(status) {
+  return el("span", { class: "badge s-" + status }, status);
+}
+
 function table(cls, head, rows) {
   return el("div", { class: "scroll" },
     el("table", { class: cls },
@@ -158,9 +171,10 @@ function button(label, kind, action, target, confirmText) {
 // Buttons for what a job's status allows (the statements check it again).
 function jobButtons(j) {
   const b = [];
-  if (j.status === "waiting" || j.status === "running")
+  if (j.status === "waiting" || j.status === "running" || j.status === "blocked")
     b.push(button("cancel", "job", "cancel", j.id, "Cancel job " + j.id + "?" +
-      (j.status === "running" ? " Its process is ended." : "")));
+      (j.status === "running" ? " Its process is ended." : "") +
+      (j.has_downstream ? " The jobs that wait for it to succeed are cancelled too." : "")));
   if (j.status === "waiting") b.push(button("run now", "job", "run-now", j.id));
   if (j.status === "failed" || j.status === "cancelled") b.push(button("retry", "job", "retry", j.id));
   if (["succeeded", "failed", "cancelled"].includes(j.status))
@@ -259,20 +273,28 @@ function chart(label, total, failed) {
 
 // Why a queue with due jobs starts none (webstuck.c): the reasons, each
 // with what the tables say.
+// A blocked queue's reason names its oldest blocked job: the detail links
+// to that job's page.
 function whyCell(q) {
-  if (!q.due) return "–";
-  if (!q.why || !q.why.length) return el("span", { class: "muted" }, q.running ? "starting (" + q.running + " running)" : "due, not yet claimed");
-  return q.why.map((w, i) => el("span", { class: "why", title: w.detail }, i ? ", " : "", el("strong", {}, w.reason),
-    el("span", { class: "why-detail" }, ": " + w.detail)));
+  if (!q.why || !q.why.length) {
+    if (!q.due) return "–";
+    return el("span", { class: "muted" }, q.running ? "starting (" + q.running + " running)" : "due, not yet claimed");
+  }
+  return q.why.map((w, i) => el("span", { class: "why", title: w.detail, "data-reason": w.reason }, i ? ", " : "",
+    el("strong", {}, w.reason),
+    w.job ? el("a", { class: "why-detail", href: "#/job/" + encodeURIComponent(w.job) }, ": " + w.detail)
+      : el("span", { class: "why-detail" }, ": " + w.detail)));
 }
 
 async function pageOverview(main) {
   const d = await getJSON("/api/overview");
-  const tot = { waiting: 0, due: 0, running: 0 };
+  const tot = { waiting: 0, due: 0, running: 0, blocked: 0 };
+  const flows = d.workflows;
   const capped = (n) => (n > d.count_cap ? "> " + d.count_cap : n);
   const rows = d.queues.map((q) => {
-    for (const k of ["waiting", "due", "running"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
+    for (const k of ["waiting", "due", "running", "blocked"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
     if (q.waiting > d.count_cap) tot.capped = true;
+    if (q.blocked > d.count_cap) tot.bcapped = true;
     const limits = [];
     if (q.max_running !== null) limits.push("max " + q.max_running + " running");
     if (q.rate_limit !== null) limits.push(q.rate_limit + "/" + q.rate_period + " s");
@@ -282,6 +304,8 @@ async function pageOverview(main) {
       el("td", { class: "c-queue" }, queueLink(q.queue, "failed")),
       el("td", { class: "c-waiting num" }, capped(q.waiting)),
       el("td", { class: "c-due num" }, capped(q.due)),
+      flows ? el("td", { class: "c-blocked num" }, q.blocked ?
+        el("a", { href: "#/jobs/blocked" + filterQuery({ queue: q.queue }) }, capped(q.blocked)) : 0) : null,
       el("td", { class: "c-running num" }, q.running),
       el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") },
         q.failed_1h ? el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, q.failed_1h) : 0),
@@ -300,6 +324,7 @@ async function pageOverview(main) {
     el("td", {}, "all queues"),
     el("td", { class: "c-waiting num" }, tot.capped ? "> " + tot.waiting : tot.waiting),
     el("td", { class: "c-due num" }, tot.capped ? "> " + tot.due : tot.due),
+    flows ? el("td", { class: "c-blocked num" }, tot.bcapped ? "> " + tot.blocked : tot.blocked) : null,
     el("td", { class: "c-running num" }, tot.running),
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
@@ -309,10 +334,12 @@ async function pageOverview(main) {
     if (q.per_minute && q.per_minute.some((n) => n)) charts.push(chart(q.queue, q.per_minute, q.failed_per_minute));
   show(main,
     el("h1", {}, "Queues"),
-    table("overview", ["queue", "waiting", "due", "running", "failed 1 h", "succeeded 1 h",
-      "oldest due", "why not moving", "ended per minute, 1 h", "settings", ""], rows),
+    table("overview", ["queue", "waiting", "due"].concat(flows ? ["blocked"] : [], ["running", "failed 1 h",
+      "succeeded 1 h", "oldest due", "why not moving", "ended per minute, 1 h", "settings", ""]), rows),
+    unsettledNote(d.unsettled),
     el("p", { class: "muted" }, "Database time " + text(d.now).replace(/\.\d+$/, "") + (d.zone ? " " + d.zone : "") +
-      ". Waiting and due are counted up to " + d.count_cap + " per queue; failed and succeeded are the jobs " +
+      ". Waiting" + (flows ? ", due and blocked (waiting for other jobs to end)" : " and due") + " are counted up to " +
+      d.count_cap + " per queue; failed and succeeded are the jobs " +
       "that ended in the last hour (failed: for good, retries not counted)" +
       (d.hour_age === null ? ", as kyud counts them (" + d.all.retried_1h + " attempts failed and will retry)."
         : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s).") +
@@ -320,6 +347,16 @@ async function pageOverview(main) {
         "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")),
     el("h2", {}, "Throughput"),
     el("div", { class: "charts" }, charts));
+}
+
+// Workflow changes that nobody settles: no kyud of schema version 5 runs
+// (webstuck.c, "unsettled").
+function unsettledNote(u) {
+  if (!u || !u.items || u.oldest_age < 60) return null;
+  return el("p", { class: "warn", id: "unsettled" }, (u.capped ? "More than " : "") + u.items +
+    " workflow change" + (u.items === 1 ? "" : "s") + " in kyu_after_todo, the oldest " + dur(u.oldest_age) +
+    " old: no kyud of schema version 5 settles them, and the jobs that wait for others stay blocked " +
+    "(CALL kyu_settle(1000) does it once).");
 }
 
 async function pageRunning(main, q) {
@@ -371,7 +408,8 @@ function jobRows(d, status) {
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
     el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
     el("td", { class: "err" }, text(j.error)),
-    el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.finished_at, d.now, d.zone)),
+    el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.status === "blocked" ? j.updated_at
+      : j.finished_at, d.now, d.zone)),
     el("td", {}, j.output_tail ? el("pre", { class: "tail" }, j.output_tail) : "–"),
     el("td", {}, jobButtons(j))));
 }
@@ -416,7 +454,7 @@ async function pageJobs(main, q, status) {
   const extra = filterQuery(q, { before: q.before, after: q.after });
   const d = await getJSON(path + (extra ? (path.includes("?") ? "&" : "?") + extra.slice(1) : ""));
   const base = status === "retrying" ? "#/retrying" : "#/jobs/" + status;
-  const tabs = ["failed", "waiting", "running", "succeeded", "cancelled"].map((s) =>
+  const tabs = ["failed", "waiting", "blocked", "running", "succeeded", "cancelled"].map((s) =>
     el("a", { href: "#/jobs/" + s + filterQuery(q), class: s === status ? "tab on" : "tab" }, s));
   const filtered = FILTERS.some((k) => q[k]);
   const what = [];
@@ -431,10 +469,12 @@ async function pageJobs(main, q, status) {
     el("h1", {}, status === "retrying" ? "Retrying jobs" : "Jobs: " + status),
     status === "retrying" ? el("p", { class: "muted" }, "Waiting for another attempt after a failed one.")
                           : el("p", { class: "tabs" }, tabs),
+    status === "blocked" ? el("p", { class: "muted" }, "Waiting for other jobs to end (after, after_batch); " +
+      "a job's page says which.") : null,
     filterForm(q, base),
     el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
     d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
-      status === "retrying" ? "next attempt" : "when", "output (end)", ""], jobRows(d, status))
+      status === "retrying" ? "next attempt" : status === "blocked" ? "since" : "when", "output (end)", ""], jobRows(d, status))
       : el("p", { class: "muted" }, filtered ? "None matches." : "None."),
     pager(d, q, base));
   scrollToEnd(main);
@@ -443,7 +483,11 @@ async function pageJobs(main, q, status) {
 const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env", "cwd", "run_at", "due",
   "attempts", "max_attempts", "tempfails", "time_limit", "exit_code", "signal", "error", "started_at",
   "finished_at", "duration", "cpu_user", "cpu_sys", "max_rss", "host", "pid", "owner", "lease_until",
-  "concurrency_key", "created_at", "updated_at", "seq"];
+  "concurrency_key", "created_at", "updated_at", "seq", "after", "after_policy", "batch", "after_batch",
+  "after_left", "after_bad", "cancelled_by", "has_downstream"];
+// The workflow columns (schema version 5): shown when the page has them.
+const JOB_FLOW = ["after", "after_policy", "batch", "after_batch", "after_left", "after_bad", "cancelled_by",
+  "has_downstream"];
 const JOB_TIMES = ["run_at", "due", "started_at", "finished_at", "lease_until", "created_at", "updated_at"];
 const JOB_SECONDS = ["duration", "cpu_user", "cpu_sys", "time_limit"];
 
@@ -451,6 +495,9 @@ const JOB_SECONDS = ["duration", "cpu_user", "cpu_sys", "time_limit"];
 function outcome(j) {
   const att = j.attempts + (j.max_attempts ? " of " + j.max_attempts : "") + (j.attempts === 1 ? " attempt" : " attempts");
   if (j.status === "running") return "running, attempt " + j.attempts + (j.max_attempts ? " of " + j.max_attempts : "");
+  if (j.status === "blocked")
+    return j.after_left === null || j.after_left === undefined ? "blocked · its upstream jobs not counted yet"
+      : "blocked · waiting for " + j.after_left + (j.after_left === 1 ? " upstream job" : " upstream jobs") + " to end";
   if (j.status === "waiting") return j.attempts ? "waiting to retry after " + att : "waiting for its first attempt";
   const how = j.signal !== null ? "killed by signal " + j.signal
     : j.exit_code !== null ? "exit status " + j.exit_code : null;
@@ -462,6 +509,7 @@ async function pageJob(main, id) {
   const j = d.job;
   const dl = el("dl", { class: "job" });
   for (const k of JOB_ORDER) {
+    if (JOB_FLOW.includes(k) && !(k in j)) continue;
     let v = text(j[k]);
     if (JOB_TIMES.includes(k)) v = when(j[k], d.now, d.zone);
     else if (JOB_SECONDS.includes(k) && j[k] !== null) v = dur(j[k]) + (Number(j[k]) >= 60 ? " (" + j[k] + " s)" : "");
@@ -488,7 +536,7 @@ async function pageJob(main, id) {
     out = el("pre", { class: "output", id: "output" }, j.output);
   } else {
     head = "Output";
-    note = el("p", { class: "muted" }, j.status === "waiting" ? "Recorded when an attempt runs." : "None.");
+    note = el("p", { class: "muted" }, j.status === "waiting" || j.status === "blocked" ? "Recorded when an attempt runs." : "None.");
   }
   // A refresh of the same job keeps the reader's place in its output, and
   // one who was at its end (or arrives) sees the end: the newest lines of a
@@ -504,6 +552,8 @@ async function pageJob(main, id) {
   const facts = [
     el("span", {}, "queue ", queueLink(j.queue, j.status === "waiting" && j.attempts ? "retrying" : j.status)),
     sched ? el("span", {}, "schedule ", el("a", { href: "#/schedules" + filterQuery({}, { from: sched }), class: "mono", id: "job-schedule" }, sched)) : null,
+    j.batch ? el("span", {}, "batch ", batchLink(j.batch, { id: "job-batch" })) : null,
+    j.cancelled_by ? el("span", {}, "cancelled by ", el("a", { href: "#/job/" + encodeURIComponent(j.cancelled_by), class: "mono", id: "job-cancelled-by" }, j.cancelled_by)) : null,
     ended ? el("span", {}, "ended " + when(j.finished_at, d.now, d.zone)) : null,
     j.status === "waiting" ? el("span", {}, "due " + when(j.run_at, d.now, d.zone)) : null,
     running ? el("span", {}, "started " + when(j.started_at, d.now, d.zone)) : null,
@@ -515,13 +565,227 @@ async function pageJob(main, id) {
       el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
     el("p", { class: "outcome", id: "job-outcome" }, outcome(j)),
     j.error !== null ? el("pre", { class: "cause", id: "job-error" }, j.error) : null,
+    whyJob(d.why),
     el("p", { class: "facts" }, facts.filter((f) => f).map((f, i) => i ? [" · ", f] : f)),
     jobButtons(j),
+    workflowSection(d, j),
     el("h2", {}, head),
     note, out,
     el("h2", {}, "Every column"),
     dl);
   if (out) out.scrollTop = follow ? out.scrollHeight : top;
+}
+
+// Why a blocked job does not start (webstuck.c): the upstream jobs it
+// waits for, linked.
+function whyJob(why) {
+  if (!why || !why.length) return null;
+  // The server's phrase ends " and N more" when it names only some.
+  const more = (w) => (/ and (\d+ )?more$/.exec(w.detail) || [""])[0];
+  return el("p", { class: "why-job", id: "job-why" }, why.map((w, i) => [i ? " · " : "", el("strong", {}, w.reason), ": ",
+    w.waits_for ? ["waits for ", w.waits_for.map((u, k) => [k ? ", " : "", jobLink(u.id), " ", badge(u.status)]), more(w)]
+      : w.detail]));
+}
+
+// A job of an upstream or downstream list: its link and status, or what
+// is left of one deleted since its edge was made.
+function flowJob(r) {
+  if (r.id === null) return el("span", { class: "mono deleted" }, "#" + r.seq + " (deleted)");
+  return [jobLink(r.id), " ", badge(r.status)];
+}
+
+function flowList(side, id, what) {
+  if (!side || !side.rows.length) return el("p", { class: "muted", id: id + "-none" }, "None.");
+  return [el("ul", { class: "flow", id },
+    side.rows.map((r) => el("li", { "data-seq": r.seq, "data-id": r.id, "data-status": r.status }, flowJob(r)))),
+    side.more ? el("p", { class: "muted", id: id + "-more" }, "and " + (side.total_capped ? "more than " : "") +
+      side.more + " more " + what + " (the first " + side.rows.length + " are shown)") : null];
+}
+
+// The ids of a job's after (a JSON array), linked; the first 20.
+function afterLinks(after) {
+  let ids;
+  try { ids = JSON.parse(after); } catch (e) { return el("span", { class: "mono" }, after); }
+  if (!Array.isArray(ids)) return el("span", { class: "mono" }, after);
+  return el("span", { id: "job-after" }, ids.slice(0, 20).map((x, i) => [i ? ", " : "", jobLink(String(x))]),
+    ids.length > 20 ? " and " + (ids.length - 20) + " more" : "");
+}
+
+// A job's place in a workflow (kyu_jobs(7), "Workflows"): what it waits
+// for and what waits for it, a page of each, and links to its graph and
+// batches. Nothing on a schema without workflows, nor for a job outside
+// any.
+function workflowSection(d, j) {
+  if (!("after_policy" in j) || !d.upstream) return null;
+  const up = d.upstream, down = d.downstream;
+  if (j.after === null && j.batch === null && j.after_batch === null && !up.total && !down.total &&
+      j.cancelled_by === null) return null;
+  const facts = [
+    j.after !== null ? el("span", {}, "after ", afterLinks(j.after)) : null,
+    j.after_batch !== null ? el("span", {}, "after batch ", batchLink(j.after_batch, { id: "job-after-batch" })) : null,
+    j.after !== null || j.after_batch !== null ? el("span", {}, "policy " + j.after_policy +
+      (j.after_policy === "succeeded" ? " (runs once they all succeeded)" : " (runs once they all ended)")) : null,
+    j.batch !== null ? el("span", {}, "in batch ", batchLink(j.batch)) : null,
+  ].filter((f) => f);
+  return [
+    el("h2", { id: "workflow" }, "Workflow"),
+    facts.length ? el("p", { class: "facts" }, facts.map((f, i) => i ? [" · ", f] : f)) : null,
+    el("p", {}, el("a", { href: graphHref(j.id), id: "job-graph" }, "graph of this job →")),
+    el("h3", {}, "Upstream: runs after " + (up.total_capped ? "more than " : "") + up.total +
+      (up.total === 1 ? " job" : " jobs")),
+    flowList(up, "upstream", "upstream jobs"),
+    el("h3", {}, "Downstream: " + (down.total_capped ? "more than " : "") + down.total +
+      (down.total === 1 ? " job waits" : " jobs wait") + " for it"),
+    flowList(down, "downstream", "downstream jobs"),
+  ];
+}
+
+// ---- the graph around a job -------------------------------------------------------
+
+// Columns for the graph: each job one level right of every job it waits
+// for among those shown (the longest way from the root, where the server
+// gave the shortest), upstream jobs left of the root, downstream right.
+function layers(d) {
+  const lv = new Map(d.nodes.map((n) => [n.seq, n.level]));
+  for (let pass = 0; pass < d.nodes.length; pass++) {
+    let moved = false;
+    for (const e of d.edges) {
+      const u = lv.get(e.up), w = lv.get(e.down);
+      if (u === undefined || w === undefined) continue;
+      if (w >= 0 && u >= 0 && w < u + 1 && e.down !== d.root.seq) { lv.set(e.down, u + 1); moved = true; }
+      if (u <= 0 && w <= 0 && u > w - 1 && e.up !== d.root.seq) { lv.set(e.up, w - 1); moved = true; }
+    }
+    if (!moved) break;
+  }
+  return lv;
+}
+
+function cmpSeq(a, b) {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+function graphSvg(d) {
+  const ns = "http://www.w3.org/2000/svg";
+  const W = 180, H = 38, GX = 56, GY = 10, P = 4;
+  const lv = layers(d);
+  const cols = [...new Set(lv.values())].sort((a, b) => a - b);
+  const pos = new Map();
+  let rows = 0;
+  cols.forEach((c, x) => {
+    const col = d.nodes.filter((n) => lv.get(n.seq) === c).sort((a, b) => cmpSeq(a.seq, b.seq));
+    col.forEach((n, y) => pos.set(n.seq, { x: P + x * (W + GX), y: P + y * (H + GY) }));
+    rows = Math.max(rows, col.length);
+  });
+  const width = 2 * P + cols.length * W + (cols.length - 1) * GX, height = 2 * P + rows * H + (rows - 1) * GY;
+  const mk = (tag, attrs, ...kids) => {
+    const e = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    for (const c of kids) e.append(c);
+    return e;
+  };
+  const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const svg = mk("svg", { viewBox: "0 0 " + width + " " + height, width, height, class: "graph", role: "img",
+    "aria-label": "the jobs upstream and downstream of " + d.root.id });
+  svg.append(mk("defs", {}, mk("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 7,
+    markerHeight: 7, orient: "auto" }, mk("path", { d: "M0,0 L8,4 L0,8 z", class: "arrow" }))));
+  const states = ["open", "ok", "bad"];
+  for (const e of d.edges) {
+    const a = pos.get(e.up), b = pos.get(e.down);
+    if (!a || !b) continue;
+    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
+    svg.append(mk("path", { d: "M" + x1 + "," + y1 + " C" + mx + "," + y1 + " " + mx + "," + y2 + " " + x2 + "," + y2,
+      class: "edge e-" + (states[e.state] || "open"), "marker-end": "url(#arrow)", "data-up": e.up, "data-down": e.down }));
+  }
+  for (const n of d.nodes) {
+    const p = pos.get(n.seq);
+    const label = n.id === null ? "#" + n.seq + " (deleted)" : n.id;
+    const g = mk("g", { class: "node s-" + (n.status || "deleted") + (n.seq === d.root.seq ? " root" : ""),
+      transform: "translate(" + p.x + "," + p.y + ")" },
+      mk("title", {}, label + (n.status ? " · " + n.status : "") + (n.queue ? " · queue " + n.queue : "") +
+        (n.batch ? " · batch " + n.batch : "")),
+      mk("rect", { width: W, height: H, rx: 5 }),
+      mk("text", { x: 8, y: 15, class: "id" }, clip(label, 24)),
+      mk("text", { x: 8, y: 30, class: "st" }, clip((n.status || "") + (n.queue ? " · " + n.queue : ""), 30)));
+    svg.append(n.id === null ? g : mk("a", { href: "#/job/" + encodeURIComponent(n.id), "data-id": n.id,
+      "data-status": n.status }, g));
+  }
+  return svg;
+}
+
+async function pageGraph(main, id, q) {
+  const d = await getJSON("/api/graph?id=" + encodeURIComponent(id) + (q.depth ? "&depth=" + encodeURIComponent(q.depth) : ""));
+  const lv = layers(d);
+  const up = d.nodes.filter((n) => n.level < 0).length, down = d.nodes.filter((n) => n.level > 0).length;
+  const depths = [1, 2, 3, 4, 5, 6].map((n) => el("a", { href: graphHref(id) + (n === 3 ? "" : "?depth=" + n),
+    class: n === d.depth ? "tab on" : "tab" }, String(n)));
+  const rows = d.nodes.slice().sort((a, b) => lv.get(a.seq) - lv.get(b.seq) || cmpSeq(a.seq, b.seq)).map((n) =>
+    el("tr", { "data-seq": n.seq, "data-id": n.id, class: n.seq === d.root.seq ? "picked" : null },
+      el("td", { class: "num" }, n.level),
+      el("td", {}, n.id === null ? el("span", { class: "mono deleted" }, "#" + n.seq + " (deleted)") : jobLink(n.id)),
+      el("td", {}, n.status ? badge(n.status) : "–"),
+      el("td", {}, n.queue !== null ? queueLink(n.queue, n.status === "blocked" ? "blocked" : "failed") : "–"),
+      el("td", {}, n.batch !== null ? batchLink(n.batch) : "–"),
+      el("td", {}, n.id !== null && n.seq !== d.root.seq ? el("a", { href: graphHref(n.id) }, "its graph") : "")));
+  // A refresh keeps the reader's place in a graph larger than its box.
+  const old = main.querySelector(".graph-box");
+  const place = old && main.dataset.graph === id + "?" + d.depth ? [old.scrollLeft, old.scrollTop] : [0, 0];
+  main.dataset.graph = id + "?" + d.depth;
+  show(main,
+    el("h1", {}, "Graph of job ", el("a", { href: "#/job/" + encodeURIComponent(id), class: "mono", id: "graph-job" }, id)),
+    el("p", { class: "muted", id: "graph-summary" }, up + (up === 1 ? " job" : " jobs") + " upstream, " + down +
+      (down === 1 ? " job" : " jobs") + " downstream, up to " + d.depth + (d.depth === 1 ? " level" : " levels") +
+      " each way" + (d.truncated ? "; more than the " + d.max_nodes + " jobs a graph shows: some are left out " +
+        "(each job's page lists all it waits for and all that wait for it)" : "") +
+      ". Upstream on the left; an arrow goes from a job to one that waits for it: green once it succeeded, " +
+      "red if it failed, was cancelled or deleted."),
+    el("p", { class: "tabs" }, "levels: ", depths),
+    el("div", { class: "scroll graph-box" }, graphSvg(d)),
+    el("h2", {}, "Jobs"),
+    table("graph", ["level", "job", "status", "queue", "batch", ""], rows));
+  const box = main.querySelector(".graph-box");
+  [box.scrollLeft, box.scrollTop] = place;
+}
+
+// ---- a batch -------------------------------------------------------------------
+
+const STATUSES = ["blocked", "waiting", "running", "succeeded", "failed", "cancelled"];
+
+async function pageBatch(main, label, q) {
+  const d = await getJSON("/api/batch?label=" + encodeURIComponent(label) + (q.after ? "&after=" + encodeURIComponent(q.after) : ""));
+  const base = "#/batch/" + encodeURIComponent(label);
+  const open = d.counts.blocked + d.counts.waiting + d.counts.running;
+  const counts = table("batch-counts", STATUSES.concat(["all"]), [el("tr", {},
+    STATUSES.map((s) => el("td", { class: "num c-" + s, "data-status": s }, d.counts[s])),
+    el("td", { class: "num c-all" }, (d.total_capped ? "> " : "") + d.total))]);
+  const rows = d.rows.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
+    el("td", {}, jobLink(j.id)),
+    el("td", {}, badge(j.status)),
+    el("td", {}, queueLink(j.queue, j.status)),
+    el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
+    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "err" }, text(j.error)),
+    el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.finished_at !== null ? j.finished_at : j.updated_at, d.now, d.zone)),
+    el("td", {}, el("a", { href: graphHref(j.id) }, "graph"))));
+  const waiters = d.waiters.rows.map((j) => el("li", { "data-id": j.id, "data-status": j.status }, jobLink(j.id), " ",
+    badge(j.status), " ", el("a", { href: graphHref(j.id), class: "muted" }, "graph")));
+  show(main,
+    el("h1", {}, "Batch ", el("span", { class: "mono", id: "batch-label" }, d.batch)),
+    el("p", { class: "outcome", id: "batch-outcome" }, d.total === 0 ? "no job of this batch exists"
+      : open ? open + " of " + (d.total_capped ? "more than " : "") + d.total + " jobs not ended"
+        : "every job ended: " + d.counts.succeeded + " succeeded" +
+          (d.counts.failed + d.counts.cancelled ? ", " + (d.counts.failed + d.counts.cancelled) + " failed or cancelled" : "")),
+    counts,
+    d.total_capped ? el("p", { class: "muted" }, "Counted over its first " + d.total + " jobs.") : null,
+    el("h2", {}, "Jobs that wait for it (after_batch)"),
+    waiters.length ? el("ul", { class: "flow", id: "batch-waiters" }, waiters) : el("p", { class: "muted", id: "batch-waiters-none" }, "None found."),
+    d.waiters.more ? el("p", { class: "muted" }, "and more (the first " + waiters.length + " are shown)") : null,
+    el("p", { class: "muted" }, "Found through the edges of the batch's first job: a job of after_batch " +
+      "inserted before any job of the batch existed waits for none of them, and is not listed."),
+    el("h2", {}, "Its jobs"),
+    d.rows.length ? table("jobs batch", ["id", "status", "queue", "attempts", "exit", "error", "when", ""], rows)
+      : el("p", { class: "muted" }, "None."),
+    q.after || d.next ? el("p", { class: "pager" }, q.after ? el("a", { href: base, class: "first" }, "« first") : null,
+      d.next ? el("a", { href: base + "?after=" + encodeURIComponent(d.next), class: "more" }, "more →") : null) : null);
 }
 
 async function pageSchedules(main, q) {
@@ -593,14 +857,18 @@ async function render() {
   const main = document.getElementById("main");
   liveView = false;
   if (page !== "job") delete main.dataset.job;
+  if (page !== "graph") delete main.dataset.graph;
   for (const a of document.querySelectorAll("#nav a"))
-    a.classList.toggle("on", a.dataset.page === page || (page === "job" && a.dataset.page === "jobs"));
+    a.classList.toggle("on", a.dataset.page === page ||
+      (["job", "graph", "batch"].includes(page) && a.dataset.page === "jobs"));
   try {
     if (page === "overview") await pageOverview(main);
     else if (page === "running") await pageRunning(main, q);
     else if (page === "jobs") await pageJobs(main, q, arg || "failed");
     else if (page === "retrying") await pageJobs(main, q, "retrying");
     else if (page === "job") await pageJob(main, arg);
+    else if (page === "graph") await pageGraph(main, arg, q);
+    else if (page === "batch") await pageBatch(main, arg, q);
     else if (page === "schedules") await pageSchedules(main, q);
     else if (page === "locks") await pageLocks(main);
     else if (page === "daemons") await pageDaemons(main);

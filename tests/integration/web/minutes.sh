@@ -7,8 +7,7 @@
 # the table's sums and the overview's figures equal the rows' outcomes.
 # Rows outside the hour are not shown; retention deletes those older than
 # 7 days. A count that fails (the table gone) leaves jobs running and is
-# logged once; without the table the overview counts kyu_jobs' rows. On a
-# schema of version 3, kyud counts nothing.
+# logged once; without the table the overview counts kyu_jobs' rows.
 . "$KYU_SRC/tests/lib.sh"
 . "$KYU_SRC/tests/lib/web.sh"
 
@@ -99,14 +98,3 @@ assert_eq "200 kyu_jobs 15 4" "$(ov "' '.join(str(x) for x in (d['hour_source'],
 sql "RENAME TABLE kyu_minutes_away TO kyu_minutes"
 stop_web
 
-# On a schema of version 3 this kyud runs and counts nothing (no failing
-# statement either).
-before=$(sql "SELECT SUM(succeeded) FROM kyu_minutes")
-sql "UPDATE kyu_meta SET value = 3 WHERE name = 'schema_version'"
-start_kyud
-sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('v3', 'm1', 'true')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'v3'" succeeded 20
-stop_kyud
-sql "UPDATE kyu_meta SET value = 4 WHERE name = 'schema_version'"
-assert_eq "$before" "$(sql "SELECT SUM(succeeded) FROM kyu_minutes")" "counts after a job run on version 3"
-assert_log_lacks 'acquiring jobs failed|recording results failed'
