@@ -10,7 +10,8 @@
 --      tree, or from LIBDIR/kyu/ after `cmake --install`; the Debian package
 --      mariadb-plugin-kyu installs it there):
 --        cp build/src/udf/kyu_notify.so "$(mariadb -N -e 'SELECT @@plugin_dir')"
---   2. Load sql/schema.sql (schema version 3 or later: it has kyu_daemons),
+--   2. Load sql/schema.sql (schema version 5 or later: it has kyu_daemons
+--      and the workflow columns),
 --      then this file, into kyu's database:
 --        mariadb kyu < sql/notify.sql
 --
@@ -95,10 +96,12 @@
 SET @kyu_notify_target = IFNULL(@kyu_notify_target, '127.0.0.1:7711');
 SET @kyu_notify_update = IFNULL(@kyu_notify_update, 1);
 
--- The triggers read kyu_daemons: without it (a schema older than version
--- 3) every INSERT into kyu_jobs would fail. This stops the script here
--- instead, before anything is changed.
+-- The triggers read kyu_daemons and kyu_jobs.after_changed: without them
+-- (a schema older than version 5) every INSERT into kyu_jobs would fail.
+-- This stops the script here instead, before anything is changed.
 DO (SELECT COUNT(*) FROM kyu_daemons);
+DO (SELECT COUNT(*) FROM kyu_after_todo);
+DO (SELECT COUNT(after_changed) FROM kyu_jobs WHERE 0);
 
 CREATE FUNCTION IF NOT EXISTS kyu_notify RETURNS INTEGER SONAME 'kyu_notify.so';
 
@@ -145,13 +148,18 @@ EXECUTE IMMEDIATE CONCAT(
 -- An update wakes kyud when it turns a row into a due waiting job that was
 -- not one before: a retry, a run_at moved to now, a job released by a
 -- stopping daemon. kyud's own updates (claim, heartbeat, finish, a retry
--- with backoff) leave the condition false and send nothing.
+-- with backoff) leave the condition false and send nothing. A job with
+-- dependents that ends or is opened again (kyu_jobs.after_changed set,
+-- kyu_jobs(7) "Workflows") sends the "any queue" wake-up, which makes
+-- every daemon call kyu_settle, whoever ended it.
 EXECUTE IMMEDIATE IF(@kyu_notify_update, CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_update',
   ' AFTER UPDATE ON kyu_jobs FOR EACH ROW',
   ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6)',
   ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= NOW(6)) THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
+  ' ELSEIF NEW.after_changed = 1 AND OLD.after_changed IS NULL THEN ',
+  REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF'),
   'DROP TRIGGER IF EXISTS kyu_jobs_notify_update');
 
@@ -189,15 +197,12 @@ EXECUTE IMMEDIATE CONCAT(
   REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF');
 
--- An item for kyu_settle (sql/schema.sql, "Workflows"): a job with
--- dependents ended, was deleted or opened again, or a job that waits for
--- others was inserted. Whoever made it (a plain UPDATE, kyu cancel,
--- another daemon), the "any queue" wake-up makes the first worker of every
--- live daemon call kyu_settle at once, and claim what it freed. kyud's
--- own results settle themselves too; the calls that then find nothing cost
--- a round trip each. Needs schema version 5 (kyu_after_todo): without it
--- this script stops here, having changed only what comes before.
-DO (SELECT COUNT(*) FROM kyu_after_todo);
+-- An item for kyu_settle (sql/schema.sql, "Workflows"): a job that waits
+-- for others was inserted or deleted, or a job with dependents was deleted
+-- before it ended. Whoever made it, the "any queue" wake-up makes the
+-- first worker of every live daemon call kyu_settle at once, and claim
+-- what it freed. kyud's own results settle themselves too; the calls that
+-- then find nothing cost a round trip each.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_after_todo_notify',
   ' AFTER INSERT ON kyu_after_todo FOR EACH ROW ',

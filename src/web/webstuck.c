@@ -220,12 +220,16 @@ static void waits_phrase(struct strbuf *sb, json_t *job)
 }
 
 /* The workflow changes kyu_settle has still to act on: how many (up to
- * WEBSTUCK_TODO_CAP, and whether more) and the oldest one's age. */
+ * WEBSTUCK_TODO_CAP, and whether more) and the oldest one's age. Items of
+ * kyu_after_todo, and jobs whose end their dependents have not heard of
+ * (after_changed; their updated_at is kept by the flag's clearing, so it
+ * dates the end). */
 static int unsettled_items(struct webdb *d, json_t **out)
 {
 	static const char q[] = WEBDB_STMT_LIMIT
 		"SELECT COUNT(*), IFNULL(MAX(TIMESTAMPDIFF(MICROSECOND, at, NOW(6))), 0) / 1000000 FROM "
-		"(SELECT at FROM kyu_after_todo ORDER BY seq LIMIT 1001) AS t";
+		"((SELECT at FROM kyu_after_todo ORDER BY seq LIMIT 1001) UNION ALL "
+		"(SELECT updated_at FROM kyu_jobs WHERE after_changed = 1 LIMIT 1001)) AS t";
 	const struct db_result *r;
 	long long n;
 
@@ -246,7 +250,7 @@ static void why_unsettled(json_t *o, const json_t *unsettled)
 	if (items == 0 || age < WEBSTUCK_SETTLE_LATE)
 		return;
 	why(o, "unsettled",
-	    "%s%lld workflow change%s in kyu_after_todo, the oldest %.0f s old: no kyud of schema version 5 "
+	    "%s%lld workflow change%s not settled, the oldest %.0f s old: no kyud of schema version 5 "
 	    "settles them (CALL kyu_settle(1000) does it once)",
 	    json_is_true(json_object_get(unsettled, "capped")) ? "more than " : "", (long long)items,
 	    items == 1 ? "" : "s", age);

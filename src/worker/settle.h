@@ -1,8 +1,9 @@
 /* Settling: the worker's calls of kyu_settle, the procedure that moves
  * the jobs waiting for others on (sql/schema.sql; kyu_jobs(7),
- * "Workflows"). The triggers of kyu_jobs leave an item in kyu_after_todo
- * for every change a dependent must hear of, in the transaction that made
- * it; kyu_settle acts on the items. A worker calls it when a job it
+ * "Workflows"). The triggers of kyu_jobs flag a job with dependents that
+ * ends (after_changed) and leave an item in kyu_after_todo for the other
+ * changes a dependent must hear of, in the transaction that made them;
+ * kyu_settle acts on both. A worker calls it when a job it
  * claimed with dependents has ended (record.c), when a claim's reply says
  * that items wait (claim.c: an end made by someone else), and when the
  * supervisor relays an any-queue wake-up (sql/notify.sql sends one for
@@ -19,6 +20,7 @@
 #include "common/spell.h"
 #include "conn.h"
 #include "stmt.h"
+#include "store_claim.h"
 
 /* Items acted on per call: a cascade longer than this goes on in the
  * next call, which the claim after this one asks for. */
@@ -29,7 +31,7 @@
  * was 0) and its end then leaves an item nobody else may look for soon.
  * A worker that never sees an item never asks. */
 #define SETTLE_WATCH 60.0
-#define SETTLE_PROBE_SQL "SELECT EXISTS (SELECT 1 FROM kyu_after_todo)"
+#define SETTLE_PROBE_SQL "SELECT " STORE_SETTLE_PENDING
 
 struct settle {
 	struct conn *conn;

@@ -275,16 +275,15 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	add_default(sb, cfg, "max_attempts", DK_MAX_ATTEMPTS, cfg->max_attempts);
 	sb_adds(sb, ", ");
 	add_default(sb, cfg, "time_limit", DK_TIME_LIMIT, cfg->time_limit);
-	/* todo: whether kyu_settle has work (one dive into a table that is
-	 * empty unless workflows run), so that a claim made after a job with
-	 * dependents ended elsewhere (a plain UPDATE, another daemon's lease
-	 * expiry) settles it. */
+	/* todo: whether kyu_settle has work, so that a claim made after a job
+	 * with dependents ended elsewhere (a plain UPDATE, another daemon's
+	 * lease expiry) settles it. */
 	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
 		    "j.after, j.has_downstream, d.todo "
 		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
-		  ")) AS next, EXISTS (SELECT 1 FROM kyu_after_todo) AS todo) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  ")) AS next, " STORE_SETTLE_PENDING " AS todo) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
 		  " AND j.status = 'running'",
 		  token);
 }

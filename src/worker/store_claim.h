@@ -52,6 +52,13 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 			    const char *host, const struct claim_plan *plan, const struct finish *fin,
 			    int n_fin, struct claim_layout *lay);
 
+/* Whether kyu_settle has work: an item of kyu_after_todo, or a job whose
+ * end its dependents have not heard of yet (after_changed, indexed). Two
+ * dives into what is empty unless workflows run. */
+#define STORE_SETTLE_PENDING                                                   \
+	"(EXISTS (SELECT 1 FROM kyu_after_todo) OR "                           \
+	"EXISTS (SELECT 1 FROM kyu_jobs WHERE after_changed = 1))"
+
 struct claim_reply {
 	struct claimed *rows; /* got of them; free with store_claimed_free */
 	int got;
@@ -60,7 +67,7 @@ struct claim_reply {
 	 * INT64_MAX: nothing waiting or running); else INT64_MIN. */
 	int64_t next_due_us;
 	const struct db_result *dir; /* the directory, when read (lives as the reply) */
-	bool settle;     /* kyu_after_todo holds items (kyu_settle has work) */
+	bool settle;     /* kyu_settle has work (STORE_SETTLE_PENDING) */
 	bool fin_done;   /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;

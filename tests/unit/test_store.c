@@ -198,7 +198,8 @@ static void test_claim_build(void)
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
 				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
 				 "d.todo FROM "));
-	CONTAINS(st[1], "EXISTS (SELECT 1 FROM kyu_after_todo) AS todo");
+	CONTAINS(st[1], "(EXISTS (SELECT 1 FROM kyu_after_todo) OR EXISTS (SELECT 1 FROM kyu_jobs "
+			"WHERE after_changed = 1)) AS todo");
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
 	CONTAINS(st[1], "j.owner = 123456789012345 AND j.status = 'running'");
 	CHECK(count_str(sb.buf, "LIMIT") == 1);
