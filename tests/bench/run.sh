@@ -957,6 +957,7 @@ wf_run() {
 				a = t[k] - t[1]; b = t[NR] - t[NR - k + 1]
 				if (a > 0 && b > 0) printf "%.0f/%.0f\n", (k - 1) / a, (k - 1) / b; else print "-"}')
 	fi
+	# shellcheck disable=SC2086 # lat: four fields
 	row "$wf_res" "$shape" "$n" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" \
 		"$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.2f", b - a}')" \

@@ -54,7 +54,7 @@ assert_eq "1/0" "$(sql "SELECT CONCAT(after_left, '/', after_bad) FROM kyu_jobs 
 
 flock -u "$gate2"
 exec {gate1}>&- {gate2}>&-
-wait_for "$(echo "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('late','w2','wb')")" \
+wait_for "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('late','w2','wb')" \
 	succeeded,succeeded,succeeded 60
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
                     JOIN kyu_jobs AS u ON u.seq = e.up_seq WHERE d.started_at < u.finished_at")" \
@@ -63,10 +63,10 @@ assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs AS d JOIN kyu_after AS e ON e.
 # ---- a batch whose members all ended: runs at once. A member that waits
 # for its own batch waits for the others, not for itself.
 sql "INSERT INTO kyu_jobs (id, command, batch) VALUES ('d1', '$rec', 'done'), ('d2', '$rec', 'done')"
-wait_for "$(echo "SELECT GROUP_CONCAT(status) FROM kyu_jobs WHERE batch = 'done'")" succeeded,succeeded 60
+wait_for "SELECT GROUP_CONCAT(status) FROM kyu_jobs WHERE batch = 'done'" succeeded,succeeded 60
 sql "INSERT INTO kyu_jobs (id, command, after_batch) VALUES ('e2', '$rec', 'done');
      INSERT INTO kyu_jobs (id, command, batch, after_batch) VALUES ('self', '$rec', 'done', 'done')"
-wait_for "$(echo "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('e2','self')")" succeeded,succeeded 60
+wait_for "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('e2','self')" succeeded,succeeded 60
 assert_eq "2 2" "$(edges e2) $(edges self)" "edges of e2, self"
 
 # ---- a member fails: policy succeeded is cancelled, naming it; finished runs.
@@ -74,7 +74,7 @@ sql "INSERT INTO kyu_jobs (id, command, batch, max_attempts) VALUES
        ('f1', '$rec', 'bf', NULL), ('f2', '$rec; exit 3', 'bf', 1), ('f3', '$rec', 'bf', NULL);
      INSERT INTO kyu_jobs (id, command, after_batch) VALUES ('ws', '$rec', 'bf');
      INSERT INTO kyu_jobs (id, command, after_batch, after_policy) VALUES ('wf', '$rec', 'bf', 'finished')"
-wait_for "$(echo "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('f1','f2','f3','wf','ws')")" \
+wait_for "SELECT GROUP_CONCAT(status ORDER BY id) FROM kyu_jobs WHERE id IN ('f1','f2','f3','wf','ws')" \
 	succeeded,failed,succeeded,succeeded,cancelled 60
 assert_eq "f2	kyu: upstream job f2 ended failed" "$(sql "SELECT cancelled_by, error FROM kyu_jobs WHERE id = 'ws'")" \
 	"ws: cancelled_by, error"
