@@ -8,6 +8,7 @@
 #                                          quick run (well under 2 minutes)
 #   CASES=latency LAT_N=300 tests/bench/run.sh          wake-up latency only (~1 min)
 #   CASES=scale SCALE_ROWS=1000000 tests/bench/run.sh   scale, smaller (~4 min)
+#   CASES=workflow WF_N=1000 WF_CHAIN=100 tests/bench/run.sh   workflows, small (~1 min)
 #
 # It starts its own mariadbd (scripts/sandbox-db) in a temporary directory on a
 # free port, loads sql/schema.sql, and for every case empties kyu_jobs, inserts
@@ -73,6 +74,19 @@
 #            LIVE_SECS with every interval of LIVE_INTERVALS (0: off): UPDATEs/s,
 #            bytes received and redo log written by the server per second, CPU of
 #            mariadbd and of kyud's workers; not in the default CASES.
+#   workflow the shapes of issue 27's workflows, each run by one kyud of WF_WORKERS
+#            workers (/bin/true jobs): fan-out (one upstream, WF_N dependents:
+#            from its end to the first and the last dependent started, and to
+#            the last ended), fan-in (WF_N upstreams, one dependent: statements,
+#            inner statements, CALLs and server CPU per upstream end, at each
+#            size of WF_FANIN_SIZES, and the ends' rate over their first and
+#            last tenth: all equal when an end costs the same however many have
+#            ended; the dependent has after_batch, as an after of 10,000 ids
+#            does not fit the 64 KiB of its TEXT column), chain (WF_CHAIN steps:
+#            step-to-step latency, the next step's started_at - the previous
+#            one's finished_at), and plain (WF_N jobs without upstreams: the
+#            baseline). Also what inserting the shape and settling its 'new'
+#            items costs.
 #   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
 #            INSERTs (one session) without the trigger, with it and no
 #            kyu_queues row, and into a queue holding its bound of waiting
@@ -82,8 +96,8 @@
 #   N             jobs per throughput case [20000]
 #   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
 #   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web
-#                 daemons history live ["claims limit naive kyud idle latency scale memory queues
-#                 intake web daemons"]
+#                 daemons workflow history live ["claims limit naive kyud idle latency scale memory
+#                 queues intake web daemons workflow"]
 #   MODES         argv and/or command: how the job is stored [argv command]
 #   LIMIT_SETS    limit loop variants, procs:batch:inflight ["1:100:2 1:100:4 2:100:2"]
 #   NAIVE_PROCS   naive pollers [1]        NAIVE_TIME  seconds per naive run [15]
@@ -126,6 +140,10 @@
 #                 /bin/sleep DAEMON_SLEEP: slot-bound, shows claims scaling) ["true sleep"]
 #   WEB_ROWS      rows of the web case's table [10000000]   WEB_REPEAT  requests per page [5]
 #   WEB_WRITERS   workers whose kyu_minutes rows the web case fills [16]
+#   WF_N          dependents of the fan-out, upstreams of the fan-in, plain jobs [10000]
+#   WF_CHAIN      steps of the chain [1000]   WF_WORKERS  kyud workers [2]
+#   WF_SHAPES     any of: plain fanout fanin chain ["plain fanout fanin chain"]
+#   WF_FANIN_SIZES  upstream counts of the fan-in runs ["WF_N/10 WF_N"]
 #   BENCH_PORT    first port to try [3420]     KEEP=1 keeps the temporary directory
 #
 # The latency case gives kyud a UDP listen port (a random free one from
@@ -139,7 +157,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake web daemons}
+CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake web daemons workflow}
+WF_N=${WF_N:-10000}
+WF_CHAIN=${WF_CHAIN:-1000}
+WF_WORKERS=${WF_WORKERS:-2}
+WF_SHAPES=${WF_SHAPES:-plain fanout fanin chain}
+WF_FANIN_SIZES=${WF_FANIN_SIZES:-$((WF_N / 10)) $WF_N}
 DAEMONS=${DAEMONS:-1 2 4 8}
 DAEMON_WORKERS=${DAEMON_WORKERS:-2}
 DAEMON_MODES=${DAEMON_MODES:-true sleep}
@@ -322,6 +345,8 @@ hist_res=$tmp/history
 : >"$dmn_res"
 web_res=$tmp/web
 : >"$web_res"
+wf_res=$tmp/workflow
+: >"$wf_res"
 : >"$queue_res"
 : >"$intake_res"
 : >"$results"
@@ -408,7 +433,7 @@ fi
 # --- kyud ----------------------------------------------------------------------------
 kyud_ok=1
 if has_case kyud || has_case idle || has_case latency || has_case scale || has_case memory ||
-	has_case queues || has_case daemons || has_case live; then
+	has_case queues || has_case daemons || has_case live || has_case workflow; then
 	if [ ! -x "$KYUD" ]; then
 		note "kyud not found at $KYUD (set KYUD or BUILD_DIR); skipping the kyud cases"
 		echo "note: kyud cases skipped: no kyud binary at $KYUD"
@@ -840,6 +865,156 @@ if has_case queues && [ "$kyud_ok" = 1 ]; then
 				"$(grep -c 'deadlock, trying again' "$log" || true)" "$idle" "${why:-ok}"
 		done
 	done
+fi
+
+# --- workflows: fan-out, fan-in and chain (issue 27) ---------------------------------
+# Each shape hangs under a gate job g (a shell loop that waits for a file),
+# which kyud claims when it starts. The shape is inserted while g runs, its
+# 'new' items settled by one CALL kyu_settle from this script (timed:
+# new_s), then the file is made: g ends, and from its end (finished_at,
+# database clock) to the last job's end is the shape's run.  Statements
+# over the run are the server's counts (this script's own subtracted):
+# q/job = statements kyud sent, inner/job = statements run inside
+# kyu_settle and the triggers (Queries - Questions), calls/job = CALLs.
+wf_status() { # prints: questions queries calls
+	sql -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions','Queries','Com_call_procedure')" |
+		awk '{v[$1]=$2} END {print v["Questions"]+0, v["Queries"]+0, v["Com_call_procedure"]+0}'
+}
+wf_reset() {
+	echo "TRUNCATE TABLE kyu_jobs; TRUNCATE TABLE kyu_after; TRUNCATE TABLE kyu_after_todo;" | sql
+	rm -f "$tmp/wf-gate"
+}
+# wf_wait COUNT: until COUNT rows besides g ended (polls counted in wf_polls).
+wf_wait() {
+	local got last=-1 stall=0
+	why=
+	while :; do
+		sleep 0.2
+		got=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE id <> 'g' AND status IN ('succeeded','failed','cancelled')")
+		wf_polls=$((wf_polls + 1))
+		[ "$got" -ge "$1" ] && return 0
+		if ! kill -0 "$kyud_pid" 2>/dev/null; then why=kyud_exited; kyud_pid=; return 1; fi
+		if [ "$got" = "$last" ]; then
+			stall=$((stall + 1))
+			[ $((stall / 5)) -ge "$KYUD_STALL" ] && { why="no_progress_${KYUD_STALL}s"; return 1; }
+		else
+			stall=0 last=$got
+		fi
+	done
+}
+# wf_run SHAPE N INSERT-SQL: one measurement; a row of wf_res. Everything
+# is inserted and settled before kyud starts, so that g is claimed knowing
+# that jobs wait for it (a job claimed before its first dependent was
+# inserted leaves its end to the next claim that sees the item: up to a
+# poll_interval later without wake-ups).
+wf_run() {
+	local shape=$1 n=$2 ins=$3 log=$tmp/kyud-wf-$1-$2.log t0 t1 t2 qa qb ia ib ca cb da db total
+	wf_reset
+	sql -e "INSERT INTO kyu_jobs (id, command) VALUES ('g', 'while [ ! -e $tmp/wf-gate ]; do sleep 0.05; done')"
+	t0=$(date +%s.%N)
+	sql <<<"$ins"
+	t1=$(date +%s.%N)
+	total=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE id <> 'g'")
+	sql -e "CALL kyu_settle($((total + 100)))"
+	t2=$(date +%s.%N)
+	start_kyud "$WF_WORKERS" "$log" || { row "$wf_res" "$shape" "$n" - - - - - - - - - - - - - - - kyud_failed; return; }
+	for _ in $(seq 1 300); do
+		[ "$(sql -e "SELECT status FROM kyu_jobs WHERE id = 'g' AND pid IS NOT NULL")" = running ] && break
+		sleep 0.1
+	done
+	read -r qa ia ca < <(wf_status)
+	da=$(self_ticks "$db_pid")
+	wf_polls=0
+	touch "$tmp/wf-gate"
+	wf_wait "$total" || true
+	read -r qb ib cb < <(wf_status)
+	db=$(self_ticks "$db_pid")
+	stop_kyud
+	local q=$((qb - qa - wf_self_q - wf_polls)) inner=$((ib - ia - (qb - qa) - wf_self_inner)) calls=$((cb - ca))
+	# From g's end: first start, all started, all ended (ms); jobs/s over that.
+	read -r first all last jps < <(sql -e "SELECT
+		ROUND(TIMESTAMPDIFF(MICROSECOND, g.finished_at, MIN(j.started_at)) / 1000),
+		ROUND(TIMESTAMPDIFF(MICROSECOND, g.finished_at, MAX(j.started_at)) / 1000),
+		ROUND(TIMESTAMPDIFF(MICROSECOND, g.finished_at, MAX(j.finished_at)) / 1000),
+		ROUND(COUNT(*) / (TIMESTAMPDIFF(MICROSECOND, g.finished_at, MAX(j.finished_at)) / 1e6))
+		FROM kyu_jobs AS j JOIN kyu_jobs AS g ON g.id = 'g' WHERE j.id <> 'g' AND j.status = 'succeeded'")
+	# Latency, a dependent's start after its upstream's end (ms): for every
+	# edge of a chain or a fan-out; for a fan-in, z after its last upstream.
+	local lat latq="SELECT TIMESTAMPDIFF(MICROSECOND, u.finished_at, d.started_at) / 1000
+		FROM kyu_after AS e JOIN kyu_jobs AS u ON u.seq = e.up_seq JOIN kyu_jobs AS d ON d.seq = e.down_seq"
+	[ "$shape" != fanin ] || latq="SELECT TIMESTAMPDIFF(MICROSECOND, MAX(u.finished_at), z.started_at) / 1000
+		FROM kyu_jobs AS u JOIN kyu_jobs AS z ON z.id = 'z' WHERE u.id LIKE 'u%'"
+	lat=$(sql -e "$latq" | sort -n |
+		awk '{v[NR] = $1; s += $1} END {if (NR == 0) {print "- - - -"; exit}
+			k = int(NR * 0.9 + 0.5); if (k < 1) k = 1
+			printf "%.1f %.1f %.1f %.1f\n", s / NR, v[int((NR + 1) / 2)], v[k], v[NR]}')
+	# Fan-in: the ends' rate over the first and the last tenth of them
+	# (a per-end cost that grew with the ends counted would slow the last).
+	local tenth=-
+	if [ "$shape" = fanin ]; then
+		tenth=$(sql -e "SELECT UNIX_TIMESTAMP(finished_at) FROM kyu_jobs WHERE id LIKE 'u%' ORDER BY finished_at" |
+			awk -v n="$n" '{t[NR] = $1} END {k = int(n / 10); if (k < 2) {print "-"; exit}
+				a = t[k] - t[1]; b = t[NR] - t[NR - k + 1]
+				if (a > 0 && b > 0) printf "%.0f/%.0f\n", (k - 1) / a, (k - 1) / b; else print "-"}')
+	fi
+	# shellcheck disable=SC2086 # lat: four fields
+	row "$wf_res" "$shape" "$n" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" \
+		"$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.2f", b - a}')" \
+		"$first" "$all" "$last" "$jps" $lat \
+		"$(awk -v d="$q" -v n="$n" 'BEGIN {printf "%.2f", d / n}')" \
+		"$(awk -v d="$inner" -v n="$n" 'BEGIN {printf "%.1f", d / n}')" \
+		"$(awk -v d="$calls" -v n="$n" 'BEGIN {printf "%.3f", d / n}')" \
+		"$(ms_per_job $((db - da)) "$n")" "$tenth" "${why:-ok}"
+}
+if has_case workflow && [ "$kyud_ok" = 1 ]; then
+	read -r q0 i0 _ < <(wf_status)
+	read -r q1 i1 _ < <(wf_status)
+	wf_self_q=$((q1 - q0)) wf_self_inner=$((i1 - i0 - (q1 - q0)))
+	for shape in $WF_SHAPES; do
+		case $shape in
+		plain)
+			# The baseline: WF_N jobs without upstreams, due when kyud starts.
+			wf_reset
+			fill "$WF_N" argv
+			read -r qa ia ca < <(wf_status)
+			da=$(self_ticks "$db_pid")
+			start_kyud "$WF_WORKERS" "$tmp/kyud-wf-plain.log" || { row "$wf_res" plain "$WF_N" - - - - - - - - - - - - - - - kyud_failed; continue; }
+			wf_polls=0
+			wf_wait "$WF_N" || true
+			read -r qb ib cb < <(wf_status)
+			db=$(self_ticks "$db_pid")
+			stop_kyud
+			read -r jps < <(sql -e "SELECT ROUND(COUNT(*) / (TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1e6))
+				FROM kyu_jobs WHERE status = 'succeeded'")
+			row "$wf_res" plain "$WF_N" - - - - - "$jps" - - - - \
+				"$(awk -v d=$((qb - qa - wf_self_q - wf_polls)) -v n="$WF_N" 'BEGIN {printf "%.2f", d / n}')" \
+				"$(awk -v d=$((ib - ia - (qb - qa) - wf_self_inner)) -v n="$WF_N" 'BEGIN {printf "%.1f", d / n}')" \
+				"$(awk -v d=$((cb - ca)) -v n="$WF_N" 'BEGIN {printf "%.3f", d / n}')" \
+				"$(ms_per_job $((db - da)) "$WF_N")" - "${why:-ok}" ;;
+		fanout)
+			wf_run fanout "$WF_N" "$(awk -v n="$WF_N" 'BEGIN {
+				for (i = 1; i <= n; i += 1000) {
+					j = i + 999; if (j > n) j = n
+					printf "INSERT INTO kyu_jobs (id, argv, after) SELECT CONCAT(\x27d\x27, seq), \x27[\"/bin/true\"]\x27, \x27[\"g\"]\x27 FROM seq_%d_to_%d;\n", i, j
+				}}')" ;;
+		fanin)
+			for n in $WF_FANIN_SIZES; do
+				wf_run fanin "$n" "$(awk -v n="$n" 'BEGIN {
+					for (i = 1; i <= n; i += 1000) {
+						j = i + 999; if (j > n) j = n
+						printf "INSERT INTO kyu_jobs (id, argv, after, batch) SELECT CONCAT(\x27u\x27, seq), \x27[\"/bin/true\"]\x27, \x27[\"g\"]\x27, \x27wf\x27 FROM seq_%d_to_%d;\n", i, j
+					}
+					printf "INSERT INTO kyu_jobs (id, argv, after_batch) VALUES (\x27z\x27, \x27[\"/bin/true\"]\x27, \x27wf\x27);\n"
+				}')"
+			done ;;
+		chain)
+			wf_run chain "$WF_CHAIN" "INSERT INTO kyu_jobs (id, argv, after) SELECT CONCAT('c', seq), '[\"/bin/true\"]',
+				IF(seq = 1, '[\"g\"]', CONCAT('[\"c', seq - 1, '\"]')) FROM seq_1_to_$WF_CHAIN;" ;;
+		*) note "workflow: unknown shape $shape (plain fanout fanin chain)" ;;
+		esac
+	done
+	wf_reset
 fi
 
 # --- intake: the max_waiting trigger's cost per INSERT -------------------------------
@@ -1389,6 +1564,20 @@ if [ -s "$queue_res" ]; then
 			printf "%7s %3s %6s %7s %6s %6s %8s %9s  %s\n", f[1], f[2], f[3], f[4], pct, f[5], f[6], f[7], f[8]
 		}
 	}' "$queue_res"
+fi
+
+if [ -s "$wf_res" ]; then
+	echo
+	echo "Workflows ($WF_WORKERS workers, /bin/true jobs): plain = jobs without upstreams (the baseline); fanout = one"
+	echo "upstream, n dependents; fanin = n upstreams, one dependent z; chain = n steps. ins_s: the INSERTs; new_s: one"
+	echo "CALL kyu_settle acting on their 'new' items; first/all/last: ms from the upstream's end (a gate job) to the first"
+	echo "start, the last start and the last end; jobs/s over that (plain: first start to last end); lat: ms from an"
+	echo "upstream's end to its dependent's start (chain: each step; fanout: each dependent; fanin: z after the last"
+	echo "upstream), mean p50 p90 max; per job (fanin: per upstream end, chain: per step): q = statements kyud sent,"
+	echo "inner = statements run inside kyu_settle and the triggers, calls = CALLs, db_ms = mariadbd CPU ms; tenth ="
+	echo "fanin: ends/s over the first and the last tenth of the ends (equal when an end's cost does not grow)"
+	table "$wf_res" '%-6s %6s %6s %6s %8s %7s %7s %6s %8s %7s %7s %7s %6s %7s %7s %7s %9s  %s\n' \
+		shape n ins_s new_s first_ms all_ms last_ms jobs/s lat_mean lat_p50 lat_p90 lat_max q/job inner/j calls/j db_ms/j tenth note
 fi
 
 if [ -s "$intake_res" ]; then

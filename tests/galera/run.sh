@@ -22,6 +22,8 @@
 #   run-twice  ids appended more than once; allowed only for rows whose
 #              attempts > 1 (a lease that really expired, a new claim)
 # and the three nodes' kyu_jobs must be equal (after wsrep_sync_wait).
+# Then a small workflow (run_workflow): a chain and a fan-in submitted on
+# node 1 and run by two other daemons on nodes 2 and 3.
 # Exit 1 on lost, stuck, a mismatch or an unexplained run-twice; 77 when
 # the environment lacks what it needs.
 #
@@ -273,6 +275,75 @@ wait_ran() {
 	done
 }
 
+# Workflows on the cluster (issue 27): a chain of 5 and a fan-in of 20,
+# submitted on node 1, run by kyud C on node 2 and D on node 3 (both settle:
+# an item two nodes act on at once fails certification on one, which
+# kyu_settle retries). Each job appends its id to a file. Every job must
+# succeed once, the chain in order and the fan-in's job after all of its
+# upstreams (in the file and by started_at against finished_at), and every
+# node must end with no item left and every edge counted succeeded.
+run_workflow() {
+	local out=$top/wf.txt end got i
+	: >"$out"
+	chmod 0666 "$out"
+	start_daemon c "127.0.0.1:${PORT[2]}"
+	start_daemon d "127.0.0.1:${PORT[3]}"
+	{
+		echo "INSERT INTO kyu_jobs (id, command) VALUES ('w-c1', 'echo w-c1 >> $out');"
+		for i in 2 3 4 5; do
+			echo "INSERT INTO kyu_jobs (id, command, after) VALUES ('w-c$i', 'echo w-c$i >> $out', '[\"w-c$((i - 1))\"]');"
+		done
+		echo "INSERT INTO kyu_jobs (id, command) SELECT CONCAT('w-u', seq), CONCAT('echo w-u', seq, ' >> $out') FROM seq_1_to_20;"
+		echo "INSERT INTO kyu_jobs (id, command, after) SELECT 'w-f', 'echo w-f >> $out',
+			JSON_ARRAYAGG(CONCAT('w-u', seq)) FROM seq_1_to_20;"
+	} | node_sql 1 -D kyu
+	end=$(($(date +%s) + 120))
+	while :; do
+		got=$(count 1 "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'w-%' AND status IN ('succeeded','failed','cancelled')")
+		[ "$got" -ge 26 ] && break
+		if [ "$(date +%s)" -ge "$end" ]; then
+			say "FAIL: workflow: $got of 26 jobs ended in 120 s:" \
+				"$(count 1 "SELECT GROUP_CONCAT(CONCAT(id, ':', status)) FROM kyu_jobs WHERE id LIKE 'w-%' AND status <> 'succeeded'")"
+			failed=1
+			break
+		fi
+		sleep 0.5
+	done
+	# The last items (ends of jobs without dependents leave none, but an
+	# end's item may still be in flight when its dependent has run).
+	for _ in $(seq 1 60); do
+		[ "$(count 1 "SELECT COUNT(*) FROM kyu_after_todo")" = 0 ] && break
+		sleep 0.5
+	done
+	stop_daemons
+	local bad chain fpos last_u n
+	bad=$(count 1 "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'w-%' AND (status <> 'succeeded' OR attempts <> 1)")
+	chain=$(grep '^w-c' "$out" | tr '\n' ' ')
+	fpos=$(grep -n '^w-f$' "$out" | cut -d: -f1)
+	last_u=$(grep -n '^w-u' "$out" | tail -n 1 | cut -d: -f1)
+	say "workflow: $(wc -l <"$out") runs; chain: $chain; w-f at line ${fpos:-none}, last upstream at line ${last_u:-none};" \
+		"kyud C $(grep -o 'connected to [0-9.:]*' "$top/c.log" | sort -u | tr '\n' ' ')," \
+		"D $(grep -o 'connected to [0-9.:]*' "$top/d.log" | sort -u | tr '\n' ' ');" \
+		"$(cat "$top/c.log" "$top/d.log" | grep -c 'deadlock, trying again' || true) deadlock retries logged"
+	[ "$bad" = 0 ] || { say "FAIL: workflow: $bad job(s) not succeeded at their first attempt"; failed=1; }
+	[ "$(wc -l <"$out")" = 26 ] && [ "$(sort -u "$out" | wc -l)" = 26 ] ||
+		{ say "FAIL: workflow: not every job ran exactly once ($(wc -l <"$out") runs)"; failed=1; }
+	[ "$chain" = "w-c1 w-c2 w-c3 w-c4 w-c5 " ] || { say "FAIL: workflow: the chain ran out of order: $chain"; failed=1; }
+	[ -n "$fpos" ] && [ -n "$last_u" ] && [ "$fpos" -gt "$last_u" ] ||
+		{ say "FAIL: workflow: w-f ran before all of its upstreams"; failed=1; }
+	for n in 1 2 3; do
+		got=$(node_sql "$n" -N -B -D kyu -e "SET SESSION wsrep_sync_wait = 1;
+			SELECT (SELECT COUNT(*) FROM kyu_after_todo),
+			  (SELECT COUNT(*) FROM kyu_after WHERE state <> 1),
+			  (SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'w-%' AND after IS NOT NULL AND NOT (after_left <=> 0 AND after_bad <=> 0)),
+			  (SELECT COUNT(*) FROM kyu_after AS e JOIN kyu_jobs AS u ON u.seq = e.up_seq
+			     JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE NOT (d.started_at >= u.finished_at)),
+			  (SELECT COUNT(*) FROM kyu_after)" | tr '\t' ' ')
+		[ "$got" = "0 0 0 0 24" ] ||
+			{ say "FAIL: workflow: node $n (items, edges not succeeded, counters not 0, early starts, edges): $got, expected 0 0 0 0 24"; failed=1; }
+	done
+}
+
 # A node cut off from the cluster (wsrep_ready OFF) still takes
 # connections: the set-up must pass it over for the next host of the list,
 # and with no other host say why. Last, after the tables were compared:
@@ -398,6 +469,7 @@ run_test() {
 		{ say "FAIL: kyud A never moved to node 2"; failed=1; }
 	grep 'connected to 127.0.0.1:'"${PORT[3]}" "$top/b.log" >/dev/null ||
 		{ say "FAIL: kyud B never moved to node 3"; failed=1; }
+	run_workflow
 	check_not_ready
 	[ "$failed" = 0 ] && say "PASS"
 	return 0
