@@ -105,7 +105,7 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   -- after_policy: 'succeeded', run once they all succeeded (cancelled if
   -- one fails, is cancelled or deleted), or 'finished', run once they all
   -- ended, however. batch: a label for the jobs of one batch.
-  after        TEXT NULL,
+  after        MEDIUMTEXT NULL,
   after_policy ENUM('succeeded','finished') NOT NULL DEFAULT 'succeeded',
   batch        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   after_batch  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
@@ -241,7 +241,7 @@ ALTER TABLE kyu_jobs
   MODIFY status ENUM('waiting','running','succeeded','failed','cancelled','blocked')
     NOT NULL DEFAULT 'waiting';
 ALTER TABLE kyu_jobs
-  ADD COLUMN IF NOT EXISTS after TEXT NULL,
+  ADD COLUMN IF NOT EXISTS after MEDIUMTEXT NULL,
   ADD COLUMN IF NOT EXISTS after_policy ENUM('succeeded','finished') NOT NULL DEFAULT 'succeeded',
   ADD COLUMN IF NOT EXISTS batch VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   ADD COLUMN IF NOT EXISTS after_batch VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
@@ -327,11 +327,11 @@ EXECUTE IMMEDIATE CONCAT(
   '   IF NEW.status IN (''waiting'', ''blocked'') THEN',
   '    SELECT IFNULL(SUM(u.status NOT IN (''succeeded'', ''failed'', ''cancelled'')), 0),',
   '      IFNULL(SUM(u.status IN (''failed'', ''cancelled'')), 0) INTO n_open, n_bad',
-  '     FROM kyu_jobs AS u WHERE u.seq IN (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
+  '     FROM (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
   '       COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
   '      UNION SELECT j.seq FROM kyu_jobs AS j',
-  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq)',
-  '     LOCK IN SHARE MODE;',
+  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq) AS x',
+  '     JOIN kyu_jobs AS u ON u.seq = x.seq LOCK IN SHARE MODE;',
   '    IF n_open = 0 AND (n_bad = 0 OR NEW.after_policy = ''finished'') THEN',
   '     SET NEW.status = ''waiting'', NEW.after_left = 0, NEW.after_bad = n_bad;',
   '    ELSE',
@@ -356,10 +356,11 @@ EXECUTE IMMEDIATE CONCAT(
   '  INSERT IGNORE INTO kyu_after (up_seq, down_seq, state)',
   '   SELECT u.seq, NEW.seq, IF(NEW.after_left IS NULL, 0, CASE WHEN u.status = ''succeeded'' THEN 1',
   '     WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END)',
-  '    FROM kyu_jobs AS u WHERE u.seq IN (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
+  '    FROM (SELECT j.seq FROM JSON_TABLE(IFNULL(NEW.after, ''[]''), ''$[*]''',
   '       COLUMNS (id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t JOIN kyu_jobs AS j ON j.id = t.id',
   '      UNION SELECT j.seq FROM kyu_jobs AS j',
-  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq);',
+  '       WHERE NEW.after_batch IS NOT NULL AND j.batch = NEW.after_batch AND j.seq <> NEW.seq) AS x',
+  '    JOIN kyu_jobs AS u ON u.seq = x.seq;',
   '  IF NEW.status = ''blocked'' THEN',
   '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (NEW.seq, NEW.id, ''new'');',
   '  END IF;',

@@ -41,7 +41,7 @@ struct record {
 	double flush_after; /* monotonic: a deadlocked or refused flush waits until then */
 	/* The round trip in flight, when it is a finish. */
 	int sent_count, sent_stmts;
-	bool sent_probe; /* it ends (before the count) with settle.h's probe */
+	bool sent_probe; /* it ends (before the count) with settle.h's probe: always */
 	/* The results recorded by a round trip (n of them; retried: one of
 	 * them goes back to waiting for its backoff): claim.c. */
 	void (*recorded)(void *ctx, int n, bool retried);

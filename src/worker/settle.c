@@ -19,12 +19,6 @@ void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx)
 void settle_want(struct settle *s)
 {
 	s->wanted = true;
-	s->watch_until = mono_now() + SETTLE_WATCH;
-}
-
-bool settle_watching(const struct settle *s, double now)
-{
-	return now < s->watch_until;
 }
 
 void settle_probed(struct settle *s, const struct db_result *r)

@@ -25,12 +25,11 @@
 /* Items acted on per call: a cascade longer than this goes on in the
  * next call, which the claim after this one asks for. */
 #define SETTLE_ITEMS 100
-/* Seconds a worker that saw items stays watchful: its results' round
- * trips then also ask whether items wait (record.c), since a job it runs
- * may have got dependents after its claim (its claim's has_downstream
- * was 0) and its end then leaves an item nobody else may look for soon.
- * A worker that never sees an item never asks. */
-#define SETTLE_WATCH 60.0
+/* Every results round trip also asks whether kyu_settle has work
+ * (record.c): a job may have got dependents after its claim (its claim's
+ * has_downstream was 0), or a dependent of it was inserted by plain SQL
+ * with no wake-up, and its end then leaves work nobody else may look for
+ * before the poll. Two index dives riding on a round trip made anyway. */
 #define SETTLE_PROBE_SQL "SELECT " STORE_SETTLE_PENDING
 
 struct settle {
@@ -40,17 +39,14 @@ struct settle {
 	void *settled_ctx;
 	bool wanted;
 	double after;         /* monotonic: not before then (after a failure) */
-	double watch_until;   /* monotonic: results ask for items until then */
 	struct spell failing; /* calls fail (logged once per spell) */
 	uint64_t calls;
 };
 
 void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx), void *settled_ctx);
-/* Call kyu_settle at the next chance (and watch for items a while). */
+/* Call kyu_settle at the next chance. */
 void settle_want(struct settle *s);
-/* Whether a results round trip should carry SETTLE_PROBE_SQL. */
-bool settle_watching(const struct settle *s, double now);
-/* The probe's result: settle if it says items wait. */
+/* The result of SETTLE_PROBE_SQL: settle if it says items wait. */
 void settle_probed(struct settle *s, const struct db_result *r);
 
 /* Its row of the statement order (ctx: the settle). */

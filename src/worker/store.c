@@ -115,10 +115,13 @@ void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, b
 		  "AND status IN ('succeeded', 'failed', 'cancelled') "
 		  "AND updated_at < NOW(6) - INTERVAL %d SECOND "
 		  /* Never a row a dependent that has not ended may still read
-		   * (its result, its output): it goes after the last of them. */
-		  "AND (has_downstream = 0 OR NOT EXISTS (SELECT 1 FROM kyu_after AS e "
+		   * (its result, its output): it goes after the last of them.
+		   * Whatever has_downstream says: a dependent inserted just now
+		   * has its edge before kyu_settle marks the upstream. One dive
+		   * into kyu_after's primary key per row. */
+		  "AND NOT EXISTS (SELECT 1 FROM kyu_after AS e "
 		  "JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = kyu_jobs.seq "
-		  "AND d.status IN ('blocked', 'waiting', 'running'))) LIMIT %d; "
+		  "AND d.status IN ('blocked', 'waiting', 'running')) LIMIT %d; "
 		  /* Start records older than their queue's rate_period (or of
 		   * a queue no longer rated) count for nothing any more. */
 		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "

@@ -1008,10 +1008,9 @@ static void test_cleanup(void)
 	store_cleanup_build(&sb, &cfg);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); DELETE "
 			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND (has_downstream = 0 "
-			  "OR NOT EXISTS (SELECT 1 FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = "
-			  "e.down_seq WHERE e.up_seq = kyu_jobs.seq AND d.status IN ('blocked', 'waiting', "
-			  "'running'))) LIMIT 1000; "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND NOT EXISTS (SELECT 1 "
+			  "FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = "
+			  "kyu_jobs.seq AND d.status IN ('blocked', 'waiting', 'running')) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
 			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
 			  "INTERVAL q.rate_period SECOND); DO "
@@ -1050,10 +1049,9 @@ static void test_cleanup(void)
 	store_cleanup_build_lock(&sb, &cfg, false);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = 1; DELETE "
 			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND (has_downstream = 0 "
-			  "OR NOT EXISTS (SELECT 1 FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = "
-			  "e.down_seq WHERE e.up_seq = kyu_jobs.seq AND d.status IN ('blocked', 'waiting', "
-			  "'running'))) LIMIT 1000; "
+			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND NOT EXISTS (SELECT 1 "
+			  "FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = "
+			  "kyu_jobs.seq AND d.status IN ('blocked', 'waiting', 'running')) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
 			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
 			  "INTERVAL q.rate_period SECOND); DO 0");
