@@ -117,9 +117,15 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   after_bad    INT NULL,
   cancelled_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   has_downstream TINYINT NOT NULL DEFAULT 0,
-  -- 1 while the end (or re-opening) of a job with dependents is yet to be
-  -- settled; set by the UPDATE trigger, cleared by kyu_settle.
-  after_changed TINYINT NULL,
+  -- What kyu_settle last told the job's dependents of it (0 not ended, 1
+  -- succeeded, 2 failed or cancelled), and, computed by the server, 1
+  -- while its status says otherwise: its end (or re-opening) is yet to be
+  -- settled. No trigger: a generated column costs an UPDATE next to
+  -- nothing, an UPDATE trigger a tenth of kyud's throughput.
+  after_seen   TINYINT NULL,
+  after_changed TINYINT AS (IF(has_downstream <> 0 AND NOT (after_seen <=> CASE status
+                  WHEN 'succeeded' THEN 1 WHEN 'failed' THEN 2 WHEN 'cancelled' THEN 2 ELSE 0 END),
+                  1, NULL)) PERSISTENT,
   PRIMARY KEY (seq),
   UNIQUE KEY kyu_jobs_id (id),
   KEY kyu_jobs_due (due, priority),
@@ -249,7 +255,10 @@ ALTER TABLE kyu_jobs
   ADD COLUMN IF NOT EXISTS after_bad INT NULL,
   ADD COLUMN IF NOT EXISTS cancelled_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   ADD COLUMN IF NOT EXISTS has_downstream TINYINT NOT NULL DEFAULT 0,
-  ADD COLUMN IF NOT EXISTS after_changed TINYINT NULL;
+  ADD COLUMN IF NOT EXISTS after_seen TINYINT NULL,
+  ADD COLUMN IF NOT EXISTS after_changed TINYINT AS (IF(has_downstream <> 0 AND NOT (after_seen <=>
+    CASE status WHEN 'succeeded' THEN 1 WHEN 'failed' THEN 2 WHEN 'cancelled' THEN 2 ELSE 0 END),
+    1, NULL)) PERSISTENT;
 ALTER TABLE kyu_jobs
   ADD KEY IF NOT EXISTS kyu_jobs_batch (batch),
   ADD KEY IF NOT EXISTS kyu_jobs_after_changed (after_changed),
@@ -273,7 +282,7 @@ CREATE TABLE IF NOT EXISTS kyu_after (
 ) ENGINE = InnoDB;
 
 -- What kyu_settle has still to do, in order, besides the rows of kyu_jobs
--- flagged after_changed: a job with upstreams was inserted (what = 'new',
+-- whose after_changed is 1: a job with upstreams was inserted (what = 'new',
 -- the job is the dependent) or deleted ('gone': its edges go), or an
 -- upstream that has dependents was deleted before it ended ('deleted').
 -- Rows
@@ -322,7 +331,7 @@ EXECUTE IMMEDIATE CONCAT(
   '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
   '   END IF;',
   '  END IF;',
-  '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0;',
+  '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0, NEW.after_seen = NULL;',
   '  IF JSON_LENGTH(NEW.after) > 0 OR NEW.after_batch IS NOT NULL THEN',
   '   IF NEW.status IN (''waiting'', ''blocked'') THEN',
   '    SELECT IFNULL(SUM(u.status NOT IN (''succeeded'', ''failed'', ''cancelled'')), 0),',
@@ -366,35 +375,13 @@ EXECUTE IMMEDIATE CONCAT(
   '  END IF;',
   ' END IF');
 
--- An UPDATE: after and after_batch are fixed at INSERT; a job that has
--- dependents and ends, or is opened again, is flagged after_changed for
--- kyu_settle, in the row itself. For kyud's own updates (claims, leases,
--- results of jobs without dependents) this is a test of a few columns of
--- the row; it names no other table, which would have every UPDATE of
--- kyu_jobs open and lock that table too (measured: a fifth of kyud's
--- throughput at 4 workers on 16 cores, README "Workflows").
+-- No UPDATE trigger: one would run for every row kyud claims, renews and
+-- finishes, and cost about a tenth of its throughput (README "Workflows");
+-- an end is seen by the generated column after_changed instead. So after
+-- and after_batch are read at INSERT only: changing them later changes the
+-- columns, not what the job waits for. (Triggers of earlier drafts go.)
 DROP TRIGGER IF EXISTS kyu_jobs_after_update;
-EXECUTE IMMEDIATE CONCAT(
-  'CREATE OR REPLACE TRIGGER kyu_jobs_after_change',
-  ' BEFORE UPDATE ON kyu_jobs FOR EACH ROW',
-  ' BEGIN',
-  '  DECLARE msg VARCHAR(512);',
-  '  IF NOT (NEW.after <=> OLD.after) OR NOT (NEW.after_batch <=> OLD.after_batch) THEN',
-  '   SET msg = CONCAT(''kyu: after and after_batch of job '', LEFT(OLD.id, 100),',
-  '     '' cannot be changed after INSERT'');',
-  '   SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
-  '  END IF;',
-  '  IF NEW.status = ''blocked'' AND OLD.status <> ''blocked''',
-  '     AND NOT (IFNULL(JSON_LENGTH(NEW.after), 0) > 0 OR NEW.after_batch IS NOT NULL) THEN',
-  '   SET msg = CONCAT(''kyu: job '', LEFT(OLD.id, 100), '' waits for no job: it cannot be blocked'');',
-  '   SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
-  '  END IF;',
-  '  IF NEW.has_downstream <> 0 AND NEW.status <> OLD.status',
-  '     AND (NEW.status IN (''succeeded'', ''failed'', ''cancelled'')',
-  '          OR OLD.status IN (''succeeded'', ''failed'', ''cancelled'')) THEN',
-  '   SET NEW.after_changed = 1;',
-  '  END IF;',
-  ' END');
+DROP TRIGGER IF EXISTS kyu_jobs_after_change;
 
 -- A DELETE: an upstream deleted before it ended counts as failed for its
 -- dependents; a dependent's edges go after it, deleted by kyu_settle (not
@@ -466,16 +453,21 @@ BEGIN
           COMMIT;
           LEAVE items;
         END IF;
-        UPDATE kyu_jobs SET after_changed = NULL, updated_at = updated_at WHERE seq = j_seq;
+        UPDATE kyu_jobs SET after_seen = CASE status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END, updated_at = updated_at
+          WHERE seq = j_seq;
       END IF;
       IF t_what = ''new'' THEN
         SET policy = NULL;
         SELECT after_policy INTO policy FROM kyu_jobs WHERE seq = j_seq FOR UPDATE;
         IF policy IS NOT NULL THEN
           -- Lock the upstreams first: an end in progress is waited for,
-          -- and every later one sees has_downstream.
-          UPDATE kyu_jobs AS u JOIN kyu_after AS e ON e.up_seq = u.seq
-            SET u.has_downstream = 1, u.updated_at = u.updated_at WHERE e.down_seq = j_seq;
+          -- and every later one is seen (after_changed). One that had no
+          -- dependents yet is seen as it is now: this item counts it.
+          SELECT COUNT(*) INTO n FROM kyu_jobs
+            WHERE seq IN (SELECT up_seq FROM kyu_after WHERE down_seq = j_seq) FOR UPDATE;
+          UPDATE kyu_jobs SET after_seen = CASE status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END,
+              has_downstream = 1, updated_at = updated_at
+            WHERE has_downstream = 0 AND seq IN (SELECT up_seq FROM kyu_after WHERE down_seq = j_seq);
           UPDATE kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
             SET e.state = CASE WHEN u.seq IS NULL THEN 2 WHEN u.status = ''succeeded'' THEN 1
                           WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END
