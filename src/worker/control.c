@@ -141,7 +141,7 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			/* An any-queue wake-up: a schedule changed, or (sql/notify.sql)
 			 * an item of kyu_after_todo was made. */
 			scheduler_wake(ctl->r.sched);
-			settle_want(ctl->r.settle);
+			settle_wake(ctl->r.settle);
 			break;
 		case KYU_REPORT:
 			report_configure(&ctl->rep, m.value);

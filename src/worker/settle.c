@@ -21,6 +21,17 @@ void settle_want(struct settle *s)
 	s->wanted = true;
 }
 
+void settle_wake(struct settle *s)
+{
+	s->woken = true;
+}
+
+/* When a wake-up's call may go. */
+static double wake_at(const struct settle *s)
+{
+	return s->wake_after > s->after ? s->wake_after : s->after;
+}
+
 void settle_probed(struct settle *s, const struct db_result *r)
 {
 	const char *v;
@@ -36,7 +47,7 @@ bool settle_due(void *settle, struct stmt_turn *t)
 {
 	const struct settle *s = settle;
 
-	return s->wanted && t->now >= s->after;
+	return (s->wanted && t->now >= s->after) || (s->woken && t->now >= wake_at(s));
 }
 
 double settle_when(void *settle, double now)
@@ -44,15 +55,19 @@ double settle_when(void *settle, double now)
 	const struct settle *s = settle;
 
 	(void)now;
-	return s->wanted ? s->after : 0;
+	if (s->wanted)
+		return s->after;
+	return s->woken ? wake_at(s) : 0;
 }
 
 bool settle_send(void *settle, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct settle *s = settle;
 
-	(void)t;
+	if (s->woken)
+		s->wake_after = t->now + SETTLE_WAKE_GAP;
 	s->wanted = false;
+	s->woken = false;
 	sb_printf(sb, "CALL kyu_settle(%d)", SETTLE_ITEMS);
 	return true;
 }

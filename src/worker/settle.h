@@ -30,6 +30,7 @@
  * has_downstream was 0), or a dependent of it was inserted by plain SQL
  * with no wake-up, and its end then leaves work nobody else may look for
  * before the poll. Two index dives riding on a round trip made anyway. */
+#define SETTLE_WAKE_GAP 0.25
 #define SETTLE_PROBE_SQL "SELECT " STORE_SETTLE_PENDING
 
 struct settle {
@@ -39,6 +40,10 @@ struct settle {
 	void *settled_ctx;
 	bool wanted;
 	double after;         /* monotonic: not before then (after a failure) */
+	/* A call asked for by an any-queue wake-up, which anyone may send in
+	 * floods: at most one per SETTLE_WAKE_GAP, the rest folded into it. */
+	bool woken;
+	double wake_after;
 	struct spell failing; /* calls fail (logged once per spell) */
 	uint64_t calls;
 };
@@ -46,6 +51,8 @@ struct settle {
 void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx), void *settled_ctx);
 /* Call kyu_settle at the next chance. */
 void settle_want(struct settle *s);
+/* An any-queue wake-up: call it, at most once per SETTLE_WAKE_GAP. */
+void settle_wake(struct settle *s);
 /* The result of SETTLE_PROBE_SQL: settle if it says items wait. */
 void settle_probed(struct settle *s, const struct db_result *r);
 
