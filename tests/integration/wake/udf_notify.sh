@@ -174,7 +174,7 @@ if { echo "SET @kyu_notify_target = 'localhost:7711';"; cat "$src/sql/notify.sql
 fi
 grep -q "bad target" "$work/bad.out" || fail "no 'bad target' message: $(cat "$work/bad.out")"
 [ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
-	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 6 ] || fail "a failed install changed the triggers"
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 7 ] || fail "a failed install changed the triggers"
 say "ok: a bad target is refused and changes nothing"
 
 # --- the function itself
@@ -264,7 +264,7 @@ if { echo "SET @kyu_notify_target = '192.0.2.1:7711';"; cat "$src/sql/notify.sql
 fi
 grep -q "target 192.0.2.1:7711 is not allowed" "$work/denied.out" || fail "no 'not allowed' message: $(cat "$work/denied.out")"
 [ "$(sql -e "SELECT COUNT(*) FROM information_schema.TRIGGERS
-	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 6 ] || fail "a refused install changed the triggers"
+	WHERE ACTION_STATEMENT LIKE '%$target%'")" = 7 ] || fail "a refused install changed the triggers"
 say "ok: a fallback address that is not allowed is refused and changes nothing"
 
 # IPv6, when this host has ::1.
