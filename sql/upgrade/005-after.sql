@@ -236,11 +236,13 @@ BEGIN
           -- Lock the upstreams first: an end in progress is waited for,
           -- and every later one is seen (after_changed). One that had no
           -- dependents yet is seen as it is now: this item counts it.
-          SELECT COUNT(*) INTO n FROM kyu_jobs
-            WHERE seq IN (SELECT up_seq FROM kyu_after WHERE down_seq = j_seq) FOR UPDATE;
-          UPDATE kyu_jobs SET after_seen = CASE status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END,
-              has_downstream = 1, updated_at = updated_at
-            WHERE has_downstream = 0 AND seq IN (SELECT up_seq FROM kyu_after WHERE down_seq = j_seq);
+          -- (Joins, not seq IN (...): that reads all of kyu_jobs.)
+          SELECT COUNT(*) INTO n FROM kyu_after AS e JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            WHERE e.down_seq = j_seq FOR UPDATE;
+          UPDATE kyu_jobs AS u JOIN kyu_after AS e ON e.up_seq = u.seq
+            SET u.after_seen = CASE u.status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END,
+                u.has_downstream = 1, u.updated_at = u.updated_at
+            WHERE e.down_seq = j_seq AND u.has_downstream = 0;
           UPDATE kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
             SET e.state = CASE WHEN u.seq IS NULL THEN 2 WHEN u.status = ''succeeded'' THEN 1
                           WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END
