@@ -42,15 +42,32 @@ flock -x "$gate"
 
 rec="echo \$KYU_JOB_ID >> $T_DIR/ran"
 held="flock -s $T_DIR/gate true && $rec"
+# submit: the statements on stdin in one transaction, tried again when the
+# server chose it as a deadlock's victim (an INSERT with after reads its
+# upstreams with shared locks while kyu_settle moves them: the rollback is
+# whole, so trying again is safe, as for any InnoDB transaction).
+submit() {
+	local sql_text try
+	sql_text=$(cat)
+	for try in 1 2 3 4 5; do
+		{ echo "START TRANSACTION;"; echo "$sql_text"; echo "COMMIT;"; } |
+			root_sql -D "$T_DB" 2>"$T_DIR/submit.err" && return 0
+		grep -q "ERROR 1213" "$T_DIR/submit.err" || fail "submit: $(cat "$T_DIR/submit.err")"
+		echo "submit: deadlock, try $try: trying again"
+	done
+	fail "submit: five deadlocks in a row"
+}
 # ids PREFIX FROM TO: a JSON array of job ids, made by the server.
 ids() { echo "(SELECT JSON_ARRAYAGG(CONCAT('$1', seq)) FROM seq_$2_to_$3)"; }
 
 # ---- work that runs while the gate is held: four chains, a fan-out.
 for c in 1 2 3 4; do
-	sql "INSERT INTO kyu_jobs (id, command) VALUES ('c${c}s1', '$rec')"
-	for s in $(seq 2 25); do
-		echo "INSERT INTO kyu_jobs (id, command, after) VALUES ('c${c}s$s', '$rec', '[\"c${c}s$((s - 1))\"]');"
-	done | root_sql -D "$T_DB"
+	{
+		echo "INSERT INTO kyu_jobs (id, command) VALUES ('c${c}s1', '$rec');"
+		for s in $(seq 2 25); do
+			echo "INSERT INTO kyu_jobs (id, command, after) VALUES ('c${c}s$s', '$rec', '[\"c${c}s$((s - 1))\"]');"
+		done
+	} | submit
 done
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('r', 'sleep 0.5; $rec');
      INSERT INTO kyu_jobs (id, command, after) SELECT CONCAT('r', seq), '$rec', '[\"r\"]' FROM seq_1_to_50"
@@ -61,14 +78,14 @@ sql "INSERT INTO kyu_jobs (id, command, after) SELECT 'fin', '$rec', $(ids u 1 2
      INSERT INTO kyu_jobs (id, command, after, after_policy) SELECT 'fin2', '$rec', $(ids u 1 200), 'finished'"
 for k in $(seq 1 20); do
 	echo "INSERT INTO kyu_jobs (id, command, after) SELECT 'm$k', '$rec', $(ids u $((10 * k - 9)) $((10 * k)));"
-done | root_sql -D "$T_DB"
+done | submit
 sql "INSERT INTO kyu_jobs (id, command, after) SELECT CONCAT('o', seq), '$rec', '[\"fin\"]' FROM seq_1_to_100"
 sql "INSERT INTO kyu_jobs (id, command, after)
      SELECT 'z', '$rec', JSON_MERGE_PRESERVE($(ids o 1 100), '[\"fin2\"]', $(ids m 1 20))"
 sql "INSERT INTO kyu_jobs (id, command, after) VALUES ('t1', '$rec', '[\"fin\"]')"
 for s in $(seq 2 10); do
 	echo "INSERT INTO kyu_jobs (id, command, after) VALUES ('t$s', '$rec', '[\"t$((s - 1))\"]');"
-done | root_sql -D "$T_DB"
+done | submit
 total=$(sql "SELECT COUNT(*) FROM kyu_jobs")
 assert_eq 484 "$total" "jobs inserted"
 
