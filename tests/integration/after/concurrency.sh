@@ -20,15 +20,7 @@
 # kyu_after_todo is empty at the end, every edge counted succeeded and every
 # dependent's counters at 0, and both daemons ran jobs.
 . "$KYU_SRC/tests/lib.sh"
-
-# Edges whose dependent started (started_at) before its upstream finished
-# (finished_at), by the database clock: "DOWN after UP: N ms early; ...".
-early_starts() {
-	sql "SELECT CONCAT(d.id, ' after ', u.id, ': ', IFNULL(ROUND(TIMESTAMPDIFF(MICROSECOND, d.started_at,
-	            u.finished_at) / 1000, 1), '?'), ' ms early') FROM kyu_after AS e
-	     JOIN kyu_jobs AS d ON d.seq = e.down_seq JOIN kyu_jobs AS u ON u.seq = e.up_seq
-	     WHERE d.started_at IS NULL OR u.finished_at IS NULL OR d.started_at < u.finished_at LIMIT 10" | tr '\n' ';'
-}
+. "$KYU_SRC/tests/lib/after.sh"
 
 # 120 slots per daemon: the 200 held upstreams need both.
 common=(kyud.workers=3 kyud.slots=40 kyud.lease=20)
