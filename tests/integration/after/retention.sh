@@ -51,10 +51,13 @@ for d in ds:u c:b rs:r; do
 done
 wait_for "SELECT COUNT(*) FROM kyu_after WHERE down_seq = $b_seq" 0 30
 assert_eq waiting "$(sql "SELECT status FROM kyu_jobs WHERE id = 'a'")" "a, whose dependent b was deleted"
-# The deleted running job ends when its gate opens; its result finds no row.
+# The deleted running job ends when its gate opens (its result finds no
+# row), or earlier, killed by the lease renewal that finds its row gone:
+# which comes first depends on the machine's pace, not on kyud.
 flock -u "$gate"
 exec {gate}>&-
-wait_until 30 "r's command to end" bash -c "grep -qx r $T_DIR/ran"
+wait_until 30 "r's command to end or be killed" \
+	bash -c "grep -qx r $T_DIR/ran || grep -q 'job r: its row is gone' '$KYUD_LOG'"
 stop_kyud
 for j in ds c rs; do ! grep -qx "$j" "$T_DIR/ran" || fail "$j ran although its upstream was deleted"; done
 
@@ -96,4 +99,4 @@ wait_for "SELECT (SELECT COUNT(*) FROM kyu_after) + (SELECT COUNT(*) FROM kyu_af
 stop_kyud
 assert_log_lacks 'retention delete failed|settling workflows'
 
-assert_eq "r up1 up2 down" "$(grep -E '^(r|up1|up2|down)$' "$T_DIR/ran" | tr '\n' ' ' | sed 's/ $//')" "ran, in order"
+assert_eq "up1 up2 down" "$(grep -E '^(up1|up2|down)$' "$T_DIR/ran" | tr '\n' ' ' | sed 's/ $//')" "ran, in order"
