@@ -39,9 +39,11 @@ static const double wake_recheck[] = { 0.3, 2.0 };
 
 void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
 		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct settle *settle, struct board_worker *bw)
+		struct retention *ret, struct settle *settle, struct peers *peers,
+		struct board_worker *bw)
 {
 	cl->settle = settle;
+	cl->peers = peers;
 	cl->cfg = cfg;
 	cl->host = host;
 	cl->conn = conn;
@@ -79,17 +81,21 @@ void claim_ended(void *claim, const struct job *j)
 		prefetch_ran(&cl->held->ring, mono_now() - j->spawned_at);
 	/* Its key or its queue's slot is free once the result is recorded:
 	 * then claim, so that a job waiting on it starts without a poll. */
-	if (j->gated)
+	if (j->gated) {
 		cl->freed_pending = true;
+		peers_ended(cl->peers, j->seq, j->queue);
+	}
 	/* A free slot is what a restricted queue's rows wait for. */
 	if (!cl->more && queues_restricted_due(&cl->dir, mono_now()))
 		cl->wanted = true;
 }
 
-void claim_recorded(void *claim, int n, bool retried)
+void claim_recorded(void *claim, const struct finish *f, int n, bool retried)
 {
 	struct claim *cl = claim;
 
+	/* The other daemons may have the next job of a slot freed here. */
+	peers_recorded(cl->peers, f, n);
 	/* A retry is due at the end of its backoff, a moment only the
 	 * statement that recorded it knows (RAND() in SQL): the claim that
 	 * follows reads it as the next due time, and the supervisor wakes the
@@ -100,11 +106,13 @@ void claim_recorded(void *claim, int n, bool retried)
 		cl->freed_pending = false;
 		cl->wanted = true;
 		cl->dir_wanted = true;
+		queues_undrain(&cl->dir);
 	}
 }
 
 void claim_connected(struct claim *cl)
 {
+	queues_undrain(&cl->dir);
 	cl->wanted = true;
 	cl->prepared = false;
 	cl->txn_dirty = false;
@@ -113,6 +121,9 @@ void claim_connected(struct claim *cl)
 
 void claim_wake(struct claim *cl, bool hinted)
 {
+	/* A datagram, the poll, or the supervisor bringing in another worker:
+	 * what the drained queues wait for may be there now. */
+	queues_undrain(&cl->dir);
 	cl->wanted = true;
 	cl->dir_wanted = true;
 	/* A new wake-up's claim is later than any recheck of the last one:
@@ -131,7 +142,10 @@ void claim_want(struct claim *cl)
 
 void claim_settled(void *claim)
 {
-	claim_want(claim);
+	struct claim *cl = claim;
+
+	queues_undrain(&cl->dir);
+	claim_want(cl);
 }
 
 void claim_txn_left_open(struct claim *cl)

@@ -30,6 +30,7 @@
 #include "job.h"
 #include "jobs.h"
 #include "parent.h"
+#include "peers.h"
 #include "queues.h"
 #include "record.h"
 #include "retention.h"
@@ -47,6 +48,7 @@ struct claim {
 	struct record *rec;
 	struct retention *ret;
 	struct settle *settle; /* told when a claim's reply sees items to settle */
+	struct peers *peers;   /* told of limited slots freed here */
 	struct board_worker *bw;
 
 	struct queues dir; /* the queue directory last read */
@@ -85,15 +87,16 @@ struct claim {
 
 void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
 		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct settle *settle, struct board_worker *bw);
+		struct retention *ret, struct settle *settle, struct peers *peers,
+		struct board_worker *bw);
 void claim_free(struct claim *cl);
 
 /* jobs.c's ended hook (ctx: the claim): a job ended; its slot, and its
  * key or limited queue's slot once its result is recorded, are free. */
 void claim_ended(void *claim, const struct job *j);
-/* record.c's recorded hook (ctx: the claim): n results were recorded;
- * retried: one of them waits for a retry. */
-void claim_recorded(void *claim, int n, bool retried);
+/* record.c's recorded hook (ctx: the claim): the first n results of f
+ * were recorded; retried: one of them waits for a retry. */
+void claim_recorded(void *claim, const struct finish *f, int n, bool retried);
 
 /* A new connection: its claim statements are prepared again, a
  * transaction left open is gone with the old one, and it claims at once. */

@@ -71,6 +71,10 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		{ .name = "recording results", .ctx = r->rec, .due = record_due, .send = record_send,
 		  .on_reply = record_reply, .unsent = record_unsent, .when = record_when,
 		  .exit_waits = true },
+		/* Only after results that freed a limited slot, when the list
+		 * of the other daemons is stale: they are told at once. */
+		{ .name = "reading the other daemons", .ctx = r->peers, .due = peers_due,
+		  .send = peers_send, .on_reply = peers_reply },
 		/* After the results, which make its work; before the claim,
 		 * which may take what it frees. */
 		{ .name = "settling workflows", .ctx = r->settle, .due = settle_due,

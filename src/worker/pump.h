@@ -26,6 +26,7 @@
 #include "held.h"
 #include "lease.h"
 #include "live.h"
+#include "peers.h"
 #include "record.h"
 #include "retention.h"
 #include "scheduler.h"
@@ -44,9 +45,10 @@ struct pump_rooms {
 	struct record *rec;
 	struct retention *ret;
 	struct settle *settle;
+	struct peers *peers;
 };
 
-#define PUMP_ROWS 16
+#define PUMP_ROWS 17
 
 struct pump {
 	struct ev_loop *loop;

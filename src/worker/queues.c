@@ -44,7 +44,7 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 	double vmin = 0;
 	bool any = false;
 
-	if (r->n_cols != 8)
+	if (r->n_cols != 9)
 		return -1;
 	/* The floor for queues that were not competing: the smallest pass of
 	 * those that were. */
@@ -81,11 +81,28 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 		e[i].weight = weight >= 1 ? (unsigned)(weight > 1000000 ? 1000000 : weight) : 1;
 		if (db_cell(r, i, 7))
 			e[i].expiry_at = now + (double)cell_ll(r, i, 7, 0) / 1e6;
+		if (db_cell(r, i, 8))
+			e[i].open_at = now + (double)cell_ll(r, i, 8, 0) / 1e6;
 		/* A queue that was competing keeps its pass (none is below
 		 * vmin); one that was not starts level with the others, just
 		 * ahead of them, so that its first chunk is not behind a tie. */
 		old = queues_find(d, e[i].name);
 		e[i].pass = old && old->pass > vmin ? old->pass : vmin - 1e-9;
+		/* Still drained if it was, until its retry moment or a wake-up
+		 * (queues_undrain): a read says nothing of whether its blocked
+		 * rows can go now, and asking again at once would find nothing
+		 * again. Forgetting it here made two blocked queues take turns
+		 * in claim after claim, each read of the directory releasing the
+		 * other: a busy loop of round trips. The moments the new read
+		 * knows may be earlier. */
+		if (old && old->drained && old->retry_at > now) {
+			e[i].drained = true;
+			e[i].retry_at = old->retry_at;
+			if (e[i].expiry_at > now && e[i].expiry_at < e[i].retry_at)
+				e[i].retry_at = e[i].expiry_at;
+			if (e[i].rated && e[i].open_at > now && e[i].open_at < e[i].retry_at)
+				e[i].retry_at = e[i].open_at;
+		}
 		/* Not one that was drained: its claim found nothing to take,
 		 * and asking at once again would find nothing again. */
 		if (e[i].due_at <= now && !e[i].paused && (!old || old->due_at > now || old->paused))
@@ -178,16 +195,26 @@ void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, co
 		if (got[i] >= parts[i].n)
 			continue;
 		e->drained = true;
-		/* A rated queue may start again after one emission interval.
-		 * Any other's due rows wait for a running job to end: on this
-		 * daemon that end claims again, on another it does the same
-		 * there, but a job whose worker died frees its slot or key only
-		 * when its lease expires, which nobody announces: look again
-		 * one lease later. */
+		/* Its due rows wait for a running job to end or for its rate
+		 * window to open. An end is announced (this daemon claims again
+		 * after it, and peers.c tells the others), but a job whose
+		 * worker or daemon died frees its slot or key only when its
+		 * lease expires, which nobody announces: look again at that
+		 * moment (the directory read with the claim knows it), at the
+		 * latest one lease later. A rated queue's window opens when its
+		 * oldest counted start leaves it (the read knows that too); with
+		 * no start counted, it was short for another reason: one
+		 * emission interval. */
 		e->retry_at = now + blocked_retry;
+		if (e->expiry_at > now && e->expiry_at < e->retry_at)
+			e->retry_at = e->expiry_at;
 		if (e->rated) {
 			double t = e->interval < RETRY_MIN ? RETRY_MIN : e->interval;
-			e->retry_at = now + (t > RETRY_MAX ? RETRY_MAX : t);
+			t = now + (t > RETRY_MAX ? RETRY_MAX : t);
+			if (e->open_at > now)
+				t = e->open_at;
+			if (t < e->retry_at)
+				e->retry_at = t;
 		}
 	}
 }
@@ -232,6 +259,12 @@ bool queues_restricted_due(const struct queues *d, double now)
 		if (d->e[i].restricted && eligible(&d->e[i], now))
 			return true;
 	return false;
+}
+
+void queues_undrain(struct queues *d)
+{
+	for (int i = 0; i < d->n; i++)
+		d->e[i].drained = false;
 }
 
 bool queues_any_due(const struct queues *d, double now)

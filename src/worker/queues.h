@@ -8,7 +8,8 @@
  * a claim goes to the eligible queue with the smallest pass. A queue
  * that (re)appears starts at the smallest pass of the others, so an idle
  * spell earns it no burst. A queue whose claim came back short is left out
- * until the next directory read. Pure: no I/O (tests/unit/test_queues.c). */
+ * until its retry moment (queues_claimed) or a wake-up (queues_undrain).
+ * Pure: no I/O (tests/unit/test_queues.c). */
 #ifndef KYU_QUEUES_H
 #define KYU_QUEUES_H
 
@@ -32,6 +33,7 @@ struct qentry {
 	bool rated;      /* rate_limit set: starts are logged */
 	double expiry_at; /* restricted: earliest lease of its running rows (0: none) */
 	double interval; /* rated: rate_period / rate_limit, s */
+	double open_at;  /* rated: when the oldest start in its window leaves it (0: none) */
 	unsigned weight; /* >= 1 */
 	double pass;
 	bool drained;
@@ -56,8 +58,9 @@ struct qpart {
 
 /* Build in out the directory the rows of a directory statement describe
  * (columns: queue, microseconds until due, paused, max_running,
- * rate_limit, rate_period, weight, and for a restricted queue microseconds
- * until its earliest running lease expires), keeping each queue's pass
+ * rate_limit, rate_period, weight, for a restricted queue microseconds
+ * until its earliest running lease expires, and for a rated one until the
+ * oldest start counted in its window leaves it), keeping each queue's pass
  * from d.
  * Returns 0, or -1 when the result does not have that shape (out is
  * untouched). */
@@ -74,10 +77,17 @@ int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
 
 /* After the claim of parts: got[i] rows came back for parts[i]. A part
  * that got fewer than it asked is drained until the next read, and is
- * looked at again blocked_retry s later (a rated one: about one emission
- * interval later). */
+ * looked at again at the first moment something may have changed that
+ * nobody announces: the earliest running lease's expiry, a rated queue's
+ * window opening (else one emission interval), at the latest
+ * blocked_retry s later. */
 void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got, double now,
 		  double blocked_retry);
+
+/* Something may have freed what the drained queues wait for (a wake-up,
+ * a slot freed here): every queue is asked again. A directory read does
+ * not undrain (queues_read). */
+void queues_undrain(struct queues *d);
 
 /* Microseconds from now until the earliest queue that may have rows to
  * claim (<= 0: now), INT64_MAX when none. */

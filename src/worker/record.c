@@ -14,7 +14,8 @@
 
 void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *conn,
 		 const struct jobs *jobs, int worker, const char *daemon_id, const char *host,
-		 struct settle *settle, void (*recorded)(void *ctx, int n, bool retried),
+		 struct settle *settle,
+		 void (*recorded)(void *ctx, const struct finish *f, int n, bool retried),
 		 void *recorded_ctx)
 {
 	rec->settle = settle;
@@ -127,8 +128,8 @@ void record_recorded(struct record *rec, int n, int rejected)
 			settle_want(rec->settle);
 		retried |= rec->results.view[i].outcome == OUT_RETRY;
 	}
+	rec->recorded(rec->recorded_ctx, rec->results.view, n, retried);
 	results_forget(&rec->results, n);
-	rec->recorded(rec->recorded_ctx, n, retried);
 }
 
 /* Results may wait for the rest of their batch while jobs still run. */

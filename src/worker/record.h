@@ -42,9 +42,9 @@ struct record {
 	/* The round trip in flight, when it is a finish. */
 	int sent_count, sent_stmts;
 	bool sent_probe; /* it ends (before the count) with settle.h's probe: always */
-	/* The results recorded by a round trip (n of them; retried: one of
-	 * them goes back to waiting for its backoff): claim.c. */
-	void (*recorded)(void *ctx, int n, bool retried);
+	/* The results recorded by a round trip (the first n of f; retried:
+	 * one of them goes back to waiting for its backoff): claim.c. */
+	void (*recorded)(void *ctx, const struct finish *f, int n, bool retried);
 	void *recorded_ctx;
 	struct settle *settle; /* told when a job with dependents was recorded */
 
@@ -66,7 +66,8 @@ struct record {
  * under a token of its own, made from host). */
 void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *conn,
 		 const struct jobs *jobs, int worker, const char *daemon_id, const char *host,
-		 struct settle *settle, void (*recorded)(void *ctx, int n, bool retried),
+		 struct settle *settle,
+		 void (*recorded)(void *ctx, const struct finish *f, int n, bool retried),
 		 void *recorded_ctx);
 void record_free(struct record *rec);
 /* A new connection: what was pending was counted on the old session

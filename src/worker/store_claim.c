@@ -183,12 +183,18 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
 static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart *p)
 {
 	const int n = p->n;
-	int stmts = 3;
+	int stmts = 5;
 
+	/* One SET per variable that reads another: MariaDB evaluates every
+	 * right-hand side of a SET before it assigns any (and a subquery of
+	 * user variables before the statement runs), so a variable set in the
+	 * same SET would be read with its value from the claim before: the
+	 * lock and the paused test of the queue claimed last, and nothing at
+	 * all on a connection's first claim. */
 	sb_printf(sb, "SET @kyu_tok = %" PRIu64 ", @kyu_q = ", token);
 	db_quotes(sb, p->name);
-	sb_printf(sb, ", @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
-		      "FOR UPDATE SKIP LOCKED), @kyu_n = IF(@kyu_ok, %d, 0); ",
+	sb_printf(sb, "; SET @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
+		      "FOR UPDATE SKIP LOCKED); SET @kyu_n = IF(@kyu_ok, %d, 0); ",
 		  n);
 	if (p->rated) {
 		sb_printf(sb,
@@ -223,11 +229,18 @@ static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 	 * one dive per queue, however many rows each holds. */
 	/* For a restricted queue also when its first running lease expires:
 	 * the claim takes expired rows over only when there may be one (one
-	 * dive on (queue, status) per restricted queue). */
+	 * dive on (queue, status) per restricted queue); for a rated one when
+	 * its oldest start counted leaves the window (one dive on (queue,
+	 * at)): a queue its limits stopped is asked again at these moments
+	 * (queues_claimed). Read after the claims of the same round trip, so
+	 * its own starts are counted. */
 	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
 		    "q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
 		    "q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
-		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))) FROM (SELECT "
+		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))), "
+		    "IF(q.rate_limit IS NULL, NULL, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(s.at) "
+		    "+ INTERVAL q.rate_period SECOND) FROM kyu_queue_starts AS s WHERE s.queue = d.queue "
+		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)) FROM (SELECT "
 		    "queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL");
 	add_queue_filter(sb, cfg);
 	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");

@@ -81,6 +81,7 @@ struct worker {
 	struct held held;
 	struct retention ret;
 	struct settle settle;
+	struct peers peers;
 	struct claim claim;
 	struct scheduler sched;
 	struct daemonrow reg;
@@ -168,8 +169,9 @@ static void map_board(struct worker *w)
 /* The rooms, bottom up; each is handed the rooms it uses. */
 static void build(struct worker *w, const char *daemon_id)
 {
-	struct pump_rooms pr = { &w->conn, &w->held, &w->claim, &w->lease, &w->reg,
-				 &w->live, &w->sched, &w->rec,   &w->ret,  &w->settle };
+	struct pump_rooms pr = { &w->conn, &w->held, &w->claim, &w->lease,  &w->reg,
+				 &w->live, &w->sched, &w->rec,   &w->ret,    &w->settle,
+				 &w->peers };
 	struct control_rooms cr = { &w->parent, &w->conn, &w->jobs,  &w->lease,
 				    &w->live,   &w->claim, &w->sched, &w->reg, &w->settle };
 
@@ -183,8 +185,9 @@ static void build(struct worker *w, const char *daemon_id)
 	live_init(&w->live, w->jobs.slots, w->cfg.slots, &w->cfg, &w->conn);
 	held_init(&w->held, &w->cfg, &w->jobs, &w->rec.results, &w->parent, &w->claim.dir, w->bw);
 	retention_init(&w->ret, &w->cfg, &w->conn, &w->rec, &w->jobs);
+	peers_init(&w->peers, &w->cfg, &w->conn, w->rec.daemon);
 	claim_init(&w->claim, &w->cfg, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
-		   &w->ret, &w->settle, w->bw);
+		   &w->ret, &w->settle, &w->peers, w->bw);
 	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
 	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,
 		       &w->jobs);
@@ -269,6 +272,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	record_free(&w.rec);
 	held_free(&w.held);
 	claim_free(&w.claim);
+	peers_free(&w.peers);
 	scheduler_free(&w.sched);
 	lease_free(&w.lease);
 	live_free(&w.live);

@@ -6,21 +6,23 @@
 #include "worker/queues.h"
 #include "check.h"
 
-#define COLS 8
+#define COLS 9
 
 /* A directory reply: rows of name, us until due, paused, max_running,
- * rate_limit, rate_period, weight, lease expiry (NULL where the string is NULL). */
+ * rate_limit, rate_period, weight, lease expiry, window opening (NULL where
+ * the string is NULL). */
 struct fake {
 	char *cells[64 * COLS];
 	unsigned long lens[64 * COLS];
 	struct db_result r;
 };
 
-static void fake_row8(struct fake *f, const char *name, const char *due_us, const char *paused,
+static void fake_row9(struct fake *f, const char *name, const char *due_us, const char *paused,
 		      const char *max_running, const char *rate_limit, const char *rate_period,
-		      const char *weight, const char *expiry_us)
+		      const char *weight, const char *expiry_us, const char *open_us)
 {
-	const char *v[COLS] = { name, due_us, paused, max_running, rate_limit, rate_period, weight, expiry_us };
+	const char *v[COLS] = { name,        due_us, paused,    max_running, rate_limit,
+				rate_period, weight, expiry_us, open_us };
 	size_t row = f->r.n_rows++;
 
 	for (int i = 0; i < COLS; i++) {
@@ -30,6 +32,14 @@ static void fake_row8(struct fake *f, const char *name, const char *due_us, cons
 	f->r.n_cols = COLS;
 	f->r.cells = f->cells;
 	f->r.lens = f->lens;
+}
+
+static void fake_row8(struct fake *f, const char *name, const char *due_us, const char *paused,
+		      const char *max_running, const char *rate_limit, const char *rate_period,
+		      const char *weight, const char *expiry_us)
+{
+	fake_row9(f, name, due_us, paused, max_running, rate_limit, rate_period, weight, expiry_us,
+		  NULL);
 }
 
 static void fake_row(struct fake *f, const char *name, const char *due_us, const char *paused,
@@ -213,6 +223,57 @@ static void test_plan_limits(void)
 	np = queues_plan(&d, 141.0, 64, p); /* live's lease has run out by now */
 	for (int i = 0; i < np; i++)
 		CHECK(p[i].reclaim);
+	/* Both came back short at 100: live is looked at again when its
+	 * running lease expires (140), not a lease (60 s) later; gone, whose
+	 * expiry has passed, a lease later. */
+	np = queues_plan(&d, 100.0, 64, p);
+	{
+		int got[QUEUES_MAX_PARTS] = { 0 };
+		queues_claimed(&d, p, np, got, 100.0, 60);
+	}
+	CHECK(queues_find(&d, "live")->retry_at > 139.99 && queues_find(&d, "live")->retry_at < 140.01);
+	CHECK(queues_find(&d, "gone")->retry_at > 159.99);
+	CHECK(queues_next_due_us(&d, 100.0) > 39990000 && queues_next_due_us(&d, 100.0) < 40010000);
+	queues_free(&d);
+
+	/* Two blocked queues, each claim asking the one not drained and
+	 * reading the directory: a read keeps what was drained (else they
+	 * take turns in claim after claim, a busy loop); a wake-up undrains. */
+	memset(&f, 0, sizeof(f));
+	fake_row8(&f, "lim", "-1", NULL, "1", NULL, NULL, NULL, "50000000");
+	fake_row(&f, "key", "-1", NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	np = queues_plan(&d, 100.0, 64, p);
+	CHECK(np == 2);
+	{
+		int got[QUEUES_MAX_PARTS] = { 0 };
+		queues_claimed(&d, p, np, got, 100.0, 60);
+	}
+	read_into(&d, &f, 100.1);
+	CHECK(queues_plan(&d, 100.1, 64, p) == 0);
+	CHECK(queues_next_due_us(&d, 100.1) > 49000000); /* lim's lease at 150 */
+	CHECK(queues_find(&d, "key")->retry_at > 159.9);
+	queues_undrain(&d);
+	CHECK(queues_plan(&d, 100.2, 64, p) == 2);
+	queues_free(&d);
+
+	/* A rated queue whose window is full is looked at again when its
+	 * oldest start leaves the window (the read says when: 0.3 s), not
+	 * after an emission interval (0.5 s); nor later than a running
+	 * lease's expiry when it also has max_running. */
+	memset(&f, 0, sizeof(f));
+	fake_row9(&f, "w", "-1", NULL, NULL, "4", "2", NULL, NULL, "300000");
+	fake_row9(&f, "wm", "-1", NULL, "1", "4", "2", NULL, "100000", "300000");
+	read_into(&d, &f, 100.0);
+	np = queues_plan(&d, 100.0, 64, p);
+	CHECK(np == 2);
+	{
+		int got[QUEUES_MAX_PARTS] = { 0 };
+		queues_claimed(&d, p, np, got, 100.0, 60);
+	}
+	CHECK(queues_find(&d, "w")->retry_at > 100.29 && queues_find(&d, "w")->retry_at < 100.31);
+	CHECK(queues_find(&d, "wm")->retry_at > 100.09 && queues_find(&d, "wm")->retry_at < 100.11);
+	CHECK(queues_plan(&d, 100.2, 8, p) == 1 && strcmp(p[0].name, "wm") == 0);
 	queues_free(&d);
 
 	/* A rated queue that came back short is retried after one interval. */
