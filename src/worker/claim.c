@@ -94,8 +94,9 @@ void claim_recorded(void *claim, const struct finish *f, int n, bool retried)
 {
 	struct claim *cl = claim;
 
-	/* The other daemons may have the next job of a slot freed here. */
-	peers_recorded(cl->peers, f, n);
+	/* The other daemons may have the next job of a slot freed here (if
+	 * this worker's next claim does not take it, or none follows). */
+	peers_recorded(cl->peers, f, n, cl->jobs->draining);
 	/* A retry is due at the end of its backoff, a moment only the
 	 * statement that recorded it knows (RAND() in SQL): the claim that
 	 * follows reads it as the next due time, and the supervisor wakes the
@@ -491,6 +492,8 @@ void claim_reply(void *claim, const struct db_reply *r)
 	}
 	if (cl->sent.lay.transaction && r->fail != DB_OK && r->fail != DB_LOST)
 		cl->txn_dirty = true;
+	/* Slots freed here that this claim did not take are announced. */
+	peers_claimed(cl->peers, cr.rows, cr.got > 0 ? cr.got : 0);
 	/* A claim that failed part-way may have marked rows it never read:
 	 * give them back (by token) rather than leave them to their lease.
 	 * Kept across a reconnect: the token stays valid, and rows that

@@ -1,6 +1,5 @@
 #include "peers.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +35,11 @@ static void forget_end(struct peers *ps, int k)
 	ps->pending[k] = ps->pending[--ps->n_pending];
 }
 
-static void forget_pending(struct peers *ps)
-{
-	while (ps->n_pending > 0)
-		forget_end(ps, 0);
-	ps->overflow = false;
-}
-
 void peers_free(struct peers *ps)
 {
 	forget_list(ps);
-	forget_pending(ps);
+	while (ps->n_pending > 0)
+		forget_end(ps, 0);
 }
 
 /* The same test as REGISTRY_SERVES, on the row's list. */
@@ -81,16 +74,16 @@ static void send_one(struct peers *ps, const struct peer *p, const char *queue)
 		ps->sent++;
 }
 
-static bool any_recorded(const struct peers *ps)
+static bool any_announce(const struct peers *ps)
 {
 	for (int k = 0; k < ps->n_pending; k++)
-		if (ps->pending[k].recorded)
+		if (ps->pending[k].announce)
 			return true;
-	return ps->overflow;
+	return false;
 }
 
-/* Announce the recorded ends to every daemon on the list, a datagram per
- * queue. */
+/* Send what is to be announced to every daemon on the list, a datagram per
+ * queue, and forget it. */
 static void flush(struct peers *ps)
 {
 	for (int i = 0; i < ps->n; i++) {
@@ -101,17 +94,17 @@ static void flush(struct peers *ps)
 		for (int k = 0; k < ps->n_pending; k++) {
 			const struct peer_end *e = &ps->pending[k];
 			bool told = false;
-			if (!e->recorded || !serves(ps->p[i].queues, e->queue))
+			if (!e->announce || !serves(ps->p[i].queues, e->queue))
 				continue;
 			for (int m = 0; m < k && !told; m++)
-				told = ps->pending[m].recorded &&
+				told = ps->pending[m].announce &&
 				       strcmp(ps->pending[m].queue, e->queue) == 0;
 			if (!told)
 				send_one(ps, &ps->p[i], e->queue);
 		}
 	}
 	for (int k = ps->n_pending - 1; k >= 0; k--)
-		if (ps->pending[k].recorded)
+		if (ps->pending[k].announce)
 			forget_end(ps, k);
 	ps->overflow = false;
 }
@@ -119,6 +112,13 @@ static void flush(struct peers *ps)
 static bool fresh(const struct peers *ps, double now)
 {
 	return ps->read_at > 0 && now < ps->read_at + registry_interval(ps->cfg);
+}
+
+/* Announce now if the list serves; else the pump's row reads it first. */
+static void announce(struct peers *ps, double now)
+{
+	if ((any_announce(ps) || ps->overflow) && fresh(ps, now))
+		flush(ps);
 }
 
 void peers_ended(struct peers *ps, uint64_t seq, const char *queue)
@@ -131,35 +131,93 @@ void peers_ended(struct peers *ps, uint64_t seq, const char *queue)
 	 * worker's connection lost meanwhile) is not waited for past a lease:
 	 * its slot frees at the lease's expiry, which claims see anyway. */
 	for (int k = ps->n_pending - 1; k >= 0; k--)
-		if (!ps->pending[k].recorded && now - ps->pending[k].ended_at > ps->cfg->lease)
+		if (!ps->pending[k].recorded_at && now - ps->pending[k].ended_at > ps->cfg->lease)
 			forget_end(ps, k);
 	if (ps->n_pending == PEERS_PENDING_MAX) {
 		ps->overflow = true;
 		return;
 	}
-	ps->pending[ps->n_pending++] =
-		(struct peer_end){ .seq = seq, .queue = xstrdup(queue), .ended_at = now };
+	ps->pending[ps->n_pending++] = (struct peer_end){
+		.seq = seq,
+		.queue = xstrdup(queue),
+		.ended_at = now,
+	};
 }
 
-void peers_recorded(struct peers *ps, const struct finish *f, int n)
+void peers_recorded(struct peers *ps, const struct finish *f, int n, bool at_once)
 {
-	bool any = false;
+	double now = mono_now();
 
 	for (int i = 0; i < n; i++)
-		for (int k = 0; k < ps->n_pending; k++)
-			if (ps->pending[k].seq == f[i].seq && !ps->pending[k].recorded)
-				any = ps->pending[k].recorded = true;
-	/* A list read a moment ago (or a read that just failed) serves:
-	 * daemons come and go at the pace of registry refreshes. */
-	if ((any || ps->overflow) && fresh(ps, mono_now()))
-		flush(ps);
+		for (int k = 0; k < ps->n_pending; k++) {
+			struct peer_end *e = &ps->pending[k];
+			if (e->seq != f[i].seq || e->recorded_at)
+				continue;
+			e->recorded_at = now;
+			e->announce = at_once;
+		}
+	announce(ps, now);
+}
+
+static bool taken(const struct peer_end *e, const struct claimed *rows, int got)
+{
+	for (int i = 0; i < got; i++)
+		if (rows[i].queue && strcmp(rows[i].queue, e->queue) == 0)
+			return true;
+	return false;
+}
+
+void peers_claimed(struct peers *ps, const struct claimed *rows, int got)
+{
+	for (int k = ps->n_pending - 1; k >= 0; k--) {
+		struct peer_end *e = &ps->pending[k];
+		if (!e->recorded_at || e->announce)
+			continue;
+		if (taken(e, rows, got))
+			forget_end(ps, k);
+		else
+			e->announce = true;
+	}
+	announce(ps, mono_now());
+}
+
+/* Recorded ends no claim answered within PEERS_DECIDE are announced. */
+static void decide_late(struct peers *ps, double now)
+{
+	for (int k = 0; k < ps->n_pending; k++) {
+		struct peer_end *e = &ps->pending[k];
+		if (e->recorded_at && !e->announce && now >= e->recorded_at + PEERS_DECIDE)
+			e->announce = true;
+	}
 }
 
 bool peers_due(void *peers, struct stmt_turn *t)
 {
-	const struct peers *ps = peers;
+	struct peers *ps = peers;
 
-	return any_recorded(ps) && !fresh(ps, t->now);
+	decide_late(ps, t->now);
+	if (!any_announce(ps) && !ps->overflow)
+		return false;
+	if (fresh(ps, t->now)) {
+		flush(ps);
+		return false;
+	}
+	return true;
+}
+
+double peers_when(void *peers, double now)
+{
+	const struct peers *ps = peers;
+	double next = 0;
+
+	(void)now;
+	for (int k = 0; k < ps->n_pending; k++) {
+		const struct peer_end *e = &ps->pending[k];
+		double t = e->recorded_at + PEERS_DECIDE;
+		if (e->recorded_at && !e->announce && (next == 0 || t < next))
+			next = t;
+	}
+	return next;
 }
 
 bool peers_send(void *peers, struct stmt_turn *t, struct strbuf *sb)
@@ -180,19 +238,17 @@ void peers_reply(void *peers, const struct db_reply *r)
 	char err[256];
 
 	/* Read or not, not again before an interval has passed: a missing
-	 * table (a schema before version 3) or a grant would fail every time. */
+	 * table (a schema before version 3) or a grant would fail every time;
+	 * meanwhile what is announced reaches the daemons of the last list. */
 	ps->read_at = mono_now();
 	if (r->fail != DB_OK || r->n < 1 || r->r[0].n_cols != 2) {
 		if (r->fail == DB_LOST || r->fail == DB_BUSY)
 			conn_failed(ps->conn, r, "reading the other daemons");
 		else
-			log_debug("reading the other daemons in kyu_daemons: %s; slots freed here are "
-				  "announced to them again in %.0f s",
+			log_debug("reading the other daemons in kyu_daemons: %s; trying again in "
+				  "%.0f s",
 				  r->err, registry_interval(ps->cfg));
-		for (int k = ps->n_pending - 1; k >= 0; k--)
-			if (ps->pending[k].recorded)
-				forget_end(ps, k);
-		ps->overflow = false;
+		flush(ps);
 		return;
 	}
 	forget_list(ps);

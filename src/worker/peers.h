@@ -2,50 +2,55 @@
  *
  * A job that held a concurrency key or a slot of a queue with max_running
  * or a rate limit frees it when its result is recorded. This worker claims
- * again at once (claim.c), but the next job of that queue or key may be
- * one only another daemon can take (its own queues, or this one has no
- * room), and the other daemons would otherwise look again only at their
- * poll or a lease later. So once such a result is recorded, every other
- * live daemon of kyu_daemons that serves the job's queue gets the same
- * wake-up datagram `kyu submit` sends ("kyu:QUEUE", wake.h): at most one
- * claim there.
+ * again at once (claim.c) and usually takes the next job itself. When its
+ * claim took nothing of that queue or key (the next job is one only
+ * another daemon takes: its own queues, or this one has no room), or when
+ * no claim follows within PEERS_DECIDE s (a draining worker, a full one),
+ * every other live daemon of kyu_daemons that serves the job's queue gets
+ * the wake-up datagram `kyu submit` sends ("kyu:QUEUE", wake.h): at most
+ * one claim there. A slot this worker took again costs the others nothing.
  *
- * The list of the other daemons is read from kyu_daemons when a slot was
- * freed and the list is older than a registry refresh interval (a
- * statement of its own, only while limited jobs end; none for a daemon
- * without them), so each end costs a send() per other daemon, no
- * statement. A daemon started since is heard of within that interval; a
- * datagram that is lost is what the poll is for.
+ * The list of the other daemons is read from kyu_daemons when something
+ * is to be announced and the list is older than a registry refresh
+ * interval (a statement of its own, so at most one per interval), so an
+ * announcement costs a send() per other daemon, no statement. A daemon
+ * started since is heard of within that interval; a datagram that is lost
+ * is what the poll is for.
  *
- * Who owns what: the queue names waiting to be announced and the peers'
- * sockets are this room's. */
+ * Who owns what: the ends waiting to be announced and the peers' sockets
+ * are this room's. */
 #ifndef KYU_PEERS_H
 #define KYU_PEERS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "common/attempt.h"
 #include "common/config.h"
 #include "common/db.h"
 #include "conn.h"
 #include "stmt.h"
 #include "store.h"
 
-/* Other daemons addressed at most; queue names waiting at most (more:
- * every daemon is told "any queue"). */
+/* Other daemons addressed at most; ends waiting at most (more: every
+ * daemon is told "any queue"). */
 #define PEERS_MAX 64
 #define PEERS_PENDING_MAX 256
+/* A recorded end that no claim has answered for this long is announced. */
+#define PEERS_DECIDE 0.02
 
 struct peer {
 	int fd;       /* a UDP socket connected to its wake-up address */
 	char *queues; /* kyu_daemons.queues: comma list, "" = every queue */
 };
 
-/* A freed slot: announced once its result is recorded. */
+/* A freed slot, from the job's end until it is announced or taken here. */
 struct peer_end {
 	uint64_t seq; /* the job's row */
 	char *queue;
-	bool recorded;
 	double ended_at; /* monotonic */
+	double recorded_at; /* monotonic; 0: its result is not recorded yet */
+	bool announce;   /* no claim here took its slot: tell the others */
 };
 
 struct peers {
@@ -55,27 +60,33 @@ struct peers {
 	struct peer p[PEERS_MAX];
 	int n;
 	double read_at; /* monotonic; 0: never read */
-	bool read_failed; /* the last read failed: not again before read_at + interval */
 	struct peer_end pending[PEERS_PENDING_MAX];
 	int n_pending;
 	bool overflow; /* an end did not fit: tell every daemon "any queue" */
-	unsigned long sent; /* datagrams sent, for the debug log */
+	unsigned long sent; /* datagrams sent */
 };
 
 void peers_init(struct peers *ps, const struct kyu_config *cfg, struct conn *conn,
 		const char *daemon);
 void peers_free(struct peers *ps);
 
-/* The job of row seq, which held a limited slot of queue (or a key),
+/* The job of row seq, of queue, which held a limited slot or a key,
  * ended: its slot is free once its result is recorded. */
 void peers_ended(struct peers *ps, uint64_t seq, const char *queue);
-/* These results were recorded: announce the slots they freed (at once
- * with a fresh list, else after the list's read). */
-void peers_recorded(struct peers *ps, const struct finish *f, int n);
+/* These results were recorded. now: announce their slots at once (no
+ * claim will follow: the worker drains). */
+void peers_recorded(struct peers *ps, const struct finish *f, int n, bool now);
+/* A claim sent after those results took these rows: a recorded end of
+ * whose queue one was taken here was taken here (for a key, its next job
+ * is nearly always of the same queue; if not, and this daemon went on
+ * with the queue, its next claims take it); the others are announced. */
+void peers_claimed(struct peers *ps, const struct claimed *rows, int got);
 
-/* The pump's row: reading the list of other daemons. */
+/* The pump's row: reading the list of other daemons (and the moment a
+ * recorded end has waited PEERS_DECIDE for a claim). */
 bool peers_due(void *peers, struct stmt_turn *t);
 bool peers_send(void *peers, struct stmt_turn *t, struct strbuf *sb);
 void peers_reply(void *peers, const struct db_reply *r);
+double peers_when(void *peers, double now);
 
 #endif

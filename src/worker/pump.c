@@ -75,7 +75,8 @@ void pump_init(struct pump *p, struct ev_loop *loop, const struct pump_rooms *r)
 		 * of the other daemons is stale: they are told at once. A
 		 * draining worker waits for it (its last jobs' slots). */
 		{ .name = "reading the other daemons", .ctx = r->peers, .due = peers_due,
-		  .send = peers_send, .on_reply = peers_reply, .exit_waits = true },
+		  .send = peers_send, .on_reply = peers_reply, .when = peers_when,
+		  .exit_waits = true },
 		/* After the results, which make its work; before the claim,
 		 * which may take what it frees. */
 		{ .name = "settling workflows", .ctx = r->settle, .due = settle_due,
