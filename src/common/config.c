@@ -58,7 +58,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "lease", T_INT, OFF(lease), "60", 2, 86400, RELOAD },
 	{ "kyud", "heartbeat", T_INT, OFF(heartbeat), "0", 0, 86400, RELOAD },
 	{ "kyud", "queues", T_QUEUES, OFF(queues_raw), "", 0, 0, RELOAD },
-	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "30", 1, 86400, RELOAD },
+	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "120", 1, 86400, RELOAD },
 	{ "kyud", "retention", T_INT, OFF(retention), "86400", 0, 315360000, RELOAD },
 	{ "kyud", "cleanup_every", T_INT, OFF(cleanup_every), "100", 1, 1000000, RELOAD },
 	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000, RELOAD },

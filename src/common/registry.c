@@ -10,10 +10,11 @@
 
 double registry_interval(const struct kyu_config *cfg)
 {
-	double i = cfg->lease / 3.0;
+	double i = cfg->lease * 2.0;
 	/* A stale row only costs a datagram sent to nobody, for at most a few
-	 * intervals: an idle daemon need not write more often than this,
-	 * however short its lease. */
+	 * intervals, and a dead daemon's jobs wait a lease anyway: an idle
+	 * daemon need not write more often than this, however short its
+	 * lease (the refresh is most of what an idle daemon costs). */
 	if (i < REGISTRY_MIN_INTERVAL)
 		return REGISTRY_MIN_INTERVAL;
 	return i > REGISTRY_MAX_INTERVAL ? REGISTRY_MAX_INTERVAL : i;
@@ -48,23 +49,24 @@ bool registry_id_valid(const char *id)
 	return true;
 }
 
-/* Runs body (statements ending in ';') so that any error is caught inside
- * the compound statement: lock waits (1205) and deadlocks (1213) end it
- * at once instead of being retried by db.c, which would count them as
- * deadlocks and hold the connection. The last statement reports the
- * error number (0: done) and message. */
-static void wrap(struct strbuf *sb, const char *body)
+/* Runs body (statements ending in ';') with lock waits of at most
+ * lock_wait seconds, so that any error is caught inside the compound
+ * statement: lock waits (1205) and deadlocks (1213) end it at once instead
+ * of being retried by db.c, which would count them as deadlocks and hold
+ * the connection. Done, it returns no result set (the server counts two
+ * statements: the compound one and the write); failed, one row of the
+ * error number and message. */
+static void wrap(struct strbuf *sb, int lock_wait, const char *body)
 {
 	sb_printf(sb,
-		  "BEGIN NOT ATOMIC "
-		  "DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN "
+		  "SET STATEMENT innodb_lock_wait_timeout = %d FOR BEGIN NOT ATOMIC "
+		  "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN "
 		  "GET DIAGNOSTICS CONDITION 1 @kyu_reg_errno = MYSQL_ERRNO, @kyu_reg_msg = MESSAGE_TEXT; "
+		  "SELECT @kyu_reg_errno, @kyu_reg_msg; "
 		  "END; "
-		  "SET @kyu_reg_errno = 0, @kyu_reg_msg = NULL; "
 		  "%s"
-		  "END; "
-		  "SELECT @kyu_reg_errno, @kyu_reg_msg",
-		  body);
+		  "END",
+		  lock_wait, body);
 }
 
 void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
@@ -76,8 +78,7 @@ void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, con
 
 	for (int i = 0; i < cfg->n_queues; i++)
 		sb_printf(&queues, "%s%s", i ? "," : "", cfg->queues[i]);
-	sb_adds(&body, "SET STATEMENT innodb_lock_wait_timeout = 0 FOR "
-		       "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, started, "
+	sb_adds(&body, "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, started, "
 		       "last_seen, live_until) VALUES (");
 	db_quotes(&body, id);
 	sb_adds(&body, ", ");
@@ -94,15 +95,20 @@ void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, con
 		  "wake_addr = VALUES(wake_addr), queues = VALUES(queues), version = VALUES(version), "
 		  "last_seen = VALUES(last_seen), live_until = VALUES(live_until); "
 		  /* A daemon that died without deleting its row: gone for the
-		   * wake-ups already, deleted here by whoever comes next. */
-		  "IF @kyu_reg_errno = 0 THEN "
-		  "SET STATEMENT innodb_lock_wait_timeout = 0 FOR "
+		   * wake-ups already, deleted here by whoever comes next. The
+		   * condition, which the server does not count as a statement,
+		   * saves the DELETE's statement while no such row exists (it
+		   * reads with shared locks, so a lock wait fails it at once:
+		   * no DELETE then). Failing is not worth reporting: the next
+		   * refresh tries again. */
+		  "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
+		  "IF (SELECT MIN(live_until) FROM kyu_daemons) < NOW(6) THEN "
 		  "DELETE FROM kyu_daemons WHERE live_until < NOW(6); "
-		  /* Not worth reporting: the next refresh tries again. */
-		  "SET @kyu_reg_errno = 0, @kyu_reg_msg = NULL; "
-		  "END IF; ",
+		  "END IF; "
+		  "END; ",
 		  live);
-	wrap(sb, body.buf);
+	/* Never waits for a lock (registry.h). */
+	wrap(sb, 0, body.buf);
 	sb_free(&body);
 	sb_free(&queues);
 }
@@ -115,17 +121,16 @@ void registry_remove_build(struct strbuf *sb, const char *id)
 	 * has no leases left to renew on this connection's behalf once its
 	 * jobs are done, and a row left behind is only skipped until it is
 	 * deleted by another daemon. */
-	sb_adds(&body, "SET STATEMENT innodb_lock_wait_timeout = 2 FOR "
-		       "DELETE FROM kyu_daemons WHERE id = ");
+	sb_adds(&body, "DELETE FROM kyu_daemons WHERE id = ");
 	db_quotes(&body, id);
 	sb_adds(&body, "; ");
-	wrap(sb, body.buf);
+	wrap(sb, 2, body.buf);
 	sb_free(&body);
 }
 
 enum registry_result registry_read(const struct db_reply *r, char *msg, size_t len)
 {
-	const struct db_result *res;
+	const struct db_result *res = NULL;
 	const char *e, *m;
 	long n;
 
@@ -134,7 +139,12 @@ enum registry_result registry_read(const struct db_reply *r, char *msg, size_t l
 		snprintf(msg, len, "%s", r->err ? r->err : "no reply");
 		return REG_FAILED;
 	}
-	res = &r->r[r->n - 1];
+	/* Only a failure returns rows: the handler's one row. */
+	for (int i = 0; i < r->n && !res; i++)
+		if (r->r[i].n_cols > 0)
+			res = &r->r[i];
+	if (!res)
+		return REG_DONE;
 	if (res->n_rows != 1 || res->n_cols < 2 || !(e = db_cell(res, 0, 0))) {
 		snprintf(msg, len, "unexpected reply");
 		return REG_FAILED;
@@ -144,7 +154,10 @@ enum registry_result registry_read(const struct db_reply *r, char *msg, size_t l
 	snprintf(msg, len, "%s", m ? m : "");
 	switch (n) {
 	case 0:
-		return REG_DONE;
+		/* A handler that ran always has an error; a server that says
+		 * 0 has not told us what happened. */
+		snprintf(msg, len, "error 0%s%s", m ? ": " : "", m ? m : "");
+		return REG_FAILED;
 	case ER_LOCK_WAIT_TIMEOUT:
 	case ER_LOCK_DEADLOCK:
 		return REG_LOCKED;

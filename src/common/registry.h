@@ -42,10 +42,10 @@
 #define REGISTRY_LIVE(d) d ".live_until > NOW(6)"
 
 #define REGISTRY_MIN_INTERVAL 20.0
-#define REGISTRY_MAX_INTERVAL 60.0
+#define REGISTRY_MAX_INTERVAL 600.0
 
-/* Seconds between two refreshes: lease / 3, within 20 to 60 (a row lives
- * REGISTRY_LIVE_INTERVALS of them). */
+/* Seconds between two refreshes: twice the lease, within 20 to 600 (a row
+ * lives REGISTRY_LIVE_INTERVALS of them); 120 s with the default lease. */
 double registry_interval(const struct kyu_config *cfg);
 
 /* A token for a daemon starting now: host:pid:random. */
@@ -56,8 +56,10 @@ void registry_make_id(char *buf, size_t len, const char *host, pid_t pid);
 bool registry_id_valid(const char *id);
 
 /* The refresh: write the daemon's row (insert or update), then delete the
- * rows that are no longer live. One round trip that always succeeds as a
- * statement; registry_read says what happened. */
+ * rows that are no longer live, if there are any. One round trip that
+ * always succeeds as a statement, and costs the server two (the compound
+ * statement and its INSERT; three when it deletes); registry_read says
+ * what happened. */
 void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
 			    const char *host, pid_t pid);
 /* The stopping daemon's delete of its own row (same reply shape). */

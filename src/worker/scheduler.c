@@ -15,6 +15,7 @@ void scheduler_init(struct scheduler *sc, const struct kyu_config *cfg, int work
 	sc->claim = claim;
 	sc->jobs = jobs;
 	schedules_init(&sc->s);
+	schedules_set_poll(&sc->s, cfg->poll_interval, mono_now());
 	sc->on = worker == 1 && cfg->schedules;
 }
 
@@ -30,6 +31,7 @@ void scheduler_connected(struct scheduler *sc)
 
 void scheduler_reload(struct scheduler *sc)
 {
+	schedules_set_poll(&sc->s, sc->cfg->poll_interval, mono_now());
 	sc->on = sc->worker == 1 && sc->cfg->schedules;
 	if (sc->on)
 		schedules_poke(&sc->s, mono_now());

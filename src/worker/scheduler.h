@@ -1,10 +1,11 @@
 /* The scheduler: worker 1 turning kyu_schedules' rows into jobs, by
  * sending the statements schedules.c builds (a scan, then one step per
  * due schedule) in their place in the statement order, and reading their
- * replies back into it. A chore: due when schedules.c says, before claims
- * so that a busy worker still fires on time; looked at again shortly
- * after a wake-up of the schedules (a row changed in SQL wakes it before
- * its commit).
+ * replies back into it. A chore: due when schedules.c says (the earliest
+ * next_run, a wake-up, else every poll_interval, 60 s at least), before
+ * claims so that a busy worker still fires on time; looked at again
+ * shortly after a wake-up of the schedules (a row changed in SQL wakes it
+ * before its commit).
  *
  * Why apart from schedules.c: that module is pure (statements and
  * replies, unit-tested without a connection); this one holds what the

@@ -21,6 +21,14 @@
 void schedules_init(struct schedules *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->poll = SCHEDULES_POLL;
+}
+
+void schedules_set_poll(struct schedules *s, double seconds, double now)
+{
+	s->poll = seconds > SCHEDULES_POLL ? seconds : SCHEDULES_POLL;
+	if (s->scan_at > now + s->poll)
+		s->scan_at = now + s->poll;
 }
 
 static void free_rows(struct schedules *s)
@@ -379,7 +387,7 @@ bool schedules_build(struct schedules *s, struct strbuf *sb, double now)
 		free_rows(s);
 		s->sent = SCHEDULES_SCAN;
 		s->last_scan = now;
-		s->scan_at = now + SCHEDULES_POLL;
+		s->scan_at = now + s->poll;
 		schedules_scan_build(sb);
 		return false;
 	}
@@ -455,7 +463,7 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 	s->scanned = now;
 	next_in = rows->n_rows && rows->n_cols >= 10 ? db_cell(rows, 0, 1) : NULL;
 	/* Sleep until the earliest future next_run (its first microsecond
-	 * is reached, not just approached), or SCHEDULES_POLL; due rows are
+	 * is reached, not just approached), or the fallback period; due rows are
 	 * stepped first, and a scan follows them. */
 	if (next_in) {
 		double in = (double)strtoll(next_in, NULL, 10) / 1e6 + 0.001;
@@ -527,12 +535,12 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 	if (r->fail != DB_OK) {
 		if (sent == SCHEDULES_SCAN) {
 			/* Once per spell: a missing table or grant fails the
-			 * same way every SCHEDULES_POLL until it is fixed. */
+			 * same way every fallback period until it is fixed. */
 			if (spell_begin(&s->scan_failing))
 				log_err("reading kyu_schedules failed: %s (is sql/schema.sql loaded, "
 					"and SELECT, UPDATE on it granted?); trying again every %.0f s",
-					r->err, SCHEDULES_POLL);
-			s->scan_at = now + SCHEDULES_POLL;
+					r->err, s->poll);
+			s->scan_at = now + s->poll;
 		} else if (row) {
 			double wait = add_hold(s, row->name, now);
 			log_warn("schedule %s: %s failed: %s; trying again in %.0f s", row->name,

@@ -8,8 +8,9 @@
  * (compare-and-set: a daemon that lost the race changes nothing) and, in
  * the same transaction, inserts the job whose id names the schedule and the
  * instant (cron:NAME:2026-11-23T06:00:00Z). Between firings the worker
- * sleeps until the earliest next_run, or SCHEDULES_POLL at most; a changed row
- * wakes it through the "any queue" wake-up of sql/notify.sql.
+ * sleeps until the earliest next_run, or its fallback period at most (the
+ * daemon's poll_interval, SCHEDULES_POLL at least); a changed row wakes it
+ * through the "any queue" wake-up of sql/notify.sql and kyu(1).
  *
  * This module builds the statements and reads their replies; the worker
  * sends them on its connection when schedules_ready() says one is due. */
@@ -24,7 +25,8 @@
 #include "common/spell.h"
 #include "common/util.h"
 
-/* Without a wake-up, a changed row is seen within this many seconds. */
+/* Without a wake-up, a changed row is seen within the fallback period:
+ * this many seconds at least (schedules_set_poll). */
 #define SCHEDULES_POLL 60.0
 /* Rows read per scan; the rest come with the next scan, at once. */
 #define SCHEDULES_BATCH 256
@@ -63,6 +65,7 @@ struct schedules_hold {
 };
 
 struct schedules {
+	double poll;    /* seconds: the fallback period, SCHEDULES_POLL at least */
 	double scan_at; /* monotonic; the next scan is due then */
 	double last_scan;
 	/* The due rows of the last scan, stepped one by one from next_row. */
@@ -87,6 +90,11 @@ struct schedules {
 
 void schedules_init(struct schedules *s);
 void schedules_free(struct schedules *s);
+/* Read the table at least every seconds without a wake-up (never more
+ * often than SCHEDULES_POLL): the daemon's poll_interval, so that a
+ * change nothing announced is seen by the same fallback as a job's
+ * INSERT. A timer already set for later is brought forward. */
+void schedules_set_poll(struct schedules *s, double seconds, double now);
 /* A statement is due at monotonic time now. */
 bool schedules_ready(const struct schedules *s, double now);
 /* When schedules_ready turns true (monotonic), for the worker's timer while

@@ -6,6 +6,8 @@
 # write_ini FILE [section.key=value ...]: the test defaults with overrides.
 # Small timings keep tests short; listen is off so parallel tests never
 # compete for a UDP port (a test that wants it passes kyud.listen=...).
+# The value @default leaves the key out, so that kyud uses its own default
+# (kyud.lease=@default: what conf/kyu.ini ships, not the tests' 6 s).
 write_ini() {
 	local file=$1 kv key section i
 	shift
@@ -49,6 +51,7 @@ write_ini() {
 			for i in "${!keys[@]}"; do
 				[ "${keys[$i]%.*}" = "$section" ] || continue
 				case $section in queue.*) [ -n "${vals[$i]}" ] || continue ;; esac
+				[ "${vals[$i]}" != @default ] || continue
 				echo "${keys[$i]##*.} = ${vals[$i]}"
 			done
 			echo

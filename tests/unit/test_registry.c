@@ -9,15 +9,24 @@
 #include "common/registry.h"
 #include "check.h"
 
-/* The reply of a refresh or remove: the compound statement's OK, then the
- * row of @kyu_reg_errno and @kyu_reg_msg. */
+/* The reply of a refresh or remove that failed: the handler's row of the
+ * error number and message, then the compound statement's OK. */
 static enum registry_result read_of(const char *errno_text, const char *msg, char *out)
 {
 	char *cells[] = { (char *)(uintptr_t)errno_text, (char *)(uintptr_t)msg };
 	unsigned long lens[2] = { 0 };
-	struct db_result r[2] = { { .affected = 0 },
-				  { .n_cols = 2, .n_rows = 1, .cells = cells, .lens = lens } };
+	struct db_result r[2] = { { .n_cols = 2, .n_rows = 1, .cells = cells, .lens = lens },
+				  { .affected = 0 } };
 	struct db_reply reply = { .fail = DB_OK, .n = 2, .r = r };
+
+	return registry_read(&reply, out, 256);
+}
+
+/* One that was done: the compound statement's OK alone. */
+static enum registry_result read_done(char *out)
+{
+	struct db_result r[1] = { { .affected = 1 } };
+	struct db_reply reply = { .fail = DB_OK, .n = 1, .r = r };
 
 	return registry_read(&reply, out, 256);
 }
@@ -45,13 +54,23 @@ int main(void)
 	CHECK(!registry_id_valid("a b"));
 
 	CHECK(parse("[kyud]\nlease = 60\nqueues = mail, bulk\nlisten = 127.0.0.3:7711\n", &cfg, err) == 0);
-	CHECK(registry_interval(&cfg) == 20.0);
+	/* Twice the lease: the default lease refreshes every 120 s. */
+	CHECK(registry_interval(&cfg) == 120.0);
 	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1);
-	CHECK(strstr(sb.buf, "innodb_lock_wait_timeout = 0 FOR INSERT INTO kyu_daemons") != NULL);
+	CHECK(strncmp(sb.buf, "SET STATEMENT innodb_lock_wait_timeout = 0 FOR BEGIN NOT ATOMIC ", 64) == 0);
+	CHECK(strstr(sb.buf, "INSERT INTO kyu_daemons") != NULL);
 	CHECK(strstr(sb.buf, "'h:1:ab', 'h', 1, '127.0.0.3:7711', 'mail,bulk', ") != NULL);
-	CHECK(strstr(sb.buf, "NOW(6) + INTERVAL 60 SECOND") != NULL);
+	CHECK(strstr(sb.buf, "NOW(6) + INTERVAL 360 SECOND") != NULL);
 	CHECK(strstr(sb.buf, "DELETE FROM kyu_daemons WHERE live_until < NOW(6)") != NULL);
+	/* Only when an expired row exists, tested in a condition (which the
+	 * server counts as no statement). */
+	CHECK(strstr(sb.buf, "IF (SELECT MIN(live_until) FROM kyu_daemons) < NOW(6) THEN") != NULL);
+	CHECK(strstr(sb.buf, "DECLARE EXIT HANDLER FOR SQLEXCEPTION") != NULL);
 	sb_free(&sb);
+	config_free(&cfg);
+	/* A long lease: at most every 600 s. */
+	CHECK(parse("[kyud]\nlease = 3600\n", &cfg, err) == 0);
+	CHECK(registry_interval(&cfg) == REGISTRY_MAX_INTERVAL);
 	config_free(&cfg);
 	/* No listen: no address; a short lease still refreshes every 20 s. */
 	CHECK(parse("[kyud]\nlease = 6\nlisten =\n", &cfg, err) == 0);
@@ -62,9 +81,11 @@ int main(void)
 	config_free(&cfg);
 	registry_remove_build(&sb, "h:1:ab");
 	CHECK(strstr(sb.buf, "DELETE FROM kyu_daemons WHERE id = 'h:1:ab'") != NULL);
+	CHECK(strncmp(sb.buf, "SET STATEMENT innodb_lock_wait_timeout = 2 FOR ", 47) == 0);
 	sb_free(&sb);
 
-	CHECK(read_of("0", NULL, msg) == REG_DONE);
+	CHECK(read_done(msg) == REG_DONE);
+	CHECK(read_of("0", NULL, msg) == REG_FAILED);
 	CHECK(read_of("1205", "Lock wait timeout exceeded", msg) == REG_LOCKED);
 	CHECK(read_of("1213", "Deadlock found", msg) == REG_LOCKED);
 	CHECK(read_of("1146", "Table 'k.kyu_daemons' doesn't exist", msg) == REG_MISSING);

@@ -172,6 +172,20 @@ static void test_pacing(void)
 	CHECK(schedules_wake_time(&s, 100.1) == 100.0 + SCHEDULES_MIN_GAP);
 	sb_free(&sb);
 	schedules_free(&s);
+
+	/* The fallback follows the daemon's poll_interval, never under
+	 * SCHEDULES_POLL; a shorter one set later brings the timer forward. */
+	schedules_init(&s);
+	schedules_set_poll(&s, 120.0, 0.0);
+	CHECK(!schedules_build(&s, &sb, 100.0) && s.sent == SCHEDULES_SCAN);
+	s.sent = SCHEDULES_NONE;
+	CHECK(!schedules_ready(&s, 100.0 + SCHEDULES_POLL));
+	CHECK(schedules_ready(&s, 220.0));
+	schedules_set_poll(&s, 1.0, 110.0);
+	CHECK(s.poll == SCHEDULES_POLL);
+	CHECK(schedules_wake_time(&s, 110.0) == 110.0 + SCHEDULES_POLL);
+	sb_free(&sb);
+	schedules_free(&s);
 }
 
 /* A due row whose insert failed waits for its hold, without waking the
