@@ -1720,9 +1720,12 @@ fi
 
 if [ -s "$lat_res" ]; then
 	echo
-	echo "Wake-up latency, INSERT -> start of the job's command (ms; $LAT_N single-row INSERTs at $LAT_RATE/s,"
-	echo "$LAT_WORKERS workers; start = the command's own first clock reading, host monotonic clock;"
-	echo "insert = the INSERT round trip; db = started_at - created_at, database clock, no spawn)"
+	echo "Wake-up latency (ms)"
+	if awk -F'\t' '$1 !~ /^(retry|slot|key)$/ {f = 1} END {exit !f}' "$lat_res"; then
+		echo "floor/udf/client/poll: INSERT -> start of the job's command ($LAT_N single-row INSERTs at $LAT_RATE/s,"
+		echo "$LAT_WORKERS workers; start = the command's own first clock reading, host monotonic clock;"
+		echo "insert = the INSERT round trip; db = started_at - created_at, database clock, no spawn)"
+	fi
 	if awk -F'\t' '$1 ~ /^(retry|slot|key)$/ {f = 1} END {exit !f}' "$lat_res"; then
 		echo "retry/slot/key: database clock, poll_interval 3600: retry = attempt 2's started_at - its run_at"
 		echo "($LAT_RETRY_N jobs, exit 75 then 0, backoff_base 1, lease $LAT_RETRY_LEASE, $LAT_WORKERS workers; lost = no second"
