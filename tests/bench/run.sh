@@ -6,7 +6,9 @@
 #                                          claims, kyud, scale and idle)
 #   N=2000 CASES="limit naive kyud" WORKERS="1 4" tests/bench/run.sh
 #                                          quick run (well under 2 minutes)
-#   CASES=latency LAT_N=300 tests/bench/run.sh          wake-up latency only (~1 min)
+#   CASES=latency LAT_N=300 tests/bench/run.sh          wake-up latency only (~2 min)
+#   CASES=latency LAT_MODES="retry handoff" REPEAT=1 tests/bench/run.sh
+#                                          retry and slot handoff rows only (~1 min)
 #   CASES=scale SCALE_ROWS=1000000 tests/bench/run.sh   scale, smaller (~4 min)
 #   CASES=workflow WF_N=1000 WF_CHAIN=100 tests/bench/run.sh   workflows, small (~1 min)
 #
@@ -32,6 +34,16 @@
 #            clock) to the latency program; see latency.c.  Also shown: the
 #            INSERT's own round trip and started_at - created_at (database
 #            clock: INSERT statement to claim statement, no spawn).
+#            Two more modes (issue 29), database clock, poll_interval 3600 so
+#            that no poll starts anything: retry (LAT_RETRY_N jobs exit 75 on
+#            attempt 1 and succeed on attempt 2, backoff_base 1, one kyud:
+#            attempt 2's started_at - its run_at, the retry's due time) and
+#            handoff (two kyud of LAT_HANDOFF_WORKERS workers, each its own
+#            UDP listen port, LAT_HANDOFF_N /bin/true jobs: row slot = a queue
+#            with max_running 1, row key = one concurrency key in a plain
+#            queue; a job's started_at - the previous one's finished_at, in
+#            start order; which daemon ran each, from their debug logs).
+#            Each capped at LAT_TIMEOUT seconds ("timed out" in the note).
 #   scale    kyu_jobs with SCALE_SMALL and SCALE_ROWS rows, filled with
 #            INSERT ... SELECT from the Sequence engine in 1M-row chunks, as
 #            "finished" (succeeded within retention) or "future" (waiting,
@@ -112,7 +124,10 @@
 #                 that it always holds two polls despite the +-10% jitter]
 #   IDLE_REPEAT   runs of each idle measurement [1]
 #   LAT_N         INSERTs per latency run [1000]    LAT_RATE  INSERTs per second [50]
-#   LAT_MODES     any of: floor udf client poll ["floor udf client poll"]
+#   LAT_MODES     any of: floor udf client poll retry handoff ["floor udf client poll retry handoff"]
+#   LAT_RETRY_N   jobs of the retry run [100]   LAT_RETRY_LEASE  its kyud's lease, s [15]
+#   LAT_HANDOFF_N jobs of each handoff run [200]   LAT_HANDOFF_WORKERS  workers per daemon [1]
+#   LAT_HANDOFF_LEASE  the handoff daemons' lease, s [60]   LAT_TIMEOUT  cap of a retry/handoff run, s [60]
 #   LAT_POLL      poll_interval of the poll-only run, seconds [1]
 #   LAT_WORKERS   kyud workers in the latency runs [2]
 #   LAT_UDF       the plugin [$BUILD_DIR/src/udf/kyu_notify.so]; if missing, no udf run
@@ -201,7 +216,13 @@ IDLE_POLLS=${IDLE_POLLS:-30 5}
 IDLE_REPEAT=${IDLE_REPEAT:-1}
 LAT_N=${LAT_N:-1000}
 LAT_RATE=${LAT_RATE:-50}
-LAT_MODES=${LAT_MODES:-floor udf client poll}
+LAT_MODES=${LAT_MODES:-floor udf client poll retry handoff}
+LAT_RETRY_N=${LAT_RETRY_N:-100}
+LAT_HANDOFF_N=${LAT_HANDOFF_N:-200}
+LAT_HANDOFF_WORKERS=${LAT_HANDOFF_WORKERS:-1}
+LAT_RETRY_LEASE=${LAT_RETRY_LEASE:-15}
+LAT_HANDOFF_LEASE=${LAT_HANDOFF_LEASE:-60}
+LAT_TIMEOUT=${LAT_TIMEOUT:-60}
 LAT_POLL=${LAT_POLL:-1}
 LAT_WORKERS=${LAT_WORKERS:-2}
 LAT_UDF=${LAT_UDF:-$BUILD_DIR/src/udf/kyu_notify.so}
@@ -229,12 +250,14 @@ note() { echo "bench: $*" >&2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kyu-bench.XXXXXX")
 kyud_pid=
+extra_pids=() # the latency case's second daemon (handoff)
 cleanup() {
 	if [ -n "$kyud_pid" ] && kill -0 "$kyud_pid" 2>/dev/null; then
 		kill -INT "$kyud_pid" 2>/dev/null || true
 		sleep 1
 		kill -KILL "$kyud_pid" 2>/dev/null || true
 	fi
+	for p in "${extra_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
 	"$root/scripts/sandbox-db" stop "$tmp/db" >/dev/null 2>&1 || true
 	if [ "${KEEP:-0}" = 1 ]; then note "kept $tmp"; else rm -rf "$tmp"; fi
 }
@@ -760,10 +783,181 @@ if has_case daemons && [ "$kyud_ok" = 1 ]; then
 	done
 fi
 
+# --- the latency case's retry and handoff rows (issue 29) ---------------------------
+# Both from the database clock: how long a job that could start waited.
+# kyud runs with poll_interval 3600, so no poll starts anything here.
+lat_wake() { # lat_wake QUEUE ADDR...: the datagram kyu submit sends, to each
+	local q=$1 a
+	shift
+	for a in "$@"; do printf 'kyu:%s' "$q" 2>/dev/null >"/dev/udp/${a%:*}/${a##*:}" || true; done
+}
+# lat_until QUERY WANT SECS: until QUERY (a count) reaches WANT; 1 after
+# SECS seconds. Its statements are counted in lat_polls.
+lat_until() {
+	local end=$((SECONDS + $3))
+	while [ "$SECONDS" -lt "$end" ]; do
+		lat_polls=$((lat_polls + 1))
+		[ "$(sql -e "$1")" -ge "$2" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# lat_quant: numbers (ms) on stdin -> "count p50 p90 p99 max mean" (nearest rank)
+lat_quant() {
+	sort -n | awk '{v[NR] = $1; s += $1}
+		function r(p,  k) {k = int(NR * p); if (k < NR * p) k++; if (k < 1) k = 1; return v[k]}
+		END {if (NR == 0) {print "0 - - - - -"; exit}
+		     printf "%d %.1f %.1f %.1f %.1f %.1f\n", NR, r(0.5), r(0.9), r(0.99), v[NR], s / NR}'
+}
+# lat_start NAME WORKERS LOG: a kyud on a free UDP port of 127.0.0.1 (in
+# extra_pids; its address in lat_addr), with conf_extra.
+lat_start() {
+	local p pid conf=$tmp/kyu-lat-$1.ini
+	for _ in 1 2 3 4 5; do
+		p=$((20000 + RANDOM % 40000))
+		ss -Huln "sport = :$p" 2>/dev/null | grep . >/dev/null && continue
+		conf_listen=127.0.0.1:$p
+		write_conf "$2" "$conf"
+		conf_listen=
+		"$KYUD" -c "$conf" 2>"$3" &
+		pid=$!
+		for _ in $(seq 1 150); do
+			grep -q 'ready:' "$3" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			extra_pids+=("$pid")
+			lat_addr=127.0.0.1:$p
+			return 0
+		fi
+		wait "$pid" 2>/dev/null || true
+		grep -qi 'udp\|listen\|bind' "$3" 2>/dev/null || break
+	done
+	note "latency: kyud $1 did not start: $(tail -n 3 "$3" | tr '\n' ' ')"
+	return 1
+}
+lat_stop() { # every kyud of extra_pids, TERM (they drain), then KILL after 40 s
+	local p
+	for p in "${extra_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${extra_pids[@]}"; do
+		for _ in $(seq 1 400); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	extra_pids=()
+}
+# lat_per_job QA QB N: statements per job between two status_snapshots
+# (this script's own subtracted: one snapshot, its polls, the INSERT).
+lat_per_job() {
+	awk -v d="$(($2 - $1 - self_q - lat_polls - 1))" -v n="$3" 'BEGIN {if (n > 0) printf "%.2f", d / n; else print "-"}'
+}
+# retry: LAT_RETRY_N jobs exit 75 (EX_TEMPFAIL) on attempt 1 and succeed
+# on attempt 2; [job] backoff_base = 1 (attempt 2 due 0.5 to 1 s after
+# attempt 1's end), one kyud of LAT_WORKERS workers. The retry's UPDATE
+# sets run_at to its due time (store_finish.c, add_backoff) and the claim
+# leaves run_at alone (store_claim.c, add_claim_set): latency = attempt 2's
+# started_at - run_at.
+lat_retry() { # lat_retry REP
+	local rep=$1 n=$LAT_RETRY_N log=$tmp/kyud-latency-retry-$1.log qa qb why='' st got p50 p90 p99 mx mean
+	fill 0 argv
+	conf_extra=$(printf 'poll_interval = 3600\nlease = %d\n[job]\nbackoff_base = 1' "$LAT_RETRY_LEASE")
+	if ! lat_start retry "$LAT_WORKERS" "$log"; then
+		conf_extra=
+		row "$lat_res" retry "$rep" 3600 - - - - - - - - - - - kyud_failed
+		return
+	fi
+	conf_extra=
+	note "latency: retry, $n jobs (exit 75, then 0), backoff_base 1"
+	sleep 1
+	lat_polls=0
+	read -r qa _ _ _ < <(status_snapshot)
+	sql <<-SQL
+		INSERT INTO kyu_jobs (id, command) SELECT CONCAT('r', seq),
+		  '[ "\$KYU_ATTEMPT" -gt 1 ] || exit 75' FROM seq_1_to_$n;
+	SQL
+	lat_wake default "$lat_addr"
+	lat_until "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'r%' AND status IN ('succeeded','failed','cancelled')" \
+		"$n" "$LAT_TIMEOUT" || why="timed out after $LAT_TIMEOUT s"
+	read -r qb _ _ _ < <(status_snapshot)
+	lat_stop
+	st=$(sql -e "SELECT TIMESTAMPDIFF(MICROSECOND, run_at, started_at) / 1000 FROM kyu_jobs
+		WHERE id LIKE 'r%' AND status = 'succeeded' AND attempts = 2" | lat_quant)
+	read -r got p50 p90 p99 mx mean <<<"$st"
+	# lost: jobs without a second attempt that succeeded.
+	row "$lat_res" retry "$rep" 3600 "$got" $((n - got)) "$p50" "$p90" "$p99" "$mx" "$mean" - - - - \
+		"q/job=$(lat_per_job "$qa" "$qb" "$n")${why:+, $why}"
+}
+# handoff: two kyud (LAT_HANDOFF_WORKERS workers each, each its own UDP
+# listen port, both in kyu_daemons), lease 60, and LAT_HANDOFF_N
+# /bin/true jobs inserted while both are ready (then woken by datagram):
+# slot = a queue with max_running 1, key = one concurrency key in a plain
+# queue. gap = a job's started_at - the previous job's finished_at, in
+# start order. Which daemon ran each job comes from their debug logs
+# ("job ID attempt 1 started"): the note gives each one's count and how
+# many times the next job ran on the other daemon (and those gaps' p50).
+lat_handoff() { # lat_handoff REP slot|key
+	local rep=$1 kind=$2 n=$LAT_HANDOFF_N q ins la lb aa ab qa qb why='' st got sw swp50 ca cb p50 p90 p99 mx mean
+	fill 0 argv
+	sql -e "DELETE FROM kyu_queues; DELETE FROM kyu_queue_starts"
+	if [ "$kind" = slot ]; then
+		q=one
+		sql -e "INSERT INTO kyu_queues (name, max_running) VALUES ('one', 1)"
+		ins="INSERT INTO kyu_jobs (id, queue, argv) SELECT CONCAT('h', seq), 'one', '[\"/bin/true\"]' FROM seq_1_to_$n"
+	else
+		q=keyed
+		ins="INSERT INTO kyu_jobs (id, queue, concurrency_key, argv) SELECT CONCAT('h', seq), 'keyed', 'K', '[\"/bin/true\"]' FROM seq_1_to_$n"
+	fi
+	la=$tmp/kyud-latency-$kind-$rep-a.log lb=$tmp/kyud-latency-$kind-$rep-b.log
+	conf_extra=$(printf 'poll_interval = 3600\nlease = %d\nlog_level = debug' "$LAT_HANDOFF_LEASE")
+	if ! { lat_start "$kind-a" "$LAT_HANDOFF_WORKERS" "$la" && aa=$lat_addr &&
+		lat_start "$kind-b" "$LAT_HANDOFF_WORKERS" "$lb" && ab=$lat_addr; }; then
+		conf_extra=
+		lat_stop
+		row "$lat_res" "$kind" "$rep" 3600 - - - - - - - - - - - kyud_failed
+		return
+	fi
+	conf_extra=
+	lat_polls=0
+	lat_until "SELECT COUNT(*) FROM kyu_daemons WHERE wake_addr IS NOT NULL" 2 30 ||
+		note "latency: $kind: the two daemons not both in kyu_daemons after 30 s"
+	note "latency: $kind handoff, $n jobs, two daemons"
+	sleep 1
+	lat_polls=0
+	read -r qa _ _ _ < <(status_snapshot)
+	sql -e "$ins"
+	lat_wake "$q" "$aa" "$ab"
+	lat_until "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'h%' AND status = 'succeeded'" \
+		"$n" "$LAT_TIMEOUT" || why="timed out after $LAT_TIMEOUT s"
+	read -r qb _ _ _ < <(status_snapshot)
+	lat_stop
+	{ sed -n 's/.*job \(h[0-9]*\) attempt [0-9]* started.*/\1 A/p' "$la"
+	  sed -n 's/.*job \(h[0-9]*\) attempt [0-9]* started.*/\1 B/p' "$lb"; } >"$tmp/lat-ran"
+	sql -e "SELECT id, IFNULL(TIMESTAMPDIFF(MICROSECOND, LAG(finished_at) OVER (ORDER BY started_at, seq),
+		started_at) / 1000, '-') FROM kyu_jobs WHERE id LIKE 'h%' AND status = 'succeeded'
+		ORDER BY started_at, seq" >"$tmp/lat-gaps"
+	st=$(awk '$2 != "-" {print $2}' "$tmp/lat-gaps" | lat_quant)
+	got=$(wc -l <"$tmp/lat-gaps")
+	# Per daemon, and the switches from one to the other (start order).
+	awk 'NR == FNR {d[$1] = $2; next}
+		{c[d[$1]]++; if (p != "" && d[$1] != p) print "switch", $2; p = d[$1]}
+		END {print "count", c["A"] + 0, c["B"] + 0}' "$tmp/lat-ran" "$tmp/lat-gaps" >"$tmp/lat-sw"
+	read -r _ ca cb < <(grep '^count' "$tmp/lat-sw")
+	read -r sw swp50 _ < <(awk '$1 == "switch" {print $2}' "$tmp/lat-sw" | lat_quant)
+	read -r _ p50 p90 p99 mx mean <<<"$st"
+	row "$lat_res" "$kind" "$rep" 3600 "$got" $((n - got)) "$p50" "$p90" "$p99" "$mx" "$mean" - - - - \
+		"q/job=$(lat_per_job "$qa" "$qb" "$n"), A=$ca B=$cb, switches=$sw (p50 $swp50 ms)${why:+, $why}"
+	sql -e "DELETE FROM kyu_queues; DELETE FROM kyu_queue_starts"
+}
+
 # --- wake-up latency: INSERT -> start of the command -------------------------------
 if has_case latency && [ "$kyud_ok" = 1 ]; then
 	for rep in $(seq 1 "$REPEAT"); do
 		for mode in $LAT_MODES; do
+			case $mode in
+			retry) lat_retry "$rep"; continue ;;
+			handoff) lat_handoff "$rep" slot; lat_handoff "$rep" key; continue ;;
+			esac
 			if [ "$mode" = udf ] && [ "$have_udf" != 1 ]; then
 				note "latency: no kyu_notify.so at $LAT_UDF (set LAT_UDF or BUILD_DIR); no udf run"
 				row "$lat_res" "$mode" "$rep" - - - - - - - - - - - - "no kyu_notify.so"
@@ -1526,9 +1720,20 @@ fi
 
 if [ -s "$lat_res" ]; then
 	echo
-	echo "Wake-up latency, INSERT -> start of the job's command (ms; $LAT_N single-row INSERTs at $LAT_RATE/s,"
-	echo "$LAT_WORKERS workers; start = the command's own first clock reading, host monotonic clock;"
-	echo "insert = the INSERT round trip; db = started_at - created_at, database clock, no spawn)"
+	echo "Wake-up latency (ms)"
+	if awk -F'\t' '$1 !~ /^(retry|slot|key)$/ {f = 1} END {exit !f}' "$lat_res"; then
+		echo "floor/udf/client/poll: INSERT -> start of the job's command ($LAT_N single-row INSERTs at $LAT_RATE/s,"
+		echo "$LAT_WORKERS workers; start = the command's own first clock reading, host monotonic clock;"
+		echo "insert = the INSERT round trip; db = started_at - created_at, database clock, no spawn)"
+	fi
+	if awk -F'\t' '$1 ~ /^(retry|slot|key)$/ {f = 1} END {exit !f}' "$lat_res"; then
+		echo "retry/slot/key: database clock, poll_interval 3600: retry = attempt 2's started_at - its run_at"
+		echo "($LAT_RETRY_N jobs, exit 75 then 0, backoff_base 1, lease $LAT_RETRY_LEASE, $LAT_WORKERS workers; lost = no second"
+		echo "attempt succeeded); slot (max_running 1) and key (one concurrency key): two daemons of"
+		echo "$LAT_HANDOFF_WORKERS worker(s), lease $LAT_HANDOFF_LEASE, $LAT_HANDOFF_N /bin/true jobs, a job's started_at - the"
+		echo "previous one's finished_at (got = jobs run); note: statements per job, jobs per daemon A/B,"
+		echo "and the starts on the other daemon than the previous job's (switches) with their p50"
+	fi
 	table "$lat_res" '%-7s %3s %6s %5s %4s %8s %8s %8s %8s %8s  %8s %8s  %7s %7s  %s\n' \
 		wake run poll_s got lost p50 p90 p99 max mean ins_p50 ins_p99 db_p50 db_p99 note
 fi
