@@ -144,6 +144,17 @@ void fanout_msg(struct fanout *f, struct child *c, const struct msg *m)
 		next = jittered(next);
 		if (m->value != INT64_MAX && due < next)
 			next = due < 0.01 ? 0.01 : due;
+		/* The earliest moment any worker named stands: another worker's
+		 * later answer (its claim saw other queues, or came after the
+		 * moment was taken) must not push it back. Taking the earliest
+		 * costs at most a claim that finds nothing; the poll's own
+		 * moment is never moved later either, so the timer fires at
+		 * least every poll interval. */
+		if (ev_is_active(&f->poll_w)) {
+			double rem = ev_timer_remaining(f->loop, &f->poll_w);
+			if (rem < next)
+				next = rem < 0.01 ? 0.01 : rem;
+		}
 		if (!f->stopping)
 			arm_poll(f, next);
 		tell_polled(f, false);

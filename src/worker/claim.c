@@ -458,6 +458,13 @@ static void paced(struct claim *cl, const struct claim_reply *cr, bool full, boo
 	} else {
 		next = queues_next_due_us(&cl->dir, now);
 	}
+	/* The claim's own SELECT read MIN(due) over every served queue after
+	 * its marks: when that is later than now, nothing at all is due (none
+	 * blocked either), and it is the next moment, also when the directory
+	 * is older than this claim or calls a queue drained (a retry's
+	 * backoff in a queue whose claim came back short). */
+	if (cr->next_due_us > 0 && cr->next_due_us != INT64_MAX && cr->next_due_us < next)
+		next = cr->next_due_us;
 	parent_send(cl->parent, KYU_IDLE, next);
 }
 
@@ -540,7 +547,8 @@ void claim_reply(void *claim, const struct db_reply *r)
 			full = false;
 	/* The parts' names point into the directory they were planned from,
 	 * which the reply may have replaced: they are only compared by name. */
-	queues_claimed(&cl->dir, cl->sent.parts, cl->sent.n_parts, got, now, cl->cfg->lease);
+	queues_claimed(&cl->dir, cl->sent.parts, cl->sent.n_parts, got, cl->sent.claimed_at, now,
+		       cl->cfg->lease);
 	catch_all = cl->sent.n_parts == 1 && !cl->sent.parts[0].name;
 	forget_parts(cl);
 	paced(cl, &cr, full, catch_all, now);

@@ -94,8 +94,10 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 		 * again. Forgetting it here made two blocked queues take turns
 		 * in claim after claim, each read of the directory releasing the
 		 * other: a busy loop of round trips. The moments the new read
-		 * knows may be earlier. */
-		if (old && old->drained && old->retry_at > now) {
+		 * knows may be earlier. Only while it still has due rows: one
+		 * whose next row is due later (a retry's backoff) is simply due
+		 * then. */
+		if (old && old->drained && old->retry_at > now && e[i].due_at <= now) {
 			e[i].drained = true;
 			e[i].retry_at = old->retry_at;
 			if (e[i].expiry_at > now && e[i].expiry_at < e[i].retry_at)
@@ -180,8 +182,8 @@ int queues_plan(struct queues *d, double now, int n, struct qpart *parts)
 	return n_parts;
 }
 
-void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got, double now,
-		  double blocked_retry)
+void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got,
+		    double claimed_at, double now, double blocked_retry)
 {
 	for (int i = 0; i < n_parts; i++) {
 		struct qentry *e;
@@ -193,6 +195,15 @@ void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, co
 			continue;
 		e->pass += got[i] / (double)e->weight;
 		if (got[i] >= parts[i].n)
+			continue;
+		/* A queue without limits whose earliest row became due after
+		 * this claim was sent, or is due later (the directory read in
+		 * its round trip, after it, says so) came back short because
+		 * nothing more was due: it is due at that row's moment, not a
+		 * retry later (a retry's backoff ends, rows fall due while the
+		 * claim runs). Rows due before the claim that it did not take
+		 * are blocked (a busy key, a lock): drained. */
+		if (!e->restricted && e->due_at > claimed_at)
 			continue;
 		e->drained = true;
 		/* Its due rows wait for a running job to end or for its rate

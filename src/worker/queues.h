@@ -80,9 +80,11 @@ int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
  * looked at again at the first moment something may have changed that
  * nobody announces: the earliest running lease's expiry, a rated queue's
  * window opening (else one emission interval), at the latest
- * blocked_retry s later. */
-void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got, double now,
-		  double blocked_retry);
+ * blocked_retry s later. A queue without limits whose earliest row (as
+ * the directory read since says) became due after the claim was sent
+ * (claimed_at) is not drained: it was short of due rows, not blocked. */
+void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got,
+		    double claimed_at, double now, double blocked_retry);
 
 /* Something may have freed what the drained queues wait for (a wake-up,
  * a slot freed here): every queue is asked again. A directory read does

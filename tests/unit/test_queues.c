@@ -77,7 +77,7 @@ static void run_claims(struct queues *d, int n, int k, int *a, int *b, const cha
 			got[j] = p[j].n;
 		*a += share(p, np, na);
 		*b += share(p, np, nb);
-		queues_claimed(d, p, np, got, 100.0, 60);
+		queues_claimed(d, p, np, got, 100.0, 100.0, 60);
 	}
 }
 
@@ -145,7 +145,7 @@ static void test_plan_equal(void)
 		int got[2];
 		for (int i = 0; i < np; i++)
 			got[i] = strcmp(p[i].name, "small") == 0 ? 10 : p[i].n;
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	np = queues_plan(&d, 100.0, 64, p);
 	CHECK(np == 1 && share(p, np, "big") == 64);
@@ -201,7 +201,7 @@ static void test_plan_limits(void)
 	 * becomes due by itself at 105. */
 	{
 		int got[1] = { 0 };
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	CHECK(queues_next_due_us(&d, 100.0) > 4900000);
 	CHECK(queues_next_due_us(&d, 100.0) < 5100000);
@@ -229,7 +229,7 @@ static void test_plan_limits(void)
 	np = queues_plan(&d, 100.0, 64, p);
 	{
 		int got[QUEUES_MAX_PARTS] = { 0 };
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	CHECK(queues_find(&d, "live")->retry_at > 139.99 && queues_find(&d, "live")->retry_at < 140.01);
 	CHECK(queues_find(&d, "gone")->retry_at > 159.99);
@@ -247,7 +247,7 @@ static void test_plan_limits(void)
 	CHECK(np == 2);
 	{
 		int got[QUEUES_MAX_PARTS] = { 0 };
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	read_into(&d, &f, 100.1);
 	CHECK(queues_plan(&d, 100.1, 64, p) == 0);
@@ -255,6 +255,39 @@ static void test_plan_limits(void)
 	CHECK(queues_find(&d, "key")->retry_at > 159.9);
 	queues_undrain(&d);
 	CHECK(queues_plan(&d, 100.2, 64, p) == 2);
+	queues_free(&d);
+
+	/* A queue without limits that came back short because its next row is
+	 * due later (the directory read after the claim says so: a retry's
+	 * backoff) is not drained: it is due at that row's time, not a lease
+	 * later; nor does a read keep it drained. */
+	memset(&f, 0, sizeof(f));
+	fake_row(&f, "later", "2000000", NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	{
+		struct qpart part = { .name = "later", .n = 8 };
+		int got[1] = { 3 };
+		queues_claimed(&d, &part, 1, got, 100.0, 100.0, 60);
+	}
+	CHECK(!queues_find(&d, "later")->drained);
+	CHECK(queues_next_due_us(&d, 100.0) > 1900000 && queues_next_due_us(&d, 100.0) < 2100000);
+	/* One whose earliest row fell due while the claim ran (after it was
+	 * sent at 99.99) was short of rows, not blocked: not drained. */
+	fake_row(&f, "fell", "-1000", NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	{
+		struct qpart part = { .name = "fell", .n = 8 };
+		int got[1] = { 1 };
+		queues_claimed(&d, &part, 1, got, 99.99, 100.0, 60);
+		CHECK(!queues_find(&d, "fell")->drained);
+		queues_claimed(&d, &part, 1, got, 100.0, 100.0, 60);
+		CHECK(queues_find(&d, "fell")->drained); /* due before the claim: blocked */
+	}
+	/* A drained entry whose fresh read is not due is not kept drained. */
+	((struct qentry *)(uintptr_t)queues_find(&d, "later"))->drained = true;
+	((struct qentry *)(uintptr_t)queues_find(&d, "later"))->retry_at = 160.0;
+	read_into(&d, &f, 100.5);
+	CHECK(!queues_find(&d, "later")->drained);
 	queues_free(&d);
 
 	/* A rated queue whose window is full is looked at again when its
@@ -269,7 +302,7 @@ static void test_plan_limits(void)
 	CHECK(np == 2);
 	{
 		int got[QUEUES_MAX_PARTS] = { 0 };
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	CHECK(queues_find(&d, "w")->retry_at > 100.29 && queues_find(&d, "w")->retry_at < 100.31);
 	CHECK(queues_find(&d, "wm")->retry_at > 100.09 && queues_find(&d, "wm")->retry_at < 100.11);
@@ -284,7 +317,7 @@ static void test_plan_limits(void)
 	CHECK(np == 1 && p[0].rated);
 	{
 		int got[1] = { 4 };
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 	}
 	CHECK(queues_plan(&d, 100.2, 8, p) == 0);
 	CHECK(queues_plan(&d, 100.6, 8, p) == 1);
@@ -313,7 +346,7 @@ static void test_plan_limits(void)
 		np = queues_plan(&d, 100.0, 64, p);
 		for (int i = 0; i < np; i++)
 			got[i] = p[i].n;
-		queues_claimed(&d, p, np, got, 100.0, 60);
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
 		/* The next claim asks queues not asked before. */
 		np = queues_plan(&d, 100.0, 64, p);
 		for (int i = 0; i < np; i++)
