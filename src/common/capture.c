@@ -274,8 +274,13 @@ size_t capture_line_get(const struct capture_line *l, const struct capture *c, c
 	else
 		more = false;
 	n = utf8_cut(s, n, room);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = !line_blank(s[i]) || s[i] == ' ' ? s[i] : s[i] == '\t' ? ' ' : '?';
+	for (size_t i = 0; i < n; i++) {
+		buf[i] = s[i];
+		if (s[i] == '\t')
+			buf[i] = ' ';
+		else if (line_blank(s[i]) && s[i] != ' ')
+			buf[i] = '?';
+	}
 	buf[n] = '\0';
 	utf8_fix(buf);
 	n = strlen(buf);
