@@ -1,13 +1,10 @@
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include "common/registry.h"
+#include "common/action.h"
 #include "common/text.h"
 #include "common/util.h"
 #include "common/wake.h"
@@ -135,76 +132,18 @@ int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
 	return (int)reply->r[0].n_rows;
 }
 
-/* Send "kyu:QUEUE" to one address; 0 or -1 (with a message unless quiet). */
-static int wake_one(const char *addr, const char *msg, size_t n, bool quiet)
+static void wake_note(const void *ctx, const char *msg)
 {
-	char err[256];
-	int fd, r;
-
-	fd = wake_socket(addr, false, err, sizeof(err));
-	if (fd < 0) {
-		if (!quiet)
-			fprintf(stderr, "kyu: wake: %s\n", err);
-		return -1;
-	}
-	r = send(fd, msg, n, 0) == (ssize_t)n ? 0 : -1;
-	if (r < 0 && !quiet)
-		fprintf(stderr, "kyu: wake: send to %s: %s\n", addr, strerror(errno));
-	close(fd);
-	return r;
+	(void)ctx;
+	fprintf(stderr, "kyu: wake: %s\n", msg);
 }
 
 int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue, bool quiet)
 {
-	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
-	struct strbuf sb = { 0 };
-	const struct db_reply *reply;
-	const struct db_result *r = NULL;
-	int n, sent = 0, failed = 0;
-
+	/* A name too long is the caller's mistake: said even when quiet. */
 	if (strlen(queue) > WAKE_QUEUE_MAX) {
 		fprintf(stderr, "kyu: wake: queue name longer than %d bytes\n", WAKE_QUEUE_MAX);
 		return -1;
 	}
-	/* Copied first: queue may point into a reply the query below replaces. */
-	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
-	/* Every live daemon that serves the queue, as the triggers of
-	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
-	if (*queue) {
-		sb_adds(&sb, "SET @kyu_q = ");
-		db_quotes(&sb, queue);
-		sb_adds(&sb, "; ");
-	}
-	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
-		     "AND " REGISTRY_LIVE("d"));
-	if (*queue)
-		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
-	/* Without the table (an older schema), without the privilege to read
-	 * it, or without a live row: the configured address, as before. */
-	if (db && db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0)
-		r = &reply->r[reply->n - 1];
-	else if (db && !quiet)
-		fprintf(stderr, "kyu: wake: cannot read kyu_daemons (%s); sending to [kyud] listen\n",
-			db_error(db));
-	for (size_t i = 0; r && i < r->n_rows; i++) {
-		const char *addr = db_cell(r, i, 0);
-		if (!addr)
-			continue;
-		if (wake_one(addr, msg, (size_t)n, quiet) == 0)
-			sent++;
-		else
-			failed++;
-	}
-	sb_free(&sb);
-	if (sent + failed > 0)
-		return sent > 0 ? 0 : -1;
-	if (!cfg->listen || !*cfg->listen) {
-		if (!quiet)
-			fprintf(stderr,
-				"kyu: wake: no live daemon in kyu_daemons serves %s%s, and [kyud] listen is "
-				"not set in %s\n",
-				*queue ? "queue " : "any queue", queue, cfg->path);
-		return -1;
-	}
-	return wake_one(cfg->listen, msg, (size_t)n, quiet);
+	return action_wake(db, cfg->listen, cfg->path, queue, quiet ? NULL : wake_note, NULL);
 }

@@ -22,9 +22,11 @@
  * it, then the zone the session reads it in (the server's own when the
  * session's is SYSTEM), "2026-11-24 06:35:00.123456 UTC"; NULL stays
  * NULL. kyu_jobs' and kyu_daemons' times are in that zone; kyu_schedules'
- * and kyu_locks' are UTC. */
+ * and kyu_locks' are UTC, and CLI_UTC_TIME converts them to it first, so
+ * that every time kyu prints reads in one zone. */
 #define CLI_ZONE "IF(@@session.time_zone = 'SYSTEM', @@system_time_zone, @@session.time_zone)"
 #define CLI_TIME(col) "CONCAT(" col ", ' ', " CLI_ZONE ") AS " col
+#define CLI_UTC_TIME(expr) "CONCAT(CONVERT_TZ(" expr ", '+00:00', @@session.time_zone), ' ', " CLI_ZONE ")"
 
 /* How cli_print_query writes values, set once by main: raw (--raw) as
  * stored, else escaped, for a terminal (stdout is one) more strictly. */

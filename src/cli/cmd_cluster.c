@@ -27,7 +27,12 @@ int cmd_locks(struct db *db, const char *name)
 	struct strbuf sb = { 0 };
 	int rc;
 
+	/* lock_sql_list's rows (the dashboard's too), with acquired_at as
+	 * kyu prints times (cli.h). */
+	sb_adds(&sb, "SELECT name, slot, host, pid, IF(acquired_at = '-', '-', " CLI_UTC_TIME("acquired_at")
+		     ") AS acquired_at, lease_left FROM (");
 	lock_sql_list(&sb, name);
+	sb_adds(&sb, ") AS l ORDER BY name, slot");
 	rc = cli_print_query(db, sb.buf, sb.len, false) < 0 ? cli_die_db(db, "locks") : 0;
 	sb_free(&sb);
 	return rc;

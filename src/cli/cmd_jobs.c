@@ -619,7 +619,7 @@ int cmd_list(struct db *db, int argc, char **argv)
  * it, since what was freed may be due in any queue and the job a retry
  * made waiting is due at once. A failure changes nothing that was done:
  * kyud settles the same items at its next claim. */
-static void job_action_settle(struct db *db, const struct kyu_config *cfg, const char *id)
+static void job_action_settle(struct db *db, const struct kyu_config *cfg, enum action a, const char *id)
 {
 	static const char settle[] = ACTION_SETTLE_SQL;
 	const struct db_reply *reply;
@@ -630,7 +630,7 @@ static void job_action_settle(struct db *db, const struct kyu_config *cfg, const
 	    db_error_code(db) != ER_SP_DOES_NOT_EXIST)
 		fprintf(stderr, "kyu: note: the jobs that wait for '%s' move on at kyud's next "
 				"claim, not now (%s: %s)\n", id, settle, db_error(db));
-	cli_send_wake(db, cfg, "", true);
+	cli_send_wake(db, cfg, action_wake_queue(a, id), true);
 }
 
 /* cancel, retry, run-now, delete: one statement on the job's row
@@ -652,7 +652,9 @@ int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, c
 		/* Seen before the settle's note, if any. */
 		fflush(stdout);
 		if (a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE)
-			job_action_settle(db, cfg, id);
+			job_action_settle(db, cfg, a, id);
+		else
+			cli_send_wake(db, cfg, action_wake_queue(a, id), true);
 		rc = 0;
 	}
 	sb_free(&sb);

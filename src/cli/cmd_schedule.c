@@ -21,8 +21,8 @@ int cmd_schedules(struct db *db)
 {
 	static const char q[] =
 		"SELECT name, IF(enabled, 'yes', 'no') AS enabled, cron, timezone, queue, "
-		"IFNULL(DATE_FORMAT(next_run, '%Y-%m-%dT%H:%i:%sZ'), '-') AS next_run, "
-		"IFNULL(DATE_FORMAT(last_run, '%Y-%m-%dT%H:%i:%sZ'), '-') AS last_run, "
+		"IFNULL(" CLI_UTC_TIME("next_run") ", '-') AS next_run, "
+		"IFNULL(" CLI_UTC_TIME("last_run") ", '-') AS last_run, "
 		"missed, overlap, IFNULL(error, '-') AS error FROM kyu_schedules ORDER BY name";
 
 	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "schedules") : 0;
@@ -66,6 +66,26 @@ out:
 	return rc;
 }
 
+/* The first instant as kyu prints times (cli.h): in the session's zone;
+ * in UTC if the server cannot say. */
+static void first_run_text(struct db *db, int64_t first, char *buf, size_t size)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	time_t t = (time_t)first;
+	struct tm tm;
+
+	sb_printf(&sb, "SELECT CONCAT(FROM_UNIXTIME(%" PRId64 "), ' ', " CLI_ZONE ")", first);
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0 &&
+	    db_cell(&reply->r[0], 0, 0)) {
+		snprintf(buf, size, "%s", db_cell(&reply->r[0], 0, 0));
+	} else {
+		gmtime_r(&t, &tm);
+		strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	}
+	sb_free(&sb);
+}
+
 static bool one_of(const char *v, const char *const *allowed)
 {
 	for (; *allowed; allowed++)
@@ -85,7 +105,7 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 	json_t *env = json_object();
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
-	char *json = NULL, when[32];
+	char *json = NULL, when[128];
 	int c, rc = 1;
 
 	/* Options may follow NAME and the expression (GNU getopt permutes);
@@ -187,12 +207,7 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 			cli_die_db(db, "schedule add");
 		goto out;
 	}
-	{
-		time_t t = (time_t)first;
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
+	first_run_text(db, first, when, sizeof(when));
 	printf("schedule %s: added%s; first run %s\n", name, disabled ? " (disabled)" : "", when);
 	/* kyud reads kyu_schedules again at an "any queue" wake-up. */
 	cli_send_wake(db, cfg, "", true);

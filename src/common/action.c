@@ -1,9 +1,14 @@
 #include "action.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#include "db.h"
+#include "registry.h"
+#include "wake.h"
 
 struct action_def {
 	const char *name;
@@ -110,6 +115,103 @@ void action_queue_exists(struct strbuf *sb, const char *queue)
 	sb_adds(sb, ") OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
 	db_quotes(sb, queue);
 	sb_adds(sb, ")");
+}
+
+const char *action_wake_queue(enum action a, const char *target)
+{
+	switch (a) {
+	case ACT_PAUSE:
+		return NULL;
+	case ACT_RESUME:
+	case ACT_RESET:
+		return target;
+	default:
+		return "";
+	}
+}
+
+__attribute__((format(printf, 3, 4))) static void notef(action_note_fn *note, const void *ctx,
+							       const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!note)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	note(ctx, msg);
+}
+
+/* Send msg to one address; 0 or -1. */
+static int wake_one(const char *addr, const char *msg, size_t n, action_note_fn *note, const void *ctx)
+{
+	char err[256];
+	int fd, r;
+
+	fd = wake_socket(addr, false, err, sizeof(err));
+	if (fd < 0) {
+		notef(note, ctx, "%s", err);
+		return -1;
+	}
+	r = send(fd, msg, n, 0) == (ssize_t)n ? 0 : -1;
+	if (r < 0)
+		notef(note, ctx, "send to %s: %s", addr, strerror(errno));
+	close(fd);
+	return r;
+}
+
+int action_wake(struct db *db, const char *listen, const char *path, const char *queue,
+		action_note_fn *note, const void *ctx)
+{
+	char msg[sizeof(WAKE_PREFIX) + WAKE_QUEUE_MAX];
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const struct db_result *r = NULL;
+	int n, sent = 0, failed = 0;
+
+	if (strlen(queue) > WAKE_QUEUE_MAX) {
+		notef(note, ctx, "queue name longer than %d bytes", WAKE_QUEUE_MAX);
+		return -1;
+	}
+	/* Copied first: queue may point into a reply the query below replaces. */
+	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+	/* Every live daemon that serves the queue, as the triggers of
+	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
+	if (*queue) {
+		sb_adds(&sb, "SET @kyu_q = ");
+		db_quotes(&sb, queue);
+		sb_adds(&sb, "; ");
+	}
+	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
+		     "AND " REGISTRY_LIVE("d"));
+	if (*queue)
+		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
+	/* Without the table (an older schema), without the privilege to read
+	 * it, or without a live row: the configured address, as before. */
+	if (db && db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0)
+		r = &reply->r[reply->n - 1];
+	else if (db)
+		notef(note, ctx, "cannot read kyu_daemons (%s); sending to [kyud] listen", db_error(db));
+	for (size_t i = 0; r && i < r->n_rows; i++) {
+		const char *addr = db_cell(r, i, 0);
+		if (!addr)
+			continue;
+		if (wake_one(addr, msg, (size_t)n, note, ctx) == 0)
+			sent++;
+		else
+			failed++;
+	}
+	sb_free(&sb);
+	if (sent + failed > 0)
+		return sent > 0 ? 0 : -1;
+	if (!listen || !*listen) {
+		notef(note, ctx, "no live daemon in kyu_daemons serves %s%s, and [kyud] listen is not set in %s",
+		      *queue ? "queue " : "any queue", queue, path ? path : "the configuration");
+		return -1;
+	}
+	return wake_one(listen, msg, (size_t)n, note, ctx);
 }
 
 static const char *const sched_names[ACT_SCHED_N] = { "enable", "disable", "run-now", "remove" };

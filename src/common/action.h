@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "db.h"
 #include "util.h"
 
 enum action {
@@ -48,6 +49,26 @@ void action_sql_create(struct strbuf *sb, enum action a, const char *target, boo
 /* Append " WHERE " and the condition that queue exists: it has jobs or a
  * row of settings (the upserts of kyu_queues select their row under it). */
 void action_queue_exists(struct strbuf *sb, const char *queue);
+
+/* Which daemons hear of a done action (kyu_jobs(7), "Wake-ups"): the
+ * queue of the wake-up, "" for any queue, NULL for none. After a job's
+ * action, every daemon: what it freed may be due in any queue (its
+ * dependents, its concurrency key), and the job a retry or run-now made
+ * due is due at once; after a queue's resume or reset, the daemons that
+ * serve it (target); after a pause, none, since nothing can start for
+ * it. */
+const char *action_wake_queue(enum action a, const char *target);
+
+/* Each problem action_wake meets, in words ("send to ADDR: why"). */
+typedef void action_note_fn(const void *ctx, const char *msg);
+/* Send the wake-up "kyu:QUEUE" (wake.h) to every live daemon of
+ * kyu_daemons that serves queue ("": all of them; it also makes kyud read
+ * kyu_schedules again), or, when there is none or the table cannot be
+ * read, to listen ([kyud] listen of the configuration at path; NULL or
+ * "": none). 0 when one send succeeded, else -1; note (may be NULL) hears
+ * why. The kyu tool and the dashboard send what an action asks for. */
+int action_wake(struct db *db, const char *listen, const char *path, const char *queue,
+		action_note_fn *note, const void *ctx);
 
 /* What an operator does to a schedule (kyu schedule, the dashboard's
  * Schedules page): an enum of its own, since "run-now" names a job's

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void capture_init(struct capture *c, size_t limit)
 {
 	memset(c, 0, sizeof(*c));
@@ -145,4 +147,146 @@ bool capture_is_live(const char *out, size_t len, unsigned attempt)
 	int m = snprintf(want, sizeof(want), CAPTURE_LIVE_PREFIX "%u:", attempt);
 
 	return out && m > 0 && len >= (size_t)m && memcmp(out, want, (size_t)m) == 0;
+}
+
+/* Room kept for the marker capture_render puts between head and tail:
+ * it takes its bytes from the tail first, then from the head. */
+#define MARK_ROOM 64
+
+bool capture_holds(const struct capture *c, uint64_t from, uint64_t to)
+{
+	if (c->total == c->head_len + c->tail_len)
+		return to <= c->total;
+	if (to + MARK_ROOM <= c->head_len)
+		return true;
+	return from >= c->total - c->tail_len + MARK_ROOM && to <= c->total;
+}
+
+static bool line_sep(char ch)
+{
+	return ch == '\n' || ch == '\r';
+}
+
+/* Spaces and control characters other than the separators. */
+static bool line_blank(char ch)
+{
+	return (unsigned char)ch <= ' ' || ch == 0x7f;
+}
+
+/* data[0..n) (no separator in it) continues the current line. */
+static void line_extend(struct capture_line *l, const char *data, size_t n, uint64_t at)
+{
+	size_t i = 0, take;
+
+	if (l->cur_len == 0) {
+		while (i < n && line_blank(data[i]))
+			i++;
+		if (i == n)
+			return;
+		l->cur_from = at + i;
+	}
+	take = n - i < CAPTURE_LINE_MAX - l->cur_len ? n - i : CAPTURE_LINE_MAX - l->cur_len;
+	if (take < n - i)
+		l->cur_cut = true;
+	if (take == 0)
+		return;
+	memcpy(l->cur + l->cur_len, data + i, take);
+	l->cur_len += take;
+	l->cur_to = at + i + take;
+}
+
+/* A separator: the current line, if it holds more than blanks, is the
+ * last one now. */
+static void line_end(struct capture_line *l)
+{
+	if (l->cur_len) {
+		memcpy(l->last, l->cur, l->cur_len);
+		l->last_len = l->cur_len;
+		l->last_cut = l->cur_cut;
+		l->last_from = l->cur_from;
+		l->last_to = l->cur_to;
+	}
+	l->cur_len = 0;
+	l->cur_cut = false;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!line_blank(s[i]))
+			return false;
+	return true;
+}
+
+void capture_line_add(struct capture_line *l, const char *data, size_t n, uint64_t at)
+{
+	size_t p = n, e, s;
+
+	/* Only the lines from the chunk's last one that is not blank on
+	 * matter: look from its end. */
+	while (p > 0 && !line_sep(data[p - 1]))
+		p--;
+	if (p == 0) {
+		line_extend(l, data, n, at);
+		return;
+	}
+	for (e = p - 1;; e = s - 1) {
+		for (s = e; s > 0 && !line_sep(data[s - 1]); s--)
+			;
+		if (s == 0) {
+			/* The first line of the chunk ends the current one. */
+			line_extend(l, data, e, at);
+			line_end(l);
+			break;
+		}
+		if (!blank(data + s, e - s)) {
+			l->cur_len = 0;
+			l->cur_cut = false;
+			line_extend(l, data + s, e - s, at + s);
+			line_end(l);
+			break;
+		}
+	}
+	l->cur_len = 0;
+	l->cur_cut = false;
+	line_extend(l, data + p, n - p, at + p);
+}
+
+size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf, size_t size)
+{
+	/* An unfinished line is the last one too (a message without '\n'). */
+	bool open = l->cur_len > 0;
+	const char *s = open ? l->cur : l->last;
+	size_t n = open ? l->cur_len : l->last_len, room = size ? size - 1 : 0;
+	bool more = open ? l->cur_cut : l->last_cut;
+	static const char ellipsis[] = "\xe2\x80\xa6"; /* marks a line cut short */
+
+	if (size == 0)
+		return 0;
+	buf[0] = '\0';
+	if (n == 0 || !capture_holds(c, open ? l->cur_from : l->last_from, open ? l->cur_to : l->last_to))
+		return 0;
+	while (n > 0 && line_blank(s[n - 1]))
+		n--;
+	more = more || n > room;
+	if (more && room >= sizeof(ellipsis))
+		room -= sizeof(ellipsis) - 1;
+	else
+		more = false;
+	n = utf8_cut(s, n, room);
+	for (size_t i = 0; i < n; i++) {
+		buf[i] = s[i];
+		if (s[i] == '\t')
+			buf[i] = ' ';
+		else if (line_blank(s[i]) && s[i] != ' ')
+			buf[i] = '?';
+	}
+	buf[n] = '\0';
+	utf8_fix(buf);
+	n = strlen(buf);
+	if (more) {
+		memcpy(buf + n, ellipsis, sizeof(ellipsis));
+		n += sizeof(ellipsis) - 1;
+	}
+	return n;
 }

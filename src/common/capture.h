@@ -39,4 +39,36 @@ size_t capture_live_len(const struct capture *c, size_t max);
 bool capture_is_live(const char *out, size_t len, unsigned attempt);
 void capture_free(struct capture *c);
 
+/* Whether the text capture_render gives holds bytes [from, to) of what
+ * the job wrote (offsets in it, 0 = its first byte): everything when
+ * nothing was cut, else the head and the tail less the marker's room. */
+bool capture_holds(const struct capture *c, uint64_t from, uint64_t to);
+
+/* The last line of a stream that holds more than blanks: what a job that
+ * failed with a bare exit code said last (kyu_jobs(7), "Error texts"),
+ * fed the same chunks as its capture (stdout and stderr share one pipe:
+ * a second pipe for stderr alone would cost each job a pipe and a
+ * watcher, about 8% of kyud's CPU per job, and lose the output's order).
+ * Lines end at '\n' or '\r'; at most CAPTURE_LINE_MAX bytes of one are
+ * kept, from its first byte that is not blank. A chunk is read from its
+ * end back to its last line that holds more than blanks. */
+#define CAPTURE_LINE_MAX 200
+struct capture_line {
+	char last[CAPTURE_LINE_MAX], cur[CAPTURE_LINE_MAX];
+	size_t last_len, cur_len;
+	bool last_cut, cur_cut; /* bytes of the line were not kept */
+	/* where the kept bytes lie in the capture the chunks were added to */
+	uint64_t last_from, last_to, cur_from, cur_to;
+};
+
+/* data[0..n) follows what was added before; at is the offset of data[0]
+ * in the capture that holds the same bytes (its total before they were
+ * added to it). */
+void capture_line_add(struct capture_line *l, const char *data, size_t n, uint64_t at);
+/* The last line, at most size - 1 bytes of it, well-formed UTF-8 cut on a
+ * character, control characters as '?', into buf; "" when there is none
+ * or when c's rendered text does not hold it (an error must not show
+ * what the output column does not). Returns its length. */
+size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf, size_t size);
+
 #endif

@@ -79,6 +79,21 @@ static bool settle(struct webapi *w, enum action a, const char *target)
 	return false;
 }
 
+static void wake_note(const void *ctx, const char *msg)
+{
+	log_debug("wake-up after %s: %s", (const char *)ctx, msg);
+}
+
+/* What kyu sends after the same action (common/action.h), so that a job
+ * the action made due starts now, not at the daemons' next poll. A
+ * wake-up is a hint: its failure is logged (at debug: a dashboard whose
+ * daemons listen for none would log every action) and changes nothing. */
+static void wake(struct webapi *w, const char *what, const char *queue)
+{
+	if (queue)
+		(void)action_wake(w->db.db, w->db.cfg->listen, w->db.cfg->path, queue, wake_note, what);
+}
+
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out)
 {
 	struct strbuf sb = { 0 };
@@ -104,6 +119,8 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 				       settle(w, a, target)), 200);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
+	if (st == 200)
+		wake(w, action_name(a), action_wake_queue(a, target));
 	sb_free(&sb);
 	return st;
 }
@@ -111,7 +128,7 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const char *name,
 				json_t **out)
 {
-	static const char job[] = "SELECT id FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
+	static const char job[] = "SELECT id, queue FROM kyu_jobs WHERE seq = LAST_INSERT_ID()";
 	const char *what = action_schedule_name(a);
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
@@ -126,14 +143,20 @@ unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const 
 	sent = webdb_run(&w->db, sb.buf, sb.len, &r, false) >= 0;
 	if (sent && r->affected == 0)
 		st = webjson_error(out, 404, "%s: no schedule named '%s'", what, name);
-	else if (sent && a != ACT_SCHED_RUN_NOW)
+	else if (sent && a != ACT_SCHED_RUN_NOW) {
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_schedule_done(a)), 200);
-	else if (!sent || webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 ||
-		 !db_cell(r, 0, 0))
+		/* kyud reads kyu_schedules again at an "any queue" wake-up. */
+		wake(w, what, "");
+	} else if (!sent || webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 ||
+		   !db_cell(r, 0, 0) || !db_cell(r, 0, 1)) {
 		st = webdb_failed(&w->db, out, what);
-	else
+	} else {
 		st = (*out = json_pack("{s:b, s:s, s:s}", "ok", 1, "done", action_schedule_done(a), "job",
 				       db_cell(r, 0, 0)), 200);
+		/* Those that serve the job's queue (action_wake copies the
+		 * name before its query replaces r). */
+		wake(w, what, db_cell(r, 0, 1));
+	}
 	sb_free(&sb);
 	return st;
 }

@@ -43,11 +43,14 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
  * After a cancel, retry or delete, ACTION_SETTLE_SQL in a round trip of
  * its own, so that the job's dependents move on now: "settled" says
  * whether it worked (a failure is logged, and changes nothing that was
- * done). */
+ * done). Then the wake-up kyu sends after the same action
+ * (action_wake_queue), so that what it made due starts now. */
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
 /* POST /api/schedule/ACTION?name=NAME: enable, disable or run-now (the
  * statements of kyu schedule, common/action.c); 404 when no schedule has
- * that name; run-now answers the new job's id as "job". */
+ * that name; run-now answers the new job's id as "job". Then the
+ * wake-up kyu schedule sends: to every daemon, which reads kyu_schedules
+ * again, or after run-now to those that serve the job's queue. */
 unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const char *name,
 				json_t **out);
 

@@ -31,6 +31,7 @@ static void read_output(struct job *j, int budget)
 	while (budget-- > 0) {
 		ssize_t n = read(j->out_fd, buf, sizeof(buf));
 		if (n > 0) {
+			capture_line_add(&j->last_line, buf, (size_t)n, j->cap.total);
 			capture_add(&j->cap, buf, (size_t)n);
 			continue;
 		}

@@ -65,6 +65,9 @@ struct job {
 	int wstatus; /* once ended */
 	struct rusage rusage; /* once ended: wait4's, the process and what it waited for */
 	struct capture cap;
+	/* The last line of its output: what its error names when it fails
+	 * with a bare exit code (outcome.h). */
+	struct capture_line last_line;
 	uint64_t live_total; /* cap.total when its live tail was last written (live.c) */
 
 	/* private */

@@ -73,8 +73,11 @@ static void on_job_end(void *ctx, struct job *j)
 		.n_permanent_codes = js->cfg->n_perm_codes,
 	};
 	struct outcome_out o;
+	char said[CAPTURE_LINE_MAX + 4]; /* the line, and "…" when it was cut */
 
 	js->ended(js->ended_ctx, j);
+	if (capture_line_get(&j->last_line, &j->cap, said, sizeof(said)))
+		in.said = said;
 	outcome_decide(&in, &o);
 	log_end(j, &o);
 	count_outcome(js, j->queue, &o, j->reason);

@@ -45,10 +45,24 @@ static void cost_of(const struct rusage *ru, struct attempt_cost *c)
 	c->max_rss = ru->ru_maxrss > 0 ? (uint64_t)ru->ru_maxrss * 1024 : 0;
 }
 
+/* After the exit code, what the job said last, as much as fits, cut on
+ * a character. */
+static void add_said(const struct outcome_in *in, struct outcome_out *out)
+{
+	size_t l = strlen(out->error), room = sizeof(out->error) - l;
+	size_t n;
+
+	if (!in->said || !in->said[0] || room <= 3)
+		return;
+	n = utf8_cut(in->said, strlen(in->said), room - 3);
+	snprintf(out->error + l, room, ": %.*s", (int)n, in->said);
+}
+
 void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 {
 	const size_t len = sizeof(out->error);
 	int code = -1, sig = 0;
+	bool bare = false; /* the error is "exit code N" and what policy made of it */
 
 	memset(out, 0, sizeof(*out));
 	out->record = true;
@@ -94,6 +108,7 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 			/* Checked first: an operator who lists 75 means it. */
 			out->outcome = OUT_FAILED;
 			snprintf(out->error, len, "exit code %d (permanent: not retried)", code);
+			add_said(in, out);
 			return;
 		}
 		if (code == EXIT_TEMPFAIL) {
@@ -111,6 +126,8 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 			snprintf(out->error, len, "exit code %d", code);
 		else
 			snprintf(out->error, len, "killed by signal %d (SIG%s)", sig, sig_name(sig));
+		/* Only a plain code says nothing of why. */
+		bare = code > 0 && code != 126 && code != 127;
 		break;
 	}
 	if (out->outcome == OUT_FAILED && in->attempts > 1) {
@@ -118,6 +135,8 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 		snprintf(out->error + l, len - l, " (attempt %u of %u)", in->attempts - in->tempfails,
 			 in->max_attempts);
 	}
+	if (bare)
+		add_said(in, out);
 }
 
 bool outcome_exhausted(unsigned attempts, unsigned tempfails, unsigned max_attempts,

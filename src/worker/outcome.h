@@ -23,6 +23,10 @@ struct outcome_in {
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	const int *permanent_codes;
 	int n_permanent_codes;
+	/* The last line the job wrote (capture_line_get), or NULL: an
+	 * attempt that ended with an exit code and nothing more to say about
+	 * it ("exit code 3", permanent or not) says this after it. */
+	const char *said;
 };
 
 struct outcome_out {

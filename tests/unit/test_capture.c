@@ -72,6 +72,161 @@ static void test_live(void)
 	capture_free(&c);
 }
 
+/* Feed s to both, as a job's pipe would: the line tracker sees the bytes
+ * at the capture's offset. */
+static void feed(struct capture *c, struct capture_line *l, const char *s)
+{
+	capture_line_add(l, s, strlen(s), c->total);
+	capture_add(c, s, strlen(s));
+}
+
+static const char *line_of(struct capture *c, struct capture_line *l)
+{
+	static char buf[CAPTURE_LINE_MAX + 8];
+	capture_line_get(l, c, buf, sizeof(buf));
+	return buf;
+}
+
+/* The last line that is not blank, however the chunks fall. */
+static void test_line(void)
+{
+	struct capture c;
+	struct capture_line l = { 0 };
+	char big[600], buf[16];
+
+	capture_init(&c, 4096);
+	CHECK_STR(line_of(&c, &l), "");
+	feed(&c, &l, "first\nsecond");
+	CHECK_STR(line_of(&c, &l), "second"); /* unfinished: still the last */
+	feed(&c, &l, " half\n\n  \n\t\n");
+	CHECK_STR(line_of(&c, &l), "second half");
+	feed(&c, &l, "  x\ny\n");
+	CHECK_STR(line_of(&c, &l), "y");
+	/* \r ends a line too (progress bars, CRLF); trailing blanks go,
+	 * tabs become spaces, other controls '?'. */
+	feed(&c, &l, "50%\r100%\rerror:\tgone \x1b[0m  \r\n");
+	CHECK_STR(line_of(&c, &l), "error: gone ?[0m");
+	/* One byte at a time. */
+	for (const char *p = "abc\ndef\n\n"; *p; p++) {
+		capture_line_add(&l, p, 1, c.total);
+		capture_add(&c, p, 1);
+	}
+	CHECK_STR(line_of(&c, &l), "def");
+	/* A long line: its first bytes, cut on a character, marked. */
+	for (size_t i = 0; i + 2 < sizeof(big); i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	feed(&c, &l, big);
+	{
+		const char *s = line_of(&c, &l);
+		size_t n = strlen(s);
+		CHECK(n <= CAPTURE_LINE_MAX + 7 && n > 100);
+		CHECK(memcmp(s, "\xc3\xa9\xc3\xa9", 4) == 0);
+		CHECK(n >= 3 && strcmp(s + n - 3, "\xe2\x80\xa6") == 0);
+		CHECK(n >= 5 && memcmp(s + n - 5, "\xc3\xa9", 2) == 0);
+	}
+	/* A small buffer: cut on a character, marked. */
+	capture_line_add(&l, big, 20, c.total);
+	capture_add(&c, big, 20);
+	capture_line_get(&l, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x80\xa6");
+	/* Bytes that are not UTF-8 become '?'. */
+	feed(&c, &l, "\nbad \xff\xfe byte\n");
+	CHECK_STR(line_of(&c, &l), "bad ?? byte");
+	capture_free(&c);
+
+	/* Not in what the output column keeps: nothing. */
+	memset(&l, 0, sizeof(l));
+	capture_init(&c, 400);
+	feed(&c, &l, "at the start\n");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	feed(&c, &l, big);
+	CHECK_STR(line_of(&c, &l), ""); /* the unfinished line of x's is cut */
+	feed(&c, &l, "\n");
+	CHECK_STR(line_of(&c, &l), ""); /* and it ends past the head */
+	feed(&c, &l, "in the tail\n");
+	CHECK_STR(line_of(&c, &l), "in the tail");
+	capture_free(&c);
+	memset(&l, 0, sizeof(l));
+	capture_init(&c, 400);
+	feed(&c, &l, "in the head\n");
+	feed(&c, &l, big);
+	feed(&c, &l, big);
+	/* The last line is the x's, which was cut: nothing, not an older one. */
+	CHECK_STR(line_of(&c, &l), "");
+	capture_free(&c);
+	/* output_limit 0: nothing is kept, nothing is said. */
+	memset(&l, 0, sizeof(l));
+	capture_init(&c, 0);
+	feed(&c, &l, "secret\n");
+	CHECK_STR(line_of(&c, &l), "");
+	capture_free(&c);
+}
+
+/* What capture_line_get should say of the whole stream s[0..n): its last
+ * line that holds more than blanks, from its first byte that is not one,
+ * at most CAPTURE_LINE_MAX bytes, trailing blanks dropped, "…" when cut
+ * (s holds only a, b, space and the separators). */
+static void line_reference(const char *s, size_t n, char *out)
+{
+	size_t end = n, from, to;
+
+	out[0] = '\0';
+	for (;;) {
+		size_t start = end;
+		while (start > 0 && s[start - 1] != '\n' && s[start - 1] != '\r')
+			start--;
+		from = start;
+		while (from < end && s[from] == ' ')
+			from++;
+		if (from < end)
+			break;
+		if (start == 0)
+			return;
+		end = start - 1;
+	}
+	to = end - from > CAPTURE_LINE_MAX ? from + CAPTURE_LINE_MAX : end;
+	memcpy(out, s + from, to - from);
+	while (to > from && s[to - 1] == ' ')
+		to--;
+	out[to - from] = '\0';
+	if (end - from > CAPTURE_LINE_MAX)
+		strcat(out, "\xe2\x80\xa6");
+}
+
+/* Random streams cut into random chunks: the same line as the reference. */
+static void test_line_random(void)
+{
+	static const char alphabet[] = "aab  \n\n\r";
+	char s[2000], want[CAPTURE_LINE_MAX + 8];
+	unsigned seed = 1;
+
+	for (int round = 0; round < 3000; round++) {
+		struct capture c;
+		struct capture_line l = { 0 };
+		size_t n = (size_t)(rand_r(&seed) % 600), at = 0;
+		/* Now and then a long line. */
+		bool longer = rand_r(&seed) % 8 == 0;
+
+		for (size_t i = 0; i < n; i++)
+			s[i] = longer && i > 10 && i < 400 ? 'a' : alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+		capture_init(&c, 65536);
+		while (at < n) {
+			size_t k = 1 + (size_t)(rand_r(&seed) % (rand_r(&seed) % 2 ? 3 : 300));
+			if (k > n - at)
+				k = n - at;
+			capture_line_add(&l, s + at, k, c.total);
+			capture_add(&c, s + at, k);
+			at += k;
+		}
+		line_reference(s, n, want);
+		CHECK_STR(line_of(&c, &l), want);
+		capture_free(&c);
+	}
+}
+
 static char *render(struct capture *c)
 {
 	struct strbuf sb = { 0 };
@@ -84,6 +239,9 @@ int main(void)
 {
 	struct capture c;
 	char *s, big[1000];
+
+	test_line();
+	test_line_random();
 
 	capture_init(&c, 10);
 	s = render(&c);

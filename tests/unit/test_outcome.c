@@ -429,6 +429,66 @@ static void test_cost(void)
 	CHECK(!o.cost.known);
 }
 
+/* What the job said last follows a bare exit code, and nothing else. */
+static void test_said(void)
+{
+	struct outcome_out o;
+	struct outcome_in i;
+	char long_said[400];
+
+	i = in(END_NONE, EXITED(3), 1, 0, 1);
+	i.n_permanent_codes = 0;
+	i.said = "bad thing";
+	o = decide(i);
+	CHECK(o.outcome == OUT_FAILED);
+	CHECK_STR(o.error, "exit code 3: bad thing");
+	i = in(END_NONE, EXITED(2), 1, 0, 3);
+	i.said = "try again";
+	o = decide(i);
+	CHECK(o.outcome == OUT_RETRY);
+	CHECK_STR(o.error, "exit code 2: try again");
+	i = in(END_NONE, EXITED(2), 3, 0, 3);
+	i.said = "still bad";
+	CHECK_STR(decide(i).error, "exit code 2 (attempt 3 of 3): still bad");
+	i = in(END_NONE, EXITED(3), 1, 0, 3); /* 3 is permanent here */
+	i.said = "no such account";
+	CHECK_STR(decide(i).error, "exit code 3 (permanent: not retried): no such account");
+	/* Nothing said, or said empty: as before. */
+	i.said = "";
+	CHECK_STR(decide(i).error, "exit code 3 (permanent: not retried)");
+	/* Not after an error that says more already. */
+	i.said = "x";
+	i.wstatus = EXITED(0);
+	o = decide(i);
+	CHECK(o.outcome == OUT_SUCCEEDED);
+	CHECK_STR(o.error, "");
+	i.wstatus = EXITED(127);
+	CHECK_STR(decide(i).error, "command not found (exit 127)");
+	i.wstatus = EXITED(126);
+	CHECK_STR(decide(i).error, "command not executable (exit 126)");
+	i.wstatus = EXITED(75);
+	CHECK_STR(decide(i).error, "temporary failure (exit 75): retrying later");
+	i.wstatus = KILLED(SIGKILL);
+	CHECK_STR(decide(i).error, "killed by signal 9 (SIGKILL)");
+	i.wstatus = EXITED(2);
+	i.reason = END_TIMEOUT;
+	CHECK_STR(decide(i).error, "timed out after 30 s");
+	i.reason = END_CANCEL;
+	CHECK_STR(decide(i).error, "cancelled while running; process group terminated");
+	/* Bounded, cut on a character. */
+	for (size_t k = 0; k + 2 < sizeof(long_said); k += 2)
+		memcpy(long_said + k, "\xc3\xa9", 2);
+	long_said[sizeof(long_said) - 2] = 'z';
+	long_said[sizeof(long_said) - 1] = '\0';
+	i = in(END_NONE, EXITED(4), 1, 0, 1);
+	i.said = long_said;
+	o = decide(i);
+	CHECK(strncmp(o.error, "exit code 4: \xc3\xa9", 15) == 0);
+	CHECK(strlen(o.error) < sizeof(o.error));
+	CHECK((strlen(o.error) - 13) % 2 == 0); /* "exit code 4: ", then whole characters */
+	CHECK((unsigned char)o.error[strlen(o.error) - 1] == 0xa9);
+}
+
 int main(void)
 {
 	test_wait_encoding();
@@ -439,5 +499,6 @@ int main(void)
 	test_unstarted();
 	test_unstarted_temporary();
 	test_cost();
+	test_said();
 	return check_done("outcome");
 }

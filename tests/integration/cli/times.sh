@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kyu's tables print every time one way -- as the server prints a DATETIME,
-# then the session's zone (show, list, stats, daemons) -- and kyu queues'
+# then the session's zone (show, list, stats, daemons; schedules and locks,
+# whose columns hold UTC, converted to that zone first) -- and kyu queues'
 # failed_1h means what the dashboard's "failed 1 h" means: jobs that failed
 # for good in the last hour, from kyu_minutes, or from kyu_jobs' rows on a
 # schema without it; not the failed rows held from before.
@@ -31,6 +32,20 @@ check_time "stats' oldest_run_at" "$(kyu stats | awk -F'\t' '$2 == "failed" {pri
 check_time "daemons' started" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')"
 check_time "daemons' last_seen" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $7}')"
 assert_eq "2026-01-01 10:00:00.000000 $zone" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')" "the server's DATETIME, then the zone"
+
+# kyu_schedules and kyu_locks hold UTC: shown in the session's zone too.
+sql "INSERT INTO kyu_schedules (name, cron, command, enabled, next_run) VALUES ('times', '0 0 * * *', 'true', 0, '2026-01-02 03:04:05')"
+sql "INSERT INTO kyu_locks (name, slot, holder, host, pid, acquired_at, expires) VALUES
+     ('times', 0, 1, 'h', 1, '2026-01-01 10:00:00.250000', '2026-01-01 10:00:30')"
+in_zone() { sql "SELECT CONCAT(CONVERT_TZ('$1', '+00:00', @@session.time_zone), ' ', '$zone')"; }
+check_time "schedules' next_run" "$(kyu schedules | awk -F'\t' '$1 == "times" {print $6}')"
+assert_eq "$(in_zone '2026-01-02 03:04:05')" "$(kyu schedules | awk -F'\t' '$1 == "times" {print $6}')" "schedules' next_run"
+assert_eq "-" "$(kyu schedules | awk -F'\t' '$1 == "times" {print $7}')" "schedules' last_run, never run"
+check_time "locks' acquired_at" "$(kyu locks times | awk -F'\t' 'NR == 2 {print $5}')"
+assert_eq "$(in_zone '2026-01-01 10:00:00.250000')" "$(kyu locks | awk -F'\t' '$1 == "times" {print $5}')" "locks' acquired_at"
+assert_eq "expired" "$(kyu locks times | awk -F'\t' 'NR == 2 {print $6}')" "locks' lease_left"
+kyu schedule add times2 '0 0 * * *' -n -s true >"$T_DIR/add.out" || fail "kyu schedule add"
+check_time "schedule add's first run" "$(sed -n 's/^schedule times2: added (disabled); first run //p' "$T_DIR/add.out")"
 
 # failed_1h: without kyu_minutes, the rows that became failed in the hour.
 sql "RENAME TABLE kyu_minutes TO kyu_minutes_away"
