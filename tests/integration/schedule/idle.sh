@@ -4,9 +4,9 @@
 # idle kyud sends at most 0.1 statements per second between firings. Claim
 # polls are moved out of the window (poll_interval 3600), so what is counted
 # is the scheduler: it sleeps until the earliest next_run and reads the
-# table again once a minute (one SELECT). Worker 1 also refreshes the
-# daemon's row of kyu_daemons, every 60 s with lease 180: at most once in
-# the window.
+# table again every poll_interval, at most once a minute (one SELECT; here
+# hourly). Worker 1 also refreshes the daemon's row of kyu_daemons, every
+# 2 x lease (360 s with lease 180): at most once in the window.
 . "$KYU_SRC/tests/lib.sh"
 
 WINDOW=30

@@ -5,7 +5,7 @@
 # server: kyud connects as a user of this test's own, and the server's
 # per-user statistics count its UPDATE statements (with no job in the table
 # the only UPDATEs a worker sends are its claims, and worker 1's refresh of
-# the daemon's row of kyu_daemons every 20 s: REGISTRY_UPDATES each). A
+# the daemon's row of kyu_daemons every 2 x lease: REGISTRY_UPDATES each). A
 # woken claim that finds nothing is made again 0.3 s and 2.3 s later
 # (worker.c, wake_recheck): two claims more per burst.
 . "$KYU_SRC/tests/lib.sh"

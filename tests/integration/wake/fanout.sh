@@ -148,7 +148,7 @@ started_on late 2 "INSERT committed 1 s later"
 assert_log_contains "job late attempt 1 started"
 
 # The same for a schedule: kyud reads kyu_schedules at its start and then
-# only every 60 s or when woken; the wake-up of this INSERT arrives before
+# only every poll_interval (at least 60 s) or when woken; the wake-up of this INSERT arrives before
 # the commit, and the scheduler reads the table once more a second later.
 t0=$(sql "SELECT NOW(6)")
 root_sql -D "$T_DB" -e "BEGIN; INSERT INTO kyu_schedules (name, cron, command, queue)
@@ -164,7 +164,7 @@ wait_workers_idle 6
 
 # ---- the triggers' read of kyu_daemons keeps shared locks on its rows
 # until the submitter commits. A transaction held open across a registry
-# refresh (every 20 s) makes the refresh skip, never wait: the leases of a
+# refresh (every 2 x lease, at least 20 s) makes the refresh skip, never wait: the leases of a
 # job that runs meanwhile are renewed (it runs once, unfenced), and the
 # row is written again once the transaction is gone.
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('long', 'q3', 'sleep 12')"
