@@ -96,7 +96,7 @@ assert_eq 75 "$rc" "kyu lock without --wait while another holds it"
 "${KYU_CMD[@]}" locks >"$T_DIR/locks.txt" || fail "kyu locks"
 head -n 1 "$T_DIR/locks.txt" | grep -qP '^name\tslot\thost\tpid\tacquired_at\tlease_left$' ||
 	fail "kyu locks header: $(head -n 1 "$T_DIR/locks.txt")"
-grep -P "^busy\t0\t$(hostname)\t$holder\t[0-9-]+ [0-9:.]+\t[0-9.]+$" "$T_DIR/locks.txt" >/dev/null ||
+grep -P "^busy\t0\t$(hostname)\t$holder\t[0-9-]+ [0-9:.]+ \S+\t[0-9.]+$" "$T_DIR/locks.txt" >/dev/null ||
 	fail "kyu locks does not show the holder of busy (pid $holder): $(cat "$T_DIR/locks.txt")"
 grep -P '^pool\t1\t-\t-\t-\tfree$' "$T_DIR/locks.txt" >/dev/null ||
 	fail "kyu locks does not show the free slot 1 of pool: $(cat "$T_DIR/locks.txt")"

@@ -33,8 +33,8 @@ done
 # same statement) lies within base * 2^(ATTEMPT-1), capped, times 0.5-1.
 check_wait() {
 	local a=$1 lo=$2 hi=$3 line us
-	line=$(grep -m1 -E "^waiting $a 1 [0-9]+ 4 boom $a [|] exit code 4$" "$snapshots") ||
-		fail "no snapshot of the row waiting after attempt $a with run_at in the future and error 'exit code 4'; seen: $(grep "^waiting $a " "$snapshots" | sort -u | tr '\n' ';')"
+	line=$(grep -m1 -E "^waiting $a 1 [0-9]+ 4 boom $a [|] exit code 4: boom $a$" "$snapshots") ||
+		fail "no snapshot of the row waiting after attempt $a with run_at in the future and error 'exit code 4: boom $a'; seen: $(grep "^waiting $a " "$snapshots" | sort -u | tr '\n' ';')"
 	us=$(echo "$line" | cut -d' ' -f4)
 	{ [ "$us" -ge "$lo" ] && [ "$us" -le "$hi" ]; } ||
 		fail "backoff after attempt $a: ${us} us, expected $lo..$hi"
