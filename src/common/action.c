@@ -175,8 +175,11 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 		notef(note, ctx, "queue name longer than %d bytes", WAKE_QUEUE_MAX);
 		return -1;
 	}
-	/* Copied first: queue may point into a reply the query below replaces. */
+	/* Copied first: queue may point into a reply the query below replaces
+	 * (the dashboard's run-now passes a cell of its own last reply); from
+	 * here on only the copy is read. */
 	n = snprintf(msg, sizeof(msg), "%s%s", WAKE_PREFIX, queue);
+	queue = msg + sizeof(WAKE_PREFIX) - 1;
 	/* Every live daemon that serves the queue, as the triggers of
 	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
 	if (*queue) {
