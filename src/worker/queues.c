@@ -25,6 +25,17 @@ const struct qentry *queues_find(const struct queues *d, const char *name)
 	return bsearch(&key, d->e, (size_t)d->n, sizeof(*d->e), by_name);
 }
 
+/* t, or an earlier moment the last read knows something may change: the
+ * first running lease's expiry, a rated queue's window opening. */
+static double earliest_known(const struct qentry *e, double now, double t)
+{
+	if (e->expiry_at > now && e->expiry_at < t)
+		t = e->expiry_at;
+	if (e->rated && e->open_at > now && e->open_at < t)
+		t = e->open_at;
+	return t;
+}
+
 static bool eligible(const struct qentry *e, double now)
 {
 	if (e->paused || e->due_at > now)
@@ -99,11 +110,7 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 		 * then. */
 		if (old && old->drained && old->retry_at > now && e[i].due_at <= now) {
 			e[i].drained = true;
-			e[i].retry_at = old->retry_at;
-			if (e[i].expiry_at > now && e[i].expiry_at < e[i].retry_at)
-				e[i].retry_at = e[i].expiry_at;
-			if (e[i].rated && e[i].open_at > now && e[i].open_at < e[i].retry_at)
-				e[i].retry_at = e[i].open_at;
+			e[i].retry_at = earliest_known(&e[i], now, old->retry_at);
 		}
 		/* Not one that was drained: its claim found nothing to take,
 		 * and asking at once again would find nothing again. */
@@ -216,14 +223,11 @@ void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, co
 		 * oldest counted start leaves it (the read knows that too); with
 		 * no start counted, it was short for another reason: one
 		 * emission interval. */
-		e->retry_at = now + blocked_retry;
-		if (e->expiry_at > now && e->expiry_at < e->retry_at)
-			e->retry_at = e->expiry_at;
-		if (e->rated) {
+		e->retry_at = earliest_known(e, now, now + blocked_retry);
+		/* A window not full (no opening known): one emission interval. */
+		if (e->rated && !(e->open_at > now)) {
 			double t = e->interval < RETRY_MIN ? RETRY_MIN : e->interval;
 			t = now + (t > RETRY_MAX ? RETRY_MAX : t);
-			if (e->open_at > now)
-				t = e->open_at;
 			if (t < e->retry_at)
 				e->retry_at = t;
 		}
