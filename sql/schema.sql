@@ -98,7 +98,8 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   -- The key of a running job: unique, so the database itself refuses a
   -- second running job with the same key. Computed, never stored.
   running_key  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
-                 AS (IF(status = 'running', concurrency_key, NULL)) VIRTUAL,
+                 AS (IF(status = 'running', IF(key_slot = 0, concurrency_key,
+                   CONCAT(concurrency_key, 0x1f, key_slot)), NULL)) VIRTUAL,
   -- Workflows (kyu_jobs(7), "Workflows"). after: a JSON array of the ids
   -- of jobs this one runs after, after_batch: a batch whose every job
   -- (that exists at INSERT) it runs after; both fixed at INSERT.
@@ -126,6 +127,22 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   after_changed TINYINT AS (IF(has_downstream <> 0 AND NOT (after_seen <=> CASE status
                   WHEN 'succeeded' THEN 1 WHEN 'failed' THEN 2 WHEN 'cancelled' THEN 2 ELSE 0 END),
                   1, NULL)) PERSISTENT,
+  -- What the job said of itself on KYU_STATUS_FD (kyu_jobs(7), "The status
+  -- channel"): its last progress (0-100) and note, and its result (JSON).
+  progress     TINYINT UNSIGNED NULL,
+  progress_note VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  result       MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  -- At most one job that has not ended per unique_key (unique_live is the
+  -- key while the job waits, runs or is blocked): a second INSERT is a
+  -- duplicate, and INSERT … ON DUPLICATE KEY UPDATE debounces.
+  unique_key   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  unique_live  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+                 AS (IF(status IN ('waiting', 'running', 'blocked'), unique_key, NULL)) VIRTUAL,
+  -- W3C trace context, passed to the job as TRACEPARENT.
+  traceparent  VARCHAR(55) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  -- Which of its queue's key_max_running slots a running job holds (set by
+  -- kyud when it claims; 0 is the key itself).
+  key_slot     SMALLINT UNSIGNED NOT NULL DEFAULT 0,
   PRIMARY KEY (seq),
   UNIQUE KEY kyu_jobs_id (id),
   KEY kyu_jobs_due (due, priority),
@@ -137,7 +154,8 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_status_queue_due (status, queue, due),
   UNIQUE KEY kyu_jobs_running_key (running_key),
   KEY kyu_jobs_batch (batch),
-  KEY kyu_jobs_after_changed (after_changed)
+  KEY kyu_jobs_after_changed (after_changed),
+  UNIQUE KEY kyu_jobs_unique_key (unique_live)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- No CHECK constraints on kyu_jobs: a row that breaks one (inserted with
@@ -193,6 +211,12 @@ CREATE TABLE IF NOT EXISTS kyu_queues (
   -- An INSERT into a queue that holds this many waiting jobs fails.
   max_waiting  INT NULL,
   updated_at   DATETIME(6) NOT NULL DEFAULT NOW(6) ON UPDATE NOW(6),
+  -- A job of the queue that fails for good makes a job of this JSON argv
+  -- in on_failure_queue (NULL: this queue): kyu_jobs(7), "Failure hooks".
+  on_failure   TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  on_failure_queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  -- At most this many running jobs per concurrency_key (claimed from here).
+  key_max_running INT NOT NULL DEFAULT 1,
   PRIMARY KEY (name),
   -- Limits on this small table only: a bad value fails the UPDATE that
   -- sets it, with the constraint's name, whatever the session's sql_mode.
@@ -202,7 +226,10 @@ CREATE TABLE IF NOT EXISTS kyu_queues (
   CONSTRAINT kyu_queues_rate_period CHECK (rate_period >= 1),
   CONSTRAINT kyu_queues_rate_needs_period CHECK (rate_limit IS NULL OR rate_period IS NOT NULL),
   CONSTRAINT kyu_queues_weight CHECK (weight BETWEEN 1 AND 1000000),
-  CONSTRAINT kyu_queues_max_waiting CHECK (max_waiting >= 0)
+  CONSTRAINT kyu_queues_max_waiting CHECK (max_waiting >= 0),
+  CONSTRAINT kyu_queues_on_failure CHECK (on_failure IS NULL OR
+    (JSON_VALID(on_failure) AND JSON_TYPE(on_failure) = 'ARRAY' AND JSON_LENGTH(on_failure) > 0)),
+  CONSTRAINT kyu_queues_key_max_running CHECK (key_max_running BETWEEN 1 AND 1000)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- Starts of rate-limited queues within their rate_period: one row per
@@ -661,8 +688,95 @@ CREATE TABLE IF NOT EXISTS kyu_minutes (
   PRIMARY KEY (minute, queue, daemon, worker)
 ) ENGINE = InnoDB;
 
+-- Installations of schema version 5 get step 6 here (attempts, the status
+-- channel, failure hooks, per-key limits, unique keys, trace context:
+-- sql/upgrade/006-attempts.sql).
+ALTER TABLE kyu_jobs
+  ADD COLUMN IF NOT EXISTS progress     TINYINT UNSIGNED NULL,
+  ADD COLUMN IF NOT EXISTS progress_note VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS result       MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS unique_key   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS unique_live  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+    AS (IF(status IN ('waiting', 'running', 'blocked'), unique_key, NULL)) VIRTUAL,
+  ADD COLUMN IF NOT EXISTS traceparent  VARCHAR(55) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  ADD COLUMN IF NOT EXISTS key_slot     SMALLINT UNSIGNED NOT NULL DEFAULT 0;
+-- Slot 0 of a key is the key itself, so a row of kyud 5 (key_slot 0)
+-- holds the same value as before and every check written for one slot
+-- per key still reads slot 0 right.
+-- Only when running_key does not name the slot yet: the MODIFY rebuilds
+-- its unique index, which sql/schema.sql run again must not do.
+SET @kyu_rk = (SELECT GENERATION_EXPRESSION FROM information_schema.COLUMNS
+  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'kyu_jobs' AND COLUMN_NAME = 'running_key');
+EXECUTE IMMEDIATE IF(@kyu_rk LIKE '%key_slot%',
+  'DO 0',
+  'ALTER TABLE kyu_jobs MODIFY running_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+     AS (IF(status = ''running'', IF(key_slot = 0, concurrency_key, CONCAT(concurrency_key, 0x1f, key_slot)), NULL)) VIRTUAL');
+ALTER TABLE kyu_jobs
+  ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_unique_key (unique_live),
+  ALGORITHM = INPLACE, LOCK = SHARED;
+-- trace context: checked at INSERT (SQLSTATE KYU03 naming the value), not
+-- by a CHECK constraint (no CHECK on kyu_jobs: sql/schema.sql says why);
+-- kyud checks it again when it claims the row. W3C Trace Context: version
+-- (not ff), trace-id and parent-id not all zeros, flags; lowercase hex.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_traceparent_check',
+  ' BEFORE INSERT ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  DECLARE msg VARCHAR(512);',
+  '  IF NEW.traceparent IS NOT NULL AND (',
+  '     NEW.traceparent NOT REGEXP ''^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$''',
+  '     OR LEFT(NEW.traceparent, 2) = ''ff''',
+  '     OR SUBSTRING(NEW.traceparent, 4, 32) = REPEAT(''0'', 32)',
+  '     OR SUBSTRING(NEW.traceparent, 37, 16) = REPEAT(''0'', 16)) THEN',
+  '   SET msg = CONCAT(''kyu: traceparent of job '', LEFT(NEW.id, 100),',
+  '     '' is not a W3C traceparent (VV-TRACEID32-PARENTID16-FLAGS, lowercase hex, not all zeros): '',',
+  '     LEFT(NEW.traceparent, 100));',
+  '   SIGNAL SQLSTATE ''KYU03'' SET MESSAGE_TEXT = msg;',
+  '  END IF;',
+  ' END');
+
+ALTER TABLE kyu_queues
+  ADD COLUMN IF NOT EXISTS on_failure       TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS on_failure_queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ADD COLUMN IF NOT EXISTS key_max_running  INT NOT NULL DEFAULT 1;
+ALTER TABLE kyu_queues
+  ADD CONSTRAINT IF NOT EXISTS kyu_queues_on_failure CHECK (on_failure IS NULL OR
+    (JSON_VALID(on_failure) AND JSON_TYPE(on_failure) = 'ARRAY' AND JSON_LENGTH(on_failure) > 0)),
+  ADD CONSTRAINT IF NOT EXISTS kyu_queues_key_max_running CHECK (key_max_running BETWEEN 1 AND 1000);
+
+-- One row per attempt that ended, written by kyud in the round trip that
+-- records the end (kyu_jobs(7), "Attempts"). Attempts are numbered by the
+-- job's attempts column, which `kyu retry` sets back to 0: a job retried
+-- by hand has two rows with number 1, told apart by seq and finished_at.
+CREATE TABLE IF NOT EXISTS kyu_attempts (
+  seq          BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  job_seq      BIGINT UNSIGNED NOT NULL,
+  job_id       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  attempt      INT UNSIGNED NOT NULL,
+  queue        VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- kyu_daemons.id of the daemon that ran it.
+  daemon       VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  host         VARCHAR(255) NULL,
+  pid          INT UNSIGNED NULL,
+  started_at   DATETIME(6) NULL,
+  finished_at  DATETIME(6) NOT NULL,
+  -- succeeded, failed (for good), retried (failed, will run again),
+  -- cancelled (by an operator or an upstream), timeout (its time limit).
+  outcome      ENUM('succeeded','failed','retried','cancelled','timeout') NOT NULL,
+  exit_code    INT NULL,
+  `signal`     INT NULL,
+  error        TEXT NULL,
+  cpu_user     DOUBLE NULL,
+  cpu_sys      DOUBLE NULL,
+  max_rss      BIGINT UNSIGNED NULL,
+  -- The end of the attempt's output ([kyud] attempt_output bytes).
+  output_tail  BLOB NULL,
+  PRIMARY KEY (seq),
+  KEY kyu_attempts_job (job_seq, seq)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
 -- The version, last: recorded only once everything above is there; only
 -- ever raised, so that this file run over a newer installation changes
 -- nothing.
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 5), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 6), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -21,11 +21,11 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 5
-/* The oldest database version kyud works on. 5: its claims read the
- * workflow columns (after, has_downstream) and its retention the edges of
- * kyu_after, both of step 5. */
-#define SCHEMA_NEEDS 5
+#define SCHEMA_VERSION 6
+/* The oldest database version kyud works on. 6: it writes kyu_attempts,
+ * progress, result and key_slot (step 6); its claims read the workflow
+ * columns of step 5. */
+#define SCHEMA_NEEDS 6
 
 struct schema_step {
 	int number; /* the version the step brings the database to */
