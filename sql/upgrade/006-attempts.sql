@@ -13,29 +13,29 @@
 -- reads go on; INSERTs, claims and results wait for it). kyu_queues and
 -- the new table are instant.
 
-ALTER TABLE kyu_jobs
+-- One ALTER, so one rebuild: the columns, running_key naming the slot
+-- (only when it does not yet: changing its expression copies the table,
+-- which sql/schema.sql run again must not do) and the unique key.
+SET @kyu_rk = (SELECT GENERATION_EXPRESSION FROM information_schema.COLUMNS
+  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'kyu_jobs' AND COLUMN_NAME = 'running_key');
+EXECUTE IMMEDIATE CONCAT('ALTER TABLE kyu_jobs
   ADD COLUMN IF NOT EXISTS progress     TINYINT UNSIGNED NULL,
   ADD COLUMN IF NOT EXISTS progress_note VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   ADD COLUMN IF NOT EXISTS result       MEDIUMTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   ADD COLUMN IF NOT EXISTS unique_key   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   ADD COLUMN IF NOT EXISTS unique_live  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
-    AS (IF(status IN ('waiting', 'running', 'blocked'), unique_key, NULL)) VIRTUAL,
+    AS (IF(status IN (''waiting'', ''running'', ''blocked''), unique_key, NULL)) VIRTUAL,
   ADD COLUMN IF NOT EXISTS traceparent  VARCHAR(55) CHARACTER SET ascii COLLATE ascii_bin NULL,
-  ADD COLUMN IF NOT EXISTS key_slot     SMALLINT UNSIGNED NOT NULL DEFAULT 0;
+  ADD COLUMN IF NOT EXISTS key_slot     SMALLINT UNSIGNED NOT NULL DEFAULT 0,',
+  IF(@kyu_rk LIKE '%key_slot%', '', '
+  MODIFY running_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
+    AS (IF(status = ''running'', IF(key_slot = 0, concurrency_key, CONCAT(concurrency_key, 0x1f, key_slot)), NULL)) VIRTUAL,'),
+  '
+  ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_unique_key (unique_live)');
 -- Slot 0 of a key is the key itself, so a row of kyud 5 (key_slot 0)
 -- holds the same value as before and every check written for one slot
 -- per key still reads slot 0 right.
--- Only when running_key does not name the slot yet: the MODIFY rebuilds
--- its unique index, which sql/schema.sql run again must not do.
-SET @kyu_rk = (SELECT GENERATION_EXPRESSION FROM information_schema.COLUMNS
-  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'kyu_jobs' AND COLUMN_NAME = 'running_key');
-EXECUTE IMMEDIATE IF(@kyu_rk LIKE '%key_slot%',
-  'DO 0',
-  'ALTER TABLE kyu_jobs MODIFY running_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
-     AS (IF(status = ''running'', IF(key_slot = 0, concurrency_key, CONCAT(concurrency_key, 0x1f, key_slot)), NULL)) VIRTUAL');
-ALTER TABLE kyu_jobs
-  ADD UNIQUE KEY IF NOT EXISTS kyu_jobs_unique_key (unique_live),
-  ALGORITHM = INPLACE, LOCK = SHARED;
+
 -- trace context: checked at INSERT (SQLSTATE KYU03 naming the value), not
 -- by a CHECK constraint (no CHECK on kyu_jobs: sql/schema.sql says why);
 -- kyud checks it again when it claims the row. W3C Trace Context: version
