@@ -60,6 +60,13 @@ static void usage(FILE *f)
 		"  run-now ID                          make a waiting job due later due now\n"
 		"  delete ID                           delete a finished job's row\n"
 		"      then the jobs that run after ID move on at once; every kyud is woken\n"
+		"  cancel | retry | delete FILTER... [--yes]  the same, on each job that matches,\n"
+		"      in batches of 1000 rows; asks first on a terminal (--yes: not; no\n"
+		"      terminal: refused without --yes); FILTER (at least one, all must hold):\n"
+		"      -q, --queue QUEUE  -s, --status STATUS (one the action applies to;\n"
+		"      cancel also retrying)  --since TIME  --until TIME (changed in\n"
+		"      [since, until))  --older-than AGE (changed AGE ago or more: 90m, 2d)\n"
+		"      --search TEXT (in ids, commands, errors, output)  --error TEXT\n"
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
@@ -210,7 +217,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	enum action act;
 	int c, rc = 1, create = 0;
-	bool raw = false;
+	bool raw = false, bulk;
 
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -247,8 +254,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kyu: unknown command: %s (kyu --help lists them)\n", cmd);
 		return EXIT_USAGE;
 	}
+	/* kyu cancel|retry|delete with filters rather than an id. */
+	bulk = action_parse(cmd, &act) == 0 && cmd_job_is_bulk(act, argc, argv);
 	/* Bad options are usage errors whether the database answers or not. */
-	if ((strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
+	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
+	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
 	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0) &&
@@ -262,7 +272,7 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (!arity_ok(cmd, argc, argv, create)) {
+	if (!bulk && !arity_ok(cmd, argc, argv, create)) {
 		fprintf(stderr, "kyu: %s: wrong arguments\n", cmd);
 		usage_of(cmd, stderr);
 		return EXIT_USAGE;
@@ -308,6 +318,8 @@ int main(int argc, char **argv)
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = cmd_list(db, argc, argv);
+	} else if (bulk) {
+		rc = cmd_job_bulk(db, &cfg, act, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
 		rc = cmd_job_action(db, &cfg, act, argv[1]);
 	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,8 +15,12 @@ struct action_def {
 	const char *name;
 	const char *done;
 	const char *needs;
-	/* The statement up to the quoted target. */
+	/* The statement up to the quoted target. For cancel, retry and
+	 * delete: up to its WHERE, which says the statuses below, then
+	 * "id = " (one job) or the batch of a bulk action. */
 	const char *head;
+	/* The statuses the job actions that may be done in bulk apply to. */
+	const char *statuses[4];
 	/* After the target. */
 	const char *tail;
 	/* Queue upserts: after the condition. */
@@ -24,33 +29,31 @@ struct action_def {
 
 static const struct action_def defs[ACT_N] = {
 	[ACT_CANCEL] = { "cancel", "cancelled", "waiting, blocked or running",
-			 "UPDATE kyu_jobs SET status = 'cancelled' "
-			 "WHERE status IN ('waiting', 'blocked', 'running') AND id = ",
-			 "", NULL },
+			 "UPDATE kyu_jobs SET status = 'cancelled' WHERE ",
+			 { "waiting", "blocked", "running" }, "", NULL },
 	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
 			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
-			"tempfails = 0, error = NULL WHERE status IN ('failed', 'cancelled') AND id = ",
-			"", NULL },
+			"tempfails = 0, error = NULL WHERE ",
+			{ "failed", "cancelled" }, "", NULL },
 	/* Only a job that is not due yet: moving run_at of a due job would
 	 * only put it behind others of the same priority. */
 	[ACT_RUN_NOW] = { "run-now", "due now", "waiting and due later",
 			  "UPDATE kyu_jobs SET run_at = NOW(6) "
 			  "WHERE status = 'waiting' AND run_at > NOW(6) AND id = ",
-			  "", NULL },
+			  { NULL }, "", NULL },
 	/* Never a waiting or running row: that is what cancel is for, and a
 	 * running job's worker still has to record its end. */
 	[ACT_DELETE] = { "delete", "deleted", "succeeded, failed or cancelled",
-			 "DELETE FROM kyu_jobs "
-			 "WHERE status IN ('succeeded', 'failed', 'cancelled') AND id = ",
-			 "", NULL },
+			 "DELETE FROM kyu_jobs WHERE ",
+			 { "succeeded", "failed", "cancelled" }, "", NULL },
 	/* The queue actions: head, the name, tail (action_sql adds the
 	 * condition that the queue exists in between, unless asked not to). */
 	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
-			", 1 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+			{ NULL }, ", 1 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
 	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
-			 ", 0 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+			 { NULL }, ", 0 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
 	/* Every setting back to its default: the row goes. */
-	[ACT_RESET] = { "reset", "settings removed", NULL, "DELETE FROM kyu_queues WHERE name = ", "", "" },
+	[ACT_RESET] = { "reset", "settings removed", NULL, "DELETE FROM kyu_queues WHERE name = ", { NULL }, "", "" },
 };
 
 const char *action_name(enum action a)
@@ -84,6 +87,15 @@ const char *action_done(enum action a)
 	return a < ACT_N ? defs[a].done : "?";
 }
 
+/* "status IN ('waiting', 'blocked', 'running')": the statuses a applies to. */
+static void status_cond(struct strbuf *sb, enum action a)
+{
+	sb_adds(sb, "status IN (");
+	for (int i = 0; defs[a].statuses[i]; i++)
+		sb_printf(sb, "%s'%s'", i ? ", " : "", defs[a].statuses[i]);
+	sb_adds(sb, ")");
+}
+
 void action_sql(struct strbuf *sb, enum action a, const char *target)
 {
 	action_sql_create(sb, a, target, false);
@@ -94,6 +106,10 @@ void action_sql_create(struct strbuf *sb, enum action a, const char *target, boo
 	if (a >= ACT_N)
 		return;
 	sb_adds(sb, defs[a].head);
+	if (defs[a].statuses[0]) {
+		status_cond(sb, a);
+		sb_adds(sb, " AND id = ");
+	}
 	db_quotes(sb, target);
 	sb_adds(sb, defs[a].tail);
 	if (a != ACT_PAUSE && a != ACT_RESUME)
@@ -215,6 +231,302 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 		return -1;
 	}
 	return wake_one(listen, msg, (size_t)n, note, ctx);
+}
+
+bool action_bulk(enum action a)
+{
+	return a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE;
+}
+
+bool action_filter_empty(const struct action_filter *f)
+{
+	return !f->queue && !f->status && !f->since && !f->until && !f->search && !f->error &&
+	       f->older_than <= 0;
+}
+
+/* A time as the server reads a DATETIME, checked before it is quoted. */
+static bool time_ok(const char *s)
+{
+	size_t n = strlen(s);
+	return n >= 10 && n < 32 && s[0] >= '0' && s[0] <= '9' && strspn(s, "0123456789-: .T") == n;
+}
+
+static bool applies_to(enum action a, const char *status)
+{
+	for (int i = 0; defs[a].statuses[i]; i++)
+		if (strcmp(defs[a].statuses[i], status) == 0)
+			return true;
+	return false;
+}
+
+int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len)
+{
+	if (!action_bulk(a))
+		snprintf(err, len, "%s: not done in bulk (cancel, retry and delete are)", action_name(a));
+	else if (f->queue && !*f->queue)
+		snprintf(err, len, "queue: the queue name must not be empty");
+	else if (f->status && !applies_to(a, f->status) &&
+		 !(a == ACT_CANCEL && strcmp(f->status, "retrying") == 0))
+		snprintf(err, len, "status: %s applies to %s jobs%s, not '%s'", action_name(a),
+			 action_needs(a), a == ACT_CANCEL ? " (or retrying)" : "", f->status);
+	else if ((f->since && !time_ok(f->since)) || (f->until && !time_ok(f->until)))
+		snprintf(err, len, "%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], the database's time zone)",
+			 f->since && !time_ok(f->since) ? "since" : "until",
+			 f->since && !time_ok(f->since) ? f->since : f->until);
+	else if ((f->search && !*f->search) || (f->error && !*f->error))
+		snprintf(err, len, "%s: nothing to search for", f->search && !*f->search ? "search" : "error");
+	else if (f->older_than < 0)
+		snprintf(err, len, "older than: %lld is a negative age", f->older_than);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* A LIKE pattern that finds s anywhere, its own % _ and \ taken literally. */
+static void like_anywhere(struct strbuf *sb, const char *s)
+{
+	struct strbuf p = { 0 };
+
+	sb_adds(&p, "%");
+	for (; *s; s++) {
+		if (*s == '%' || *s == '_' || *s == '\\')
+			sb_adds(&p, "\\");
+		sb_add(&p, s, 1);
+	}
+	sb_adds(&p, "%");
+	db_quotes(sb, p.buf);
+	sb_free(&p);
+}
+
+/* A time quoted, the 'T' of an HTML datetime-local field a space. */
+static void quote_time(struct strbuf *sb, const char *t)
+{
+	char buf[32];
+	size_t i;
+
+	for (i = 0; t[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = t[i] == 'T' ? ' ' : t[i];
+	buf[i] = '\0';
+	db_quotes(sb, buf);
+}
+
+/* The conditions besides status and queue, each " AND ...". */
+static void residual(struct strbuf *sb, const struct action_filter *f)
+{
+	if (f->status && strcmp(f->status, "retrying") == 0)
+		sb_adds(sb, " AND attempts > 0");
+	if (f->since) {
+		sb_adds(sb, " AND updated_at >= ");
+		quote_time(sb, f->since);
+	}
+	if (f->until) {
+		sb_adds(sb, " AND updated_at < ");
+		quote_time(sb, f->until);
+	}
+	if (f->older_than > 0)
+		sb_printf(sb, " AND updated_at < NOW(6) - INTERVAL %lld SECOND", f->older_than);
+	if (f->error) {
+		sb_adds(sb, " AND error LIKE ");
+		like_anywhere(sb, f->error);
+	}
+	if (f->search) {
+		static const char *const cols[] = { "id", "command", "argv", "error", "output" };
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+			sb_printf(sb, "%s%s LIKE ", i ? " OR " : " AND (", cols[i]);
+			like_anywhere(sb, f->search);
+		}
+		sb_adds(sb, ")");
+	}
+}
+
+/* The statuses the filter leaves to the action: its own, or the one
+ * asked for ("retrying" is waiting, and a residual condition). */
+static int walk_statuses(enum action a, const struct action_filter *f, const char **out)
+{
+	int n = 0;
+
+	if (f->status) {
+		out[n++] = strcmp(f->status, "retrying") == 0 ? "waiting" : f->status;
+		return n;
+	}
+	for (; defs[a].statuses[n]; n++)
+		out[n] = defs[a].statuses[n];
+	return n;
+}
+
+/* " status IN (...)", or "status = ..." for one, of the walk. */
+static void filter_statuses(struct strbuf *sb, enum action a, const struct action_filter *f)
+{
+	const char *st[4];
+	int n = walk_statuses(a, f, st);
+
+	sb_adds(sb, n == 1 ? "status = " : "status IN (");
+	for (int i = 0; i < n; i++) {
+		sb_adds(sb, i ? ", " : "");
+		db_quotes(sb, st[i]);
+	}
+	sb_adds(sb, n == 1 ? "" : ")");
+}
+
+int action_bulk_count(enum action a, const struct action_filter *f, const char *read_prefix,
+		      action_run_fn *run, void *ctx, long long *n, unsigned long long *upto)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	int rc = -1;
+
+	sb_adds(&sb, read_prefix ? read_prefix : "");
+	sb_adds(&sb, "SELECT COUNT(*), MAX(seq) FROM kyu_jobs WHERE ");
+	filter_statuses(&sb, a, f);
+	if (f->queue) {
+		sb_adds(&sb, " AND queue = ");
+		db_quotes(&sb, f->queue);
+	}
+	residual(&sb, f);
+	if (run(ctx, sb.buf, sb.len, &r) < 0)
+		goto cleanup;
+	*n = r->n_rows && db_cell(r, 0, 0) ? strtoll(db_cell(r, 0, 0), NULL, 10) : 0;
+	*upto = r->n_rows && db_cell(r, 0, 1) ? strtoull(db_cell(r, 0, 1), NULL, 10) : 0;
+	rc = 0;
+cleanup:
+	sb_free(&sb);
+	return rc;
+}
+
+void action_walk_init(struct action_walk *w, enum action a, const struct action_filter *f,
+		      unsigned long long upto)
+{
+	memset(w, 0, sizeof(*w));
+	w->a = a;
+	w->f = f;
+	w->upto = upto;
+	w->over = upto == 0;
+	if (f->queue) {
+		snprintf(w->queue, sizeof(w->queue), "%s", f->queue);
+		w->in_queue = true;
+	}
+}
+
+/* The next queue by name after w->queue (the first when none yet), on
+ * the index (queue, status): 1, 0 when there is none, -1. */
+static int next_queue(struct action_walk *w, action_run_fn *run, void *ctx)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	int rc = -1;
+
+	sb_adds(&sb, w->read_prefix ? w->read_prefix : "");
+	sb_adds(&sb, "SELECT queue FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status)");
+	if (w->in_queue) {
+		sb_adds(&sb, " WHERE queue > ");
+		db_quotes(&sb, w->queue);
+	}
+	sb_adds(&sb, " ORDER BY queue LIMIT 1");
+	if (run(ctx, sb.buf, sb.len, &r) < 0)
+		goto cleanup;
+	rc = r->n_rows > 0 && db_cell(r, 0, 0) && strlen(db_cell(r, 0, 0)) < sizeof(w->queue);
+	if (rc) {
+		snprintf(w->queue, sizeof(w->queue), "%s", db_cell(r, 0, 0));
+		w->in_queue = true;
+		w->last = 0;
+	}
+cleanup:
+	sb_free(&sb);
+	return rc;
+}
+
+/* The seqs of the walk's next batch in its queue: one part per status on
+ * (queue, status), whose entries end with seq, so that each reads the
+ * batch's entries only, in order. */
+static void batch_select(struct strbuf *sb, const struct action_walk *w)
+{
+	const char *st[4];
+	int n = walk_statuses(w->a, w->f, st);
+
+	sb_adds(sb, w->read_prefix ? w->read_prefix : "");
+	for (int i = 0; i < n; i++) {
+		sb_adds(sb, i ? " UNION ALL (" : "(");
+		sb_adds(sb, "SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
+		db_quotes(sb, w->queue);
+		sb_adds(sb, " AND status = ");
+		db_quotes(sb, st[i]);
+		sb_printf(sb, " AND seq > %llu AND seq <= %llu", w->last, w->upto);
+		residual(sb, w->f);
+		sb_printf(sb, " ORDER BY seq LIMIT %d)", ACTION_BATCH);
+	}
+	sb_printf(sb, " ORDER BY seq LIMIT %d", ACTION_BATCH);
+}
+
+/* The action on the rows of r (seqs, in order), with the action's own
+ * statuses and the filter checked again. */
+static void batch_act(struct strbuf *sb, const struct action_walk *w, const struct db_result *r)
+{
+	sb_adds(sb, defs[w->a].head);
+	status_cond(sb, w->a);
+	sb_adds(sb, " AND ");
+	filter_statuses(sb, w->a, w->f);
+	sb_adds(sb, " AND queue = ");
+	db_quotes(sb, w->queue);
+	residual(sb, w->f);
+	sb_adds(sb, " AND seq IN (");
+	for (size_t i = 0; i < r->n_rows; i++)
+		sb_printf(sb, "%s%s", i ? "," : "", db_cell(r, i, 0) ? db_cell(r, i, 0) : "0");
+	sb_adds(sb, ")");
+	sb_adds(sb, defs[w->a].tail);
+}
+
+int action_walk_step(struct action_walk *w, action_run_fn *run, void *ctx, long long *changed)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	unsigned long long last;
+	int rc = -1;
+
+	if (changed)
+		*changed = 0;
+	while (!w->over) {
+		if (!w->in_queue) {
+			rc = next_queue(w, run, ctx);
+			if (rc <= 0) {
+				w->over = rc == 0;
+				goto cleanup;
+			}
+		}
+		sb_reset(&sb);
+		batch_select(&sb, w);
+		if (run(ctx, sb.buf, sb.len, &r) < 0) {
+			rc = -1;
+			goto cleanup;
+		}
+		if (r->n_rows > 0)
+			break;
+		/* This queue is done: the next one, unless the filter names it. */
+		if (w->f->queue)
+			w->over = true;
+		else if ((rc = next_queue(w, run, ctx)) <= 0) {
+			w->over = rc == 0;
+			goto cleanup;
+		}
+	}
+	if (w->over) {
+		rc = 0;
+		goto cleanup;
+	}
+	last = strtoull(db_cell(r, r->n_rows - 1, 0) ? db_cell(r, r->n_rows - 1, 0) : "0", NULL, 10);
+	sb_reset(&sb);
+	batch_act(&sb, w, r);
+	if (run(ctx, sb.buf, sb.len, &r) < 0) {
+		rc = -1;
+		goto cleanup;
+	}
+	w->last = last;
+	w->done += (long long)r->affected;
+	if (changed)
+		*changed = (long long)r->affected;
+	rc = 1;
+cleanup:
+	sb_free(&sb);
+	return rc;
 }
 
 static const char *const sched_names[ACT_SCHED_N] = { "enable", "disable", "run-now", "remove" };

@@ -70,6 +70,78 @@ typedef void action_note_fn(const void *ctx, const char *msg);
 int action_wake(struct db *db, const char *listen, const char *path, const char *queue,
 		action_note_fn *note, const void *ctx);
 
+/* Bulk actions: cancel, retry or delete every job a filter matches (kyu
+ * cancel|retry|delete with options; the dashboard's "... all matching"),
+ * under the same rules as one job (the statuses each applies to), in
+ * batches of ACTION_BATCH rows, each one statement and so one transaction
+ * of its own: a million rows never hold one long transaction. The walk
+ * goes by seq (within each queue, the queues by name, when the filter
+ * names none: the index (queue, status) then reads only the rows of the
+ * batch), up to the highest seq the count saw, so that it ends whatever
+ * is submitted meanwhile and never touches a row twice. */
+#define ACTION_BATCH 1000
+
+/* Which jobs (NULL or 0: any). Every condition must hold. */
+struct action_filter {
+	const char *queue;
+	/* One of the statuses the action applies to, or "retrying" (waiting
+	 * after a failed attempt; cancel only). NULL: all of them. */
+	const char *status;
+	/* updated_at (when the row last changed; a finished job's end) in
+	 * [since, until), database time: "YYYY-MM-DD[ hh:mm[:ss]]" (or T). */
+	const char *since;
+	const char *until;
+	const char *search;  /* anywhere in id, command, argv, error or output */
+	const char *error;   /* anywhere in error */
+	long long older_than; /* > 0: updated_at more than this many seconds ago */
+};
+
+/* Whether a may be done in bulk: cancel, retry, delete. */
+bool action_bulk(enum action a);
+/* No condition at all: a bulk action refuses it (never every job by
+ * accident). */
+bool action_filter_empty(const struct action_filter *f);
+/* 0, or -EINVAL with why in err, naming the field and its value: a status
+ * the action does not apply to, a time that is not one, an empty text. */
+int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len);
+
+/* Runs one statement (read_prefix, when set, is already in front of a
+ * read) and hands its last result: 0, or -1 when it failed (the caller's
+ * connection says why). */
+typedef int action_run_fn(void *ctx, const char *sql, size_t len, const struct db_result **res);
+
+/* Where a bulk action is: its position and what it did so far. */
+struct action_walk {
+	enum action a;
+	const struct action_filter *f; /* borrowed */
+	/* Put before each read ("SET STATEMENT max_statement_time = 5 FOR ",
+	 * the dashboard's bound), or NULL. */
+	const char *read_prefix;
+	unsigned long long upto; /* the count's highest seq: none above it is touched */
+	/* The position: rows of queue (f->queue, or the queue being walked;
+	 * in_queue false: none yet) up to seq last are behind. */
+	char queue[256];
+	bool in_queue;
+	unsigned long long last;
+	bool over;
+	long long done; /* rows changed so far */
+};
+
+/* The rows a matches now: *n and the highest seq (0: none). Returns 0 or
+ * -1 (run failed). */
+int action_bulk_count(enum action a, const struct action_filter *f, const char *read_prefix,
+		      action_run_fn *run, void *ctx, long long *n, unsigned long long *upto);
+/* A walk over the rows of the count that saw upto. */
+void action_walk_init(struct action_walk *w, enum action a, const struct action_filter *f,
+		      unsigned long long upto);
+/* One batch: the seqs of the next ACTION_BATCH matching rows (a read),
+ * then the action on those rows (one statement, which checks the status
+ * and the filter again: a row that changed meanwhile is left alone).
+ * *changed (may be NULL): the rows it changed. Returns 1 when a batch was
+ * sent (more may follow), 0 when the walk is over, -1 when a statement
+ * failed (the walk stays where it was). */
+int action_walk_step(struct action_walk *w, action_run_fn *run, void *ctx, long long *changed);
+
 /* What an operator does to a schedule (kyu schedule, the dashboard's
  * Schedules page): an enum of its own, since "run-now" names a job's
  * action too and the kyu tool reads job actions as commands. */

@@ -173,6 +173,23 @@ static enum MHD_Result on_get(struct web *w, struct MHD_Connection *conn, const 
 	return send_json(w, conn, status, doc);
 }
 
+/* A bulk action's filter for the log: " status=failed queue=mail". */
+static const char *bulk_filter_text(struct MHD_Connection *conn, char *buf, size_t len)
+{
+	static const char *const names[] = { "status", "queue", "q", "since", "until" };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && o < len; i++) {
+		const char *v = query_arg(conn, names[i]);
+		if (v && *v) {
+			int n = snprintf(buf + o, len - o, " %s='%s'", names[i], v);
+			o += n > 0 ? (size_t)n : 0;
+		}
+	}
+	return buf;
+}
+
 static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const char *url)
 {
 	const char *site = header(conn, "Sec-Fetch-Site"), *token = header(conn, CSRF_HEADER);
@@ -181,10 +198,12 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 	enum action a = ACT_N;
 	enum action_schedule sa = ACT_SCHED_N;
 	unsigned status;
-	char peer[INET6_ADDRSTRLEN];
+	char peer[INET6_ADDRSTRLEN], filter[512];
 
 	if (strncmp(url, "/api/job/", 9) == 0)
 		name = url + 9;
+	else if (strncmp(url, "/api/jobs/", 10) == 0)
+		name = url + 10; /* bulk: the jobs a filter matches */
 	else if (strncmp(url, "/api/queue/", 11) == 0)
 		name = url + 11;
 	else if (strncmp(url, "/api/schedule/", 14) == 0)
@@ -194,7 +213,8 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 	/* A schedule's remove stays kyu's (kyu schedule remove): the
 	 * dashboard enables, disables and runs. */
 	if (url[5] == 's' ? action_schedule_parse(name, &sa) < 0 || sa == ACT_SCHED_REMOVE
-			  : action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q'))
+			  : action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q') ||
+				    (url[8] == 's' && !action_bulk(a)))
 		return send_error(w, conn, MHD_HTTP_NOT_FOUND, "no such action: POST %s", url);
 	if (w->o->read_only)
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
@@ -209,6 +229,15 @@ static enum MHD_Result on_post(struct web *w, struct MHD_Connection *conn, const
 	if (sa != ACT_SCHED_N) {
 		target = query_arg(conn, "name");
 		status = webapi_schedule_action(w->api, sa, target, &doc);
+	} else if (url[8] == 's') {
+		status = webapi_bulk(w->api, a, query_arg, conn, &doc);
+		peer_name(conn, peer, sizeof(peer));
+		if (status == MHD_HTTP_OK)
+			log_notice("%s %lld jobs matching%s (from %s%s%s)", action_name(a),
+				   (long long)json_integer_value(json_object_get(doc, "count")),
+				   bulk_filter_text(conn, filter, sizeof(filter)), peer, w->o->user ? " as " : "",
+				   w->o->user ? w->o->user : "");
+		return send_json(w, conn, status, doc);
 	} else {
 		target = query_arg(conn, action_on_queue(a) ? "queue" : "id");
 		status = webapi_action(w->api, a, target, &doc);

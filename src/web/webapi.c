@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -49,6 +50,8 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 		};
 		return webfind_jobs(&w->db, &a, strcmp(path, "/api/retrying") == 0, out);
 	}
+	if (strcmp(path, "/api/bulk") == 0)
+		return webapi_bulk_count(w, arg, ctx, out);
 	if (strcmp(path, "/api/job") == 0)
 		return webflow_job(&w->db, arg(ctx, "id"), out);
 	if (strcmp(path, "/api/graph") == 0)
@@ -123,6 +126,149 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 		wake(w, action_name(a), action_wake_queue(a, target));
 	sb_free(&sb);
 	return st;
+}
+
+/* A request's filter (the list's parameters; an empty one is absent):
+ * 0, or the 400 in *out. */
+static unsigned bulk_filter(enum action a, webapi_arg_fn *arg, void *ctx, struct action_filter *f,
+			    json_t **out)
+{
+	const char *what = action_name(a);
+	const char **fields[] = { &f->status, &f->queue, &f->search, &f->since, &f->until };
+	const char *names[] = { "status", "queue", "q", "since", "until" };
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = arg(ctx, names[i]);
+		*fields[i] = v && *v ? v : NULL;
+	}
+	if (!action_bulk(a))
+		return webjson_error(out, 400, "%s: not done in bulk (cancel, retry and delete are)", what);
+	if (action_filter_empty(f))
+		return webjson_error(out, 400, "%s: no filter: a bulk action needs at least one (status, "
+					       "queue, q, since, until)", what);
+	if (f->queue && strlen(f->queue) > 64)
+		return webjson_error(out, 400, "%s: queue: expected a queue's name, got '%s'", what, f->queue);
+	if (f->search && strlen(f->search) > 200)
+		return webjson_error(out, 400, "%s: q: at most 200 bytes to search for", what);
+	if (action_filter_check(a, f, err, sizeof(err)) < 0)
+		return webjson_error(out, 400, "%s: %s", what, err);
+	return 0;
+}
+
+static int bulk_run(void *ctx, const char *sql, size_t len, const struct db_result **res)
+{
+	return webdb_run(ctx, sql, len, res, false);
+}
+
+unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json_t **out)
+{
+	const char *name = arg(ctx, "action");
+	struct action_filter f;
+	unsigned long long upto;
+	char buf[32];
+	long long n;
+	enum action a;
+	unsigned st;
+
+	if (!name || action_parse(name, &a) < 0 || !action_bulk(a))
+		return webjson_error(out, 400, "bulk: action: expected cancel, retry or delete, got '%s'",
+				     name ? name : "");
+	st = bulk_filter(a, arg, ctx, &f, out);
+	if (st)
+		return st;
+	if (action_bulk_count(a, &f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n, &upto) < 0)
+		return webdb_failed(&w->db, out, name);
+	snprintf(buf, sizeof(buf), "%llu", upto);
+	*out = json_pack("{s:s, s:I, s:s}", "action", action_name(a), "count", (json_int_t)n, "upto", buf);
+	return 200;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The walk's position from the request (at_queue, after_seq: a reply's),
+ * and its bound (upto, else the rows there are now). 0 or the 400. */
+static unsigned bulk_position(struct webapi *w, struct action_walk *wk, webapi_arg_fn *arg, void *ctx,
+			      json_t **out)
+{
+	const char *what = action_name(wk->a), *upto = arg(ctx, "upto");
+	const char *at = arg(ctx, "at_queue"), *after = arg(ctx, "after_seq");
+	int64_t v;
+
+	if (upto && *upto) {
+		if (parse_i64(upto, 0, INT64_MAX, &v) < 0)
+			return webjson_error(out, 400, "%s: upto: not a seq: '%s'", what, upto);
+		wk->upto = (unsigned long long)v;
+	} else {
+		long long n;
+		if (action_bulk_count(wk->a, wk->f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n, &wk->upto) < 0)
+			return webdb_failed(&w->db, out, what);
+	}
+	wk->over = wk->upto == 0;
+	if (after && *after) {
+		if (parse_i64(after, 0, INT64_MAX, &v) < 0)
+			return webjson_error(out, 400, "%s: after_seq: not a seq: '%s'", what, after);
+		wk->last = (unsigned long long)v;
+	}
+	if (at && *at && !wk->f->queue) {
+		if (strlen(at) >= sizeof(wk->queue))
+			return webjson_error(out, 400, "%s: at_queue: not a queue's name", what);
+		snprintf(wk->queue, sizeof(wk->queue), "%s", at);
+		wk->in_queue = true;
+	}
+	return 0;
+}
+
+unsigned webapi_bulk(struct webapi *w, enum action a, webapi_arg_fn *arg, void *ctx, json_t **out)
+{
+	static const char settle_sql[] = ACTION_SETTLE_SQL;
+	const struct db_result *r;
+	struct action_filter f;
+	struct action_walk wk;
+	long long start = mono_ms(), changed;
+	bool settled = true;
+	char last[32];
+	unsigned st;
+	int step = 0;
+
+	st = bulk_filter(a, arg, ctx, &f, out);
+	if (st)
+		return st;
+	action_walk_init(&wk, a, &f, 1);
+	wk.read_prefix = WEBDB_STMT_LIMIT;
+	st = bulk_position(w, &wk, arg, ctx, out);
+	if (st)
+		return st;
+	/* Batches until the slice is spent: each one statement, one
+	 * transaction; its dependents settled before the next (one batch
+	 * ends at most as many jobs as one call settles). */
+	while (mono_ms() - start < WEBAPI_BULK_SLICE_MS &&
+	       (step = action_walk_step(&wk, bulk_run, &w->db, &changed)) > 0) {
+		if (changed > 0 && settled && webdb_run(&w->db, settle_sql, sizeof(settle_sql) - 1, &r, false) < 0) {
+			log_warn("%s: done, but settling the dependents (%s) failed: %s; kyud settles them later",
+				 action_name(a), ACTION_SETTLE_SQL, db_error(w->db.db));
+			settled = false;
+		}
+	}
+	if (step < 0 && wk.done == 0)
+		return webdb_failed(&w->db, out, action_name(a));
+	if (step < 0)
+		log_warn("%s: stopped after %lld jobs: %s", action_name(a), wk.done, db_error(w->db.db));
+	snprintf(last, sizeof(last), "%llu", wk.last);
+	*out = json_pack("{s:b, s:s, s:I, s:b, s:s?, s:s, s:b, s:s?}", "ok", 1, "done", action_done(a), "count",
+			 (json_int_t)wk.done, "more", step != 0 && !wk.over, "at_queue",
+			 wk.in_queue && !f.queue ? wk.queue : NULL, "after_seq", last, "settled", settled,
+			 "error", step < 0 ? db_error(w->db.db) : NULL);
+	if (wk.done > 0)
+		wake(w, action_name(a), action_wake_queue(a, ""));
+	return 200;
 }
 
 unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const char *name,

@@ -46,6 +46,22 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
  * done). Then the wake-up kyu sends after the same action
  * (action_wake_queue), so that what it made due starts now. */
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
+/* The bulk actions (common/action.h) on the jobs of a filtered list: the
+ * list's filters as request parameters (status, which may be "retrying"
+ * for cancel; queue, q: the search, since, until); 400 without any.
+ * GET /api/bulk?action=A&...: how many jobs A would change now, as
+ * "count", and "upto", the highest seq among them (a string).
+ * POST /api/jobs/A?...[&upto=SEQ]: A on those rows, none above upto (the
+ * count's: what the user confirmed; absent: the rows there are now), in
+ * batches of ACTION_BATCH rows, each its own transaction, each followed
+ * by ACTION_SETTLE_SQL; for WEBAPI_BULK_SLICE_MS at most, so that the
+ * dashboard's one thread keeps serving: the reply's "count" is the rows
+ * changed by this request, "more" says whether to POST again with its
+ * "at_queue" and "after_seq" (the walk's position) added. Then one
+ * wake-up, as after one job's action. */
+#define WEBAPI_BULK_SLICE_MS 2000
+unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json_t **out);
+unsigned webapi_bulk(struct webapi *w, enum action a, webapi_arg_fn *arg, void *ctx, json_t **out);
 /* POST /api/schedule/ACTION?name=NAME: enable, disable or run-now (the
  * statements of kyu schedule, common/action.c); 404 when no schedule has
  * that name; run-now answers the new job's id as "job". Then the

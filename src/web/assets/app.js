@@ -449,6 +449,60 @@ function pager(d, q, base) {
   return links.length ? el("p", { class: "pager" }, links) : null;
 }
 
+// The bulk actions of a list (POST /api/jobs/ACTION with the list's filter,
+// not ids): what the list's status allows, as for one job.
+const BULK = { waiting: ["cancel"], blocked: ["cancel"], running: ["cancel"], retrying: ["cancel"],
+  failed: ["retry", "delete"], cancelled: ["retry", "delete"], succeeded: ["delete"] };
+
+function bulkQuery(q, status, extra) {
+  const p = new URLSearchParams();
+  p.set("status", status);
+  for (const k of FILTERS) if (q[k]) p.set(k, q[k]);
+  for (const [k, v] of Object.entries(extra || {})) if (v !== null && v !== undefined) p.set(k, v);
+  return p.toString();
+}
+
+// Counts the jobs, asks with the count, then POSTs slice after slice (each
+// a few seconds of batches of 1000 rows on the server) until done.
+async function bulk(action, q, status) {
+  const what = [status + " jobs"].concat(q.queue ? ["of queue " + q.queue] : [], q.q ? ["matching “" + q.q + "”"] : [],
+    q.since ? ["changed since " + q.since] : [], q.until ? ["changed before " + q.until] : []).join(" ");
+  let total = 0;
+  try {
+    const c = await getJSON("/api/bulk?" + bulkQuery(q, status, { action }));
+    if (!c.count) { flash("No " + what + " to " + action + ".", false); render(); return; }
+    if (!window.confirm(action[0].toUpperCase() + action.slice(1) + " all " + c.count.toLocaleString("en") + " " + what + "?"))
+      return;
+    let pos = { upto: c.upto };
+    for (;;) {
+      const r = await fetch("/api/jobs/" + action + "?" + bulkQuery(q, status, pos), {
+        method: "POST", credentials: "same-origin", cache: "no-store",
+        headers: { "X-Kyu-CSRF": session.csrf },
+      });
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+      total += body.count;
+      if (body.error) throw new Error(body.error);
+      if (!body.more) break;
+      flash(body.done + " " + total.toLocaleString("en") + " of " + c.count.toLocaleString("en") + "…", false);
+      pos = { upto: c.upto, at_queue: body.at_queue, after_seq: body.after_seq };
+    }
+    flash({ cancel: "cancelled ", retry: "retrying ", delete: "deleted " }[action] + total.toLocaleString("en") +
+      (total === 1 ? " job" : " jobs"), false);
+  } catch (e) {
+    flash(action + ": " + e.message + (total ? " (after " + total + " jobs)" : ""), true);
+  }
+  render();
+}
+
+function bulkButtons(d, q, status) {
+  if (session.readOnly || !d.rows.length || !BULK[status]) return null;
+  const n = d.total !== null && d.total !== undefined && !d.total_capped ? d.total + " " : "";
+  return el("p", { class: "bulk", id: "bulk" }, BULK[status].map((action) =>
+    el("button", { type: "button", class: "act act-" + action, "data-bulk": action,
+      onclick: (ev) => { ev.preventDefault(); bulk(action, q, status); } }, action + " all " + n + "matching")));
+}
+
 async function pageJobs(main, q, status) {
   const path = status === "retrying" ? "/api/retrying" : "/api/jobs?status=" + encodeURIComponent(status);
   const extra = filterQuery(q, { before: q.before, after: q.after });
@@ -473,6 +527,7 @@ async function pageJobs(main, q, status) {
       "a job's page says which.") : null,
     filterForm(q, base),
     el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
+    bulkButtons(d, q, status),
     d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
       status === "retrying" ? "next attempt" : status === "blocked" ? "since" : "when", "output (end)", ""], jobRows(d, status))
       : el("p", { class: "muted" }, filtered ? "None matches." : "None."),
