@@ -25,6 +25,7 @@ GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
+GRANT INSERT ON $T_DB.kyu_attempts TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after_todo TO '$u'@'localhost';
 GRANT EXECUTE ON PROCEDURE $T_DB.kyu_settle TO '$u'@'localhost';
