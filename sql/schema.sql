@@ -413,7 +413,9 @@ DROP TRIGGER IF EXISTS kyu_jobs_after_change;
 -- A DELETE: an upstream deleted before it ended counts as failed for its
 -- dependents; a dependent's edges go after it, deleted by kyu_settle (not
 -- here: the retention DELETE reads kyu_after, and a trigger may not change
--- a table its statement reads).
+-- a table its statement reads). Its attempts go with it (kyu_attempts,
+-- below: created after this trigger, which only names it), whoever
+-- deletes it: the retention DELETE or an operator's.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_after_delete',
   ' AFTER DELETE ON kyu_jobs FOR EACH ROW',
@@ -424,6 +426,7 @@ EXECUTE IMMEDIATE CONCAT(
   '  IF OLD.after IS NOT NULL OR OLD.after_batch IS NOT NULL THEN',
   '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''gone'');',
   '  END IF;',
+  '  DELETE FROM kyu_attempts WHERE job_seq = OLD.seq;',
   ' END');
 
 -- kyu_settle(n): act on up to n items of kyu_after_todo, oldest first,

@@ -97,5 +97,21 @@ CREATE TABLE IF NOT EXISTS kyu_attempts (
   KEY kyu_attempts_job (job_seq, seq)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
+-- A job's attempts go with it, whoever deletes it (the retention DELETE,
+-- an operator's DELETE): the trigger of step 5 and this one statement
+-- more, one index range of kyu_attempts per deleted row.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_after_delete',
+  ' AFTER DELETE ON kyu_jobs FOR EACH ROW',
+  ' BEGIN',
+  '  IF OLD.has_downstream <> 0 AND OLD.status NOT IN (''succeeded'', ''failed'', ''cancelled'') THEN',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''deleted'');',
+  '  END IF;',
+  '  IF OLD.after IS NOT NULL OR OLD.after_batch IS NOT NULL THEN',
+  '   INSERT INTO kyu_after_todo (job_seq, job_id, what) VALUES (OLD.seq, OLD.id, ''gone'');',
+  '  END IF;',
+  '  DELETE FROM kyu_attempts WHERE job_seq = OLD.seq;',
+  ' END');
+
 INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 6), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

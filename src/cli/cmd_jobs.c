@@ -372,13 +372,48 @@ static bool show_unset(const struct db_result *r, unsigned col)
 				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0);
 }
 
+/* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
+ * first, as a table after the job; none on a schema without kyu_attempts,
+ * and a note where the account may not read it and the job has had
+ * attempts (tried). Returns 0, or 1 when the table could not be read. */
+static int show_attempts(struct db *db, const char *id, unsigned long long seq, bool tried)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	int rc = 0;
+
+	sb_printf(&sb,
+		  "SELECT attempt, outcome, " CLI_TIME("started_at") ", " CLI_TIME("finished_at") ", "
+		  "ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000, 3) AS duration, "
+		  "exit_code, `signal`, host, pid, ROUND(cpu_user + cpu_sys, 3) AS cpu, max_rss, error "
+		  "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq",
+		  seq);
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK) {
+		if (reply->n >= 1 && reply->r[0].n_rows > 0) {
+			putchar('\n');
+			cli_print_result(&reply->r[0], false);
+		}
+	} else if (db_error_code(db) == ER_TABLEACCESS_DENIED_ERROR) {
+		if (tried)
+			fprintf(stderr, "kyu: note: show: the attempts of '%s' are not shown: %s\n", id,
+				db_error(db));
+	} else if (db_error_code(db) != ER_NO_SUCH_TABLE) {
+		fprintf(stderr, "kyu: show: cannot read the attempts of '%s' (kyu_attempts): %s\n", id,
+			db_error(db));
+		rc = 1;
+	}
+	sb_free(&sb);
+	return rc;
+}
+
 int cmd_show(struct db *db, const char *id)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	const struct db_result *r;
 	enum db_fail fail;
-	bool edges;
+	bool edges, tried;
+	unsigned long long seq;
 	int n, rc = 1;
 
 	sb_adds(&sb, SHOW_HEAD "after, after_policy, batch, after_batch, cancelled_by, has_downstream, " SHOW_TAIL);
@@ -411,6 +446,9 @@ int cmd_show(struct db *db, const char *id)
 	/* The job itself was read; kyu_after may not have been (a privilege
 	 * missing): the row is printed all the same. */
 	edges = fail == DB_OK && reply->n >= 5;
+	/* Read before the next query frees the reply. */
+	seq = strtoull(show_cell(r, "seq") ?: "0", NULL, 10);
+	tried = strtoull(show_cell(r, "attempts") ?: "0", NULL, 10) > 0;
 	for (unsigned i = 0; i < r->n_cols; i++) {
 		if (!show_unset(r, i))
 			cli_print_field(r->names[i], db_cell(r, 0, i), r->lens[i], NULL);
@@ -431,7 +469,7 @@ int cmd_show(struct db *db, const char *id)
 			id, db_error(db));
 		goto out;
 	}
-	rc = 0;
+	rc = show_attempts(db, id, seq, tried);
 out:
 	sb_free(&sb);
 	return rc;

@@ -255,6 +255,8 @@ static const struct {
 	{ "kyu_minutes", "INSERT", "EXPLAIN INSERT INTO kyu_minutes () VALUES ()" },
 	{ "kyu_minutes", "UPDATE", "EXPLAIN UPDATE kyu_minutes SET succeeded = DEFAULT WHERE 0" },
 	{ "kyu_minutes", "DELETE", "EXPLAIN DELETE FROM kyu_minutes WHERE 0" },
+	/* [kyud] history; the job's DELETE removes its rows by trigger. */
+	{ "kyu_attempts", "INSERT", "EXPLAIN INSERT INTO kyu_attempts () VALUES ()" },
 	/* Workflows: the claim looks for items, retention reads the edges,
 	 * and kyud calls the procedure (which acts as its definer). */
 	{ "kyu_after", "SELECT", "EXPLAIN SELECT * FROM kyu_after WHERE 0" },

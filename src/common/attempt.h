@@ -60,6 +60,7 @@ struct finish {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
+	bool timeout;  /* kyud ended it at its time limit (kyu_attempts' outcome 'timeout') */
 	bool downstream; /* jobs wait for this one: its end is settled (settle.h) */
 	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
 	const char *error;

@@ -70,6 +70,8 @@ static const struct key_def keys[] = {
 	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
 	{ "kyud", "live_output", T_INT, OFF(live_output), "3", 0, 86400, RELOAD },
+	{ "kyud", "history", T_BOOL, OFF(history), "on", 0, 0, RELOAD },
+	{ "kyud", "attempt_output", T_INT, OFF(attempt_output), "4096", 0, 65535, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
 	{ "kyud", "schedules", T_BOOL, OFF(schedules), "yes", 0, 0, RELOAD },
 	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0, RELOAD },

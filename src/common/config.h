@@ -49,6 +49,8 @@ struct kyu_config {
 	int metrics_interval;
 	int fence_margin;
 	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
+	bool history;       /* one row of kyu_attempts per attempt that ended */
+	int attempt_output; /* bytes of an attempt's output kept in its row of kyu_attempts */
 	int claim;
 	bool schedules;
 	int log_level;

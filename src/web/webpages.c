@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "common/capture.h"
 #include "common/lock.h"
 #include "common/util.h"
@@ -93,7 +95,54 @@ unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
 	return st;
 }
 
-/* Every column of one job. */
+/* How many attempts a job's page lists, the newest: a job retried for
+ * days may have thousands. And how much of each one's output tail. */
+#define JOB_ATTEMPTS 100
+#define JOB_ATTEMPT_TAIL 2000
+
+static const char *const attempt_num_cols[] = { "attempt", "pid", "exit_code", "signal", "duration",
+						"cpu_user", "cpu_sys", "max_rss", NULL };
+
+/* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
+ * first: *out gets {"rows": the newest JOB_ATTEMPTS, "more": whether there
+ * are older ones}, or stays NULL on a schema without kyu_attempts or for
+ * an account that may not read it (the page works without). 0 or -1. */
+static int job_attempts(struct webdb *d, unsigned long long seq, json_t **out)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	json_t *rows;
+	bool more;
+	unsigned e;
+	int rc = 0;
+
+	*out = NULL;
+	/* Newest first on the index (job_seq, seq), then turned around. */
+	sb_printf(&sb, WEBDB_STMT_LIMIT
+		  "SELECT seq, attempt, outcome, daemon, host, pid, started_at, finished_at, "
+		  "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000 AS duration, exit_code, "
+		  "`signal`, error, cpu_user, cpu_sys, max_rss, RIGHT(output_tail, %d) AS output_tail "
+		  "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq DESC LIMIT %d",
+		  JOB_ATTEMPT_TAIL, seq, JOB_ATTEMPTS + 1);
+	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+		e = db_connected(d->db) ? db_error_code(d->db) : 0;
+		rc = e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+		goto cleanup;
+	}
+	more = r->n_rows > JOB_ATTEMPTS;
+	rows = webjson_rows(r, JOB_ATTEMPTS, attempt_num_cols);
+	for (size_t i = 0, n = json_array_size(rows); i < n / 2; i++) {
+		json_t *a = json_incref(json_array_get(rows, i));
+		json_array_set(rows, i, json_array_get(rows, n - 1 - i));
+		json_array_set_new(rows, n - 1 - i, a);
+	}
+	*out = json_pack("{s:o, s:b}", "rows", rows, "more", more);
+cleanup:
+	sb_free(&sb);
+	return rc;
+}
+
+/* Every column of one job, and its attempts. */
 unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **out)
 {
 	struct strbuf sb = { 0 };
@@ -126,7 +175,8 @@ unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **
 		bool live = status && strcmp(status, "running") == 0 && attempts &&
 			    capture_is_live(db_cell(r, 0, 31), r->lens[31],
 					    (unsigned)strtoul(attempts, NULL, 10));
-		json_t *job = json_array_get(rows, 0);
+		json_t *job = json_array_get(rows, 0), *tries;
+		unsigned long long seq = strtoull(db_cell(r, 0, 0) ?: "0", NULL, 10);
 		/* The clock and zone its times are read in: for "3 min ago"
 		 * and the zone shown beside each, not columns of the job. */
 		*out = json_pack("{s:O, s:b, s:O, s:O}", "job", job, "live", live, "now",
@@ -135,6 +185,12 @@ unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **
 		json_object_del(job, "db_zone");
 		json_decref(rows);
 		st = 200;
+		if (job_attempts(d, seq, &tries) < 0) {
+			json_decref(*out);
+			st = webdb_failed(d, out, "job");
+		} else if (tries) {
+			json_object_set_new(*out, "attempts", tries);
+		}
 	}
 	sb_free(&sb);
 	return st;

@@ -92,6 +92,7 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 		return;
 	case END_TIMEOUT:
 		out->outcome = retryable(in) ? OUT_RETRY : OUT_FAILED;
+		out->timeout = true;
 		snprintf(out->error, len, "timed out after %u s", in->time_limit);
 		break;
 	case END_FENCE:

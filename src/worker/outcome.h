@@ -35,6 +35,7 @@ struct outcome_out {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail;
+	bool timeout; /* ended at its time limit */
 	struct attempt_cost cost; /* from in->rusage; unknown without one */
 	char error[256]; /* empty: none */
 };

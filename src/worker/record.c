@@ -30,17 +30,31 @@ void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *
 		snprintf(rec->daemon, sizeof(rec->daemon), "%s", daemon_id);
 	else
 		registry_make_id(rec->daemon, sizeof(rec->daemon), host, getpid());
+	/* kyu_attempts names the daemon by its row of kyu_daemons. */
+	rec->history_daemon = daemon_id ? rec->daemon : NULL;
 }
 
 void record_free(struct record *rec)
 {
 	results_free(&rec->results);
 	minutes_free(&rec->pending);
+	history_free(&rec->history);
 }
 
 void record_connected(struct record *rec)
 {
 	minutes_clear(&rec->pending);
+	history_clear(&rec->history);
+}
+
+/* Whether round trips that record results write their attempts' rows
+ * now; pending rows are dropped while not. */
+static bool history_on(struct record *rec)
+{
+	if (rec->cfg->history && mono_now() >= rec->history_after)
+		return true;
+	history_clear(&rec->history);
+	return false;
 }
 
 /* ---- kyu_minutes ----------------------------------------------------------- */
@@ -57,20 +71,70 @@ void record_count_add(struct record *rec, struct strbuf *sb, const struct finish
 {
 	struct minutes_writer wr = { .daemon = rec->daemon, .worker = rec->worker };
 
+	struct history_writer hw = { .daemon = rec->history_daemon,
+				     .output = rec->cfg->attempt_output };
+
 	rec->counted = record_counting(rec) && minutes_count_build(sb, &wr, &rec->pending, f, n);
+	rec->history_sent = history_on(rec) && history_build(sb, &hw, &rec->history, f, n);
 }
 
 void record_count_read(struct record *rec, const struct db_reply *r, int n_body,
 		       struct db_reply *body)
 {
-	*body = *r;
+	struct db_reply before = *r;
+
+	/* The INSERT is last, behind the count: split off like it (its
+	 * failure is neither the count's nor the body's). */
+	if (rec->history_sent)
+		rec->h = minutes_split(r, n_body + rec->counted, &before);
+	*body = before;
 	if (rec->counted)
-		rec->m = minutes_split(r, n_body, body);
+		rec->m = minutes_split(&before, n_body, body);
+}
+
+/* What the attempts' INSERT of reply r settled (as the count's below). */
+static void history_settle(struct record *rec, const struct db_reply *r, const struct finish *f,
+			   int n, int recorded)
+{
+	if (!rec->history_sent)
+		return;
+	rec->history_sent = false;
+	switch (rec->h) {
+	case MINUTES_DONE:
+		history_clear(&rec->history);
+		if (spell_end(&rec->history_failing))
+			log_notice("writing kyu_attempts again");
+		return;
+	case MINUTES_NOT_RUN:
+		if (r->fail == DB_LOST) {
+			/* Sent again, they get a row only if their row
+			 * changes then. */
+			history_clear(&rec->history);
+			results_unsure(&rec->results, n);
+		} else {
+			history_keep(&rec->history, f, recorded);
+		}
+		return;
+	case MINUTES_FAILED:
+		break;
+	}
+	if (r->fail == DB_RETRY || r->fail == DB_BUSY) {
+		log_debug("writing kyu_attempts: %s; trying again", r->err);
+		history_keep(&rec->history, f, recorded);
+		return;
+	}
+	history_clear(&rec->history);
+	rec->history_after = mono_now() + HISTORY_RETRY;
+	if (spell_begin(&rec->history_failing))
+		log_warn("writing kyu_attempts failed: %s; the attempts this worker ends meanwhile "
+			 "have no row there (tried every %.0f s; grants: kyu_jobs(7))",
+			 r->err, HISTORY_RETRY);
 }
 
 void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f,
 			 int n, int recorded)
 {
+	history_settle(rec, r, f, n, recorded);
 	if (!rec->counted)
 		return;
 	rec->counted = false;
@@ -176,6 +240,7 @@ bool record_send(void *record, struct stmt_turn *t, struct strbuf *sb)
 	max_len = db_max_statement(rec->conn->db);
 	/* The count rides behind the results: room for it is kept. */
 	room = record_counting(rec) ? minutes_count_room(&rec->pending, n) : 0;
+	room += history_on(rec) ? history_room(&rec->history, n) : 0;
 	if (room < max_len / 2)
 		max_len -= room;
 	rec->sent_count = store_finish_build(sb, rec->cfg, f, n, max_len, &n_stmts);

@@ -1,7 +1,8 @@
 /* Recording results: the round trip that writes the results waiting in
  * results.c into their rows (its row of the statement order), and the
- * count in kyu_minutes that rides at the end of every round trip that
- * records results, this one or a claim's (minutes.h).
+ * count in kyu_minutes and the rows of kyu_attempts that ride at the end
+ * of every round trip that records results, this one or a claim's
+ * (minutes.h, history.h).
  *
  * Who owns the row here: results.c owns each attempt's struct finish
  * (common/attempt.h) from the attempt's end (jobs.c) until a round trip
@@ -28,6 +29,7 @@
 #include "common/registry.h"
 #include "common/spell.h"
 #include "conn.h"
+#include "history.h"
 #include "jobs.h"
 #include "results.h"
 #include "settle.h"
@@ -59,6 +61,15 @@ struct record {
 	bool counted;
 	enum minutes_outcome m;
 
+	/* The rows of kyu_attempts (history.h), written after the count. */
+	const char *history_daemon;  /* daemon, or NULL: a worker started by hand has no id */
+	double history_after;        /* monotonic: history that failed is tried again then */
+	struct spell history_failing; /* writing it fails (logged at its start and end) */
+	struct history_pending history;
+	/* The round trip in flight ends with the INSERT, and what it did. */
+	bool history_sent;
+	enum minutes_outcome h;
+
 	uint64_t n_finished, n_rejected;
 };
 
@@ -79,13 +90,15 @@ void record_connected(struct record *rec);
 bool record_counting(struct record *rec);
 /* Append the count of f[0..n) (and of what is pending) to a round trip
  * that records them, when counting is on; the round trip in flight is
- * then counted. */
+ * then counted. Then, when [kyud] history is on, their rows of
+ * kyu_attempts (and the pending ones). */
 void record_count_add(struct record *rec, struct strbuf *sb, const struct finish *f, int n);
-/* The reply r of a round trip of n_body statements, with the count after
- * them if one was sent: the body's view in *body. */
+/* The reply r of a round trip of n_body statements, with the count and
+ * the attempts' INSERT after them if they were sent: the body's view in
+ * *body. */
 void record_count_read(struct record *rec, const struct db_reply *r, int n_body,
 		       struct db_reply *body);
-/* What the count of reply r settled: f[0..n) are the results the round
+/* What the count and the attempts' INSERT of reply r settled: f[0..n) are the results the round
  * trip carried, of which the first `recorded` are recorded. Call before
  * record_recorded forgets them. */
 void record_count_settle(struct record *rec, const struct db_reply *r, const struct finish *f,

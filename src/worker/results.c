@@ -38,6 +38,7 @@ void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstre
 		.exit_code = o->exit_code,
 		.signal = o->signal,
 		.tempfail = o->tempfail,
+		.timeout = o->timeout,
 		.cost = o->cost,
 	};
 	bool has_out = out && out->total;

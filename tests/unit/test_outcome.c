@@ -214,6 +214,7 @@ static void test_reasons(void)
 	CHECK(o.exit_code == -1);
 	CHECK(o.signal == SIGKILL);
 	CHECK(!o.tempfail);
+	CHECK(o.timeout);
 	CHECK_STR(o.error, "timed out after 30 s");
 	i = in(END_TIMEOUT, KILLED(SIGTERM), 2, 0, 2);
 	i.time_limit = 5;
@@ -238,6 +239,7 @@ static void test_reasons(void)
 	/* Fence. */
 	o = decide(in(END_FENCE, KILLED(SIGKILL), 1, 0, 3));
 	CHECK(o.record);
+	CHECK(!o.timeout);
 	CHECK(o.outcome == OUT_RETRY);
 	CHECK(o.signal == SIGKILL);
 	CHECK_STR(o.error, "killed by kyud: its lease could not be renewed (database unreachable)");

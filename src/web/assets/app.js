@@ -626,9 +626,38 @@ async function pageJob(main, id) {
     workflowSection(d, j),
     el("h2", {}, head),
     note, out,
+    attemptsSection(d),
     el("h2", {}, "Every column"),
     dl);
   if (out) out.scrollTop = follow ? out.scrollHeight : top;
+}
+
+// A job's attempts (kyu_jobs(7), "Attempts"), oldest first: how each
+// ended, when, where, at what cost, and the end of its output. Nothing on
+// a schema without kyu_attempts.
+function attemptsSection(d) {
+  const a = d.attempts;
+  if (!a) return null;
+  const head = el("h2", { id: "attempts" }, "Attempts");
+  if (!a.rows.length) return [head, el("p", { class: "muted", id: "attempts-none" }, "None recorded.")];
+  const how = (r) => r.signal !== null ? "signal " + r.signal : r.exit_code !== null ? "exit " + r.exit_code : "–";
+  const cpu = (r) => r.cpu_user === null ? "–" : dur(Number(r.cpu_user) + Number(r.cpu_sys || 0));
+  const rows = a.rows.map((r) => el("tr", { "data-attempt": r.attempt, "data-outcome": r.outcome },
+    el("td", {}, text(r.attempt)),
+    el("td", {}, badge(r.outcome)),
+    el("td", {}, when(r.started_at, d.now, d.zone)),
+    el("td", {}, dur(r.duration)),
+    el("td", { class: "mono" }, how(r)),
+    el("td", { class: "mono" }, text(r.host), r.pid !== null ? " · " + r.pid : ""),
+    el("td", {}, cpu(r)),
+    el("td", {}, bytes(r.max_rss)),
+    el("td", {},
+      r.error !== null ? el("span", { class: "attempt-error" }, r.error) : null,
+      r.output_tail !== null ? el("details", {}, el("summary", {}, "end of its output"),
+        el("pre", { class: "tail" }, r.output_tail)) : null)));
+  return [head,
+    a.more ? el("p", { class: "muted", id: "attempts-more" }, "The newest " + a.rows.length + " are shown.") : null,
+    table("attempts", ["#", "outcome", "started", "took", "ended with", "host · pid", "CPU", "peak memory", "error, output"], rows)];
 }
 
 // Why a blocked job does not start (webstuck.c): the upstream jobs it

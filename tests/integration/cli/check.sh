@@ -25,6 +25,7 @@ GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
+GRANT INSERT ON $T_DB.kyu_attempts TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after_todo TO '$u'@'localhost';
 GRANT EXECUTE ON PROCEDURE $T_DB.kyu_settle TO '$u'@'localhost';
@@ -40,7 +41,7 @@ check() {
 port=$(free_udp_port)
 check kyud.listen="127.0.0.1:$port"
 assert_eq 0 "$rc" "kyu check's status on a good setup ($out)"
-assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 5; listen 127.0.0.1:$port free" \
+assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 6; listen 127.0.0.1:$port free" \
 	"$out" "kyu check's line"
 
 root_sql -e "REVOKE DELETE ON $T_DB.kyu_jobs FROM '$u'@'localhost'"

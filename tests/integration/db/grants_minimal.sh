@@ -2,7 +2,8 @@
 # kyud runs with exactly the privileges README.md and kyu_jobs(7) grant it
 # (no more): plain, limited, rate-limited and keyed jobs run, a schedule
 # fires, retention deletes, the daemon keeps its row of kyu_daemons and
-# counts the jobs in kyu_minutes, settles a workflow; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
+# counts the jobs in kyu_minutes, writes their attempts to kyu_attempts
+# (which retention's DELETE removes with them), settles a workflow; a submitter with SELECT, INSERT, UPDATE on kyu_jobs alone submits
 # into a bounded queue (the trigger reads kyu_queues as its definer).
 . "$KYU_SRC/tests/lib.sh"
 
@@ -18,6 +19,7 @@ GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_minutes TO '$u'@'localhost';
+GRANT INSERT ON $T_DB.kyu_attempts TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_after_todo TO '$u'@'localhost';
 GRANT EXECUTE ON PROCEDURE $T_DB.kyu_settle TO '$u'@'localhost';
@@ -44,6 +46,8 @@ assert_eq 1 "$(sql "SELECT COUNT(*) FROM kyu_queue_starts WHERE queue = 'rate'")
 sleep 2
 "$KYU" -c "$KYUD_INI" submit -i p2 -s true >/dev/null 2>&1 || fail "kyu submit as kyud's user"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')" 0 20
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_attempts WHERE job_id IN ('l1', 'l2', 'r1', 'k1', 'k2', 'p1')")" \
+	"attempts removed with their jobs by retention"
 # A workflow, submitted with the submitter's three privileges (the
 # triggers write kyu_after and kyu_after_todo as their definer) and
 # settled with kyud's: a chain, and a dependent cancelled by a failure.
@@ -58,6 +62,9 @@ wait_for "SELECT GROUP_CONCAT(id, ' ', status ORDER BY id) FROM kyu_jobs WHERE i
 assert_eq "1 $KYUD_PID" "$(sql "SELECT CONCAT(COUNT(*), ' ', MAX(pid)) FROM kyu_daemons WHERE live_until > NOW(6)")" \
 	"the daemon's row of kyu_daemons"
 assert_eq 1 "$(sql "SELECT SUM(succeeded) > 0 FROM kyu_minutes")" "jobs counted in kyu_minutes"
+assert_eq "w1 succeeded,w2 succeeded,wf failed" \
+	"$(sql "SELECT GROUP_CONCAT(job_id, ' ', outcome ORDER BY job_id) FROM kyu_attempts WHERE job_id LIKE 'w%'")" \
+	"the workflow's attempts in kyu_attempts"
 stop_kyud
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_daemons")" "rows of kyu_daemons after the stop"
 assert_log_lacks 'denied|failed:|failed \\('

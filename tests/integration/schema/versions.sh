@@ -23,7 +23,7 @@ refused() {
 kyu() { "$KYU" -c "$T_DIR/kyu.ini" "$@"; }
 write_ini "$T_DIR/kyu.ini"
 tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta kyu_daemons kyu_minutes
-	kyu_after kyu_after_todo)
+	kyu_after kyu_after_todo kyu_attempts)
 shape() { # shape DB: every table's definition, and the triggers
 	local t
 	for t in "${tables[@]}"; do

@@ -4,7 +4,8 @@
 # overview while kyud runs jobs; the rendered table shows the counts the
 # table holds; a cancel clicked on the running page cancels that job (the
 # row in kyu_jobs, and kyud ends its process); a job's hostile output is
-# shown as text (no element made of it, no script run); a running job's
+# shown as text (no element made of it, no script run), and so are an
+# attempt's error and output tail; a running job's
 # live output shows on the running page and on its own, which follows it;
 # every page, with jobs of every outcome, shows no "null", "undefined" or
 # "NaN" and logs no error to the console, a 64-bit owner exactly, and
@@ -14,7 +15,8 @@
 # confirmation, and cancel asks first too; a filter typed into the Jobs form
 # lands in the URL and filters; the overview says why a queue is not moving
 # and draws its throughput; a failed job's page shows its outcome and cause
-# first, then its output's end, links to its queue and schedule; a schedule
+# first, then its output's end, links to its queue and schedule, and its
+# attempts in order; a schedule
 # is disabled and enabled from its page. The screenshots of the overview,
 # a failed job and a filtered list land in $T_DIR, or in
 # $KYU_WEB_SCREENSHOT_DIR when set (KYU_WEB_SCREENSHOT_DIR=docs: how
@@ -42,6 +44,9 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 60
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output) VALUES ('hostile',
      'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
      '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">')"
+sql "INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, host, pid, started_at, finished_at, outcome, exit_code,
+     error, output_tail) SELECT seq, id, 1, queue, 'h', 1, NOW(6), NOW(6), 'succeeded', 0,
+     '<b id=\"bold\">err</b>', '<script>window.pwned = 3</script>' FROM kyu_jobs WHERE id = 'hostile'"
 sql "INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried)
      SELECT UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND
             - INTERVAL 1 + FLOOR(58 * POW(seq * 7919 % 1000 / 1000, 1.6)) MINUTE, 'thumbnails', 'history', seq, 1, 0, 0
@@ -106,11 +111,15 @@ try:
     b.get(url + "/#/job/hostile")
     b.wait("return document.body.dataset.loaded === 'job'", "the job page")
     got = b.js("""const o = document.getElementById('output');
+        const a = document.querySelector("table.attempts tr[data-attempt='1']");
         return {text: o.textContent, children: o.children.length,
                 pwned: window.pwned === undefined ? null : window.pwned,
-                scripts: document.scripts.length};""")
+                scripts: document.scripts.length,
+                attempt: a.querySelector('.attempt-error').textContent + a.querySelector('pre.tail').textContent,
+                bold: !!document.getElementById('bold')};""")
     want = {"text": '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">',
-            "children": 0, "pwned": None, "scripts": 1}
+            "children": 0, "pwned": None, "scripts": 1,
+            "attempt": '<b id="bold">err</b><script>window.pwned = 3</script>', "bold": False}
     if got != want:
         raise SystemExit("hostile output: %s, expected %s" % (json.dumps(got), json.dumps(want)))
     print(victim)
@@ -147,6 +156,13 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, e
             CONCAT(GROUP_CONCAT(CONCAT('pg_dump: reading table ', seq) ORDER BY seq SEPARATOR '\n'),
                    '\npg_dump: error: connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed: FATAL:  password authentication failed for user "backup"\n')
      FROM seq_1_to_60"
+sql "INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, host, pid, started_at, finished_at, outcome, exit_code,
+     \`signal\`, error, cpu_user, cpu_sys, max_rss, output_tail)
+     SELECT j.seq, j.id, a.seq, j.queue, 'db-2', 31335 + a.seq, NOW(6) - INTERVAL (1800 - 300 * a.seq) SECOND,
+            NOW(6) - INTERVAL (1790 - 300 * a.seq) SECOND, ELT(a.seq, 'retried', 'timeout', 'failed'),
+            IF(a.seq = 2, NULL, 1), IF(a.seq = 2, 15, NULL), IF(a.seq = 2, 'timed out after 600 s', j.error),
+            0.4, 0.1, 50331648, IF(a.seq = 2, NULL, 'pg_dump: error: connection to server failed\n')
+     FROM kyu_jobs AS j, seq_1_to_3 AS a WHERE j.id = 'cron:nightly:2026-11-26T03:00:00Z'"
 sql "INSERT INTO kyu_queues (name, max_running) VALUES ('exports', 1)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at, concurrency_key)
      VALUES ('export-run', 'exports', 'sleep 600', 'running', 1, 99, NOW(6) + INTERVAL 1 HOUR, 'elsewhere', 1, NOW(6), 'acct-1')"
@@ -205,10 +221,11 @@ try:
                 schedule: document.getElementById('job-schedule').getAttribute('href'),
                 queue: document.querySelector('.facts a.queue-link').getAttribute('href'),
                 rss: document.querySelector("dd[data-col='max_rss']").textContent,
+                attempts: [...document.querySelectorAll('table.attempts tbody tr')].map((r) => r.dataset.attempt + ' ' + r.dataset.outcome),
                 ago: / ago\)$/.test(document.querySelector("dd[data-col='finished_at']").textContent)}""")
     want = {"outcome": "failed · exit status 1 · 3 of 3 attempts", "cause_first": True, "output_in_view": True,
             "at_end": True, "schedule": "#/schedules?from=nightly", "queue": "#/jobs/failed?queue=backups",
-            "rss": "48 MiB", "ago": True}
+            "rss": "48 MiB", "attempts": ["1 retried", "2 timeout", "3 failed"], "ago": True}
     if got != want:
         problems.append("the failed job's page: %r, expected %r" % (got, want))
     # A schedule disabled and enabled again from its page.
