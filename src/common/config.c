@@ -70,6 +70,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
 	{ "kyud", "live_output", T_INT, OFF(live_output), "3", 0, 86400, RELOAD },
+	{ "kyud", "result_max", T_INT, OFF(result_max), "65536", 0, INT64_C(4) * 1024 * 1024, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
 	{ "kyud", "schedules", T_BOOL, OFF(schedules), "yes", 0, 0, RELOAD },
 	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0, RELOAD },

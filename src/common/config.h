@@ -49,6 +49,7 @@ struct kyu_config {
 	int metrics_interval;
 	int fence_margin;
 	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
+	int result_max; /* bytes of a result on a job's status channel */
 	int claim;
 	bool schedules;
 	int log_level;

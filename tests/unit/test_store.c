@@ -920,10 +920,32 @@ static void hb_cb(void *arg, uint64_t seq, uint64_t owner, const char *status)
 static void test_live(void)
 {
 	const struct live_row rows[] = {
-		{ 5, 50, "[kyu: live output of attempt 1: 3 bytes so far]\nab'", 51 },
-		{ 7, 70, "x\0y", 3 },
+		{ .seq = 5, .token = 50, .text = "[kyu: live output of attempt 1: 3 bytes so far]\nab'", .len = 51 },
+		{ .seq = 7, .token = 70, .text = "x\0y", .len = 3 },
+	};
+	/* Progress only, progress and output: only the columns some row
+	 * changes are named. */
+	const struct live_row progress[] = {
+		{ .seq = 5, .token = 50, .status = true, .progress = 40, .note = "half 'way'" },
+	};
+	const struct live_row both[] = {
+		{ .seq = 5, .token = 50, .text = "o", .len = 1 },
+		{ .seq = 7, .token = 70, .status = true, .progress = 100 },
 	};
 	struct strbuf sb = { 0 };
+
+	store_live_build(&sb, progress, 1);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET progress = CASE seq WHEN 5 THEN 40 ELSE progress END, "
+			  "progress_note = CASE seq WHEN 5 THEN 'half \\'way\\'' ELSE progress_note END "
+			  "WHERE seq IN (5) AND owner = CASE seq WHEN 5 THEN 50 END AND status = 'running'");
+	sb_reset(&sb);
+	store_live_build(&sb, both, 2);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET output = CASE seq WHEN 5 THEN 'o' ELSE output END, "
+			  "progress = CASE seq WHEN 7 THEN 100 ELSE progress END, "
+			  "progress_note = CASE seq WHEN 7 THEN NULL ELSE progress_note END "
+			  "WHERE seq IN (5,7) AND owner = CASE seq WHEN 5 THEN 50 WHEN 7 THEN 70 END AND "
+			  "status = 'running'");
+	sb_reset(&sb);
 
 	store_live_build(&sb, rows, 2);
 	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET output = CASE seq WHEN 5 THEN '[kyu: live output of "
