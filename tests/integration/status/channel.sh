@@ -33,6 +33,10 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'steps'" succeeded 30
 assert_eq 'succeeded | 90 | almost | {"n": 3, "s": "x"} | NULL' "$(row steps)" "steps at the end"
 assert_eq 1 "$(sql "SELECT output = 'out\n' FROM kyu_jobs WHERE id = 'steps'")" "steps: its output"
 assert_eq 3 "$(sql "SELECT JSON_VALUE(result, '\$.n') FROM kyu_jobs WHERE id = 'steps'")" "steps: the result is JSON"
+# kyu show prints them; not for a job without them.
+shown=$("$KYU" -c "$KYUD_INI" show steps) || fail "kyu show steps failed"
+assert_eq '    progress: 90% almost|      result: {"n": 3, "s": "x"}' \
+	"$(grep -E '^ *(progress|result):' <<<"$shown" | paste -sd '|')" "kyu show: progress and result"
 
 # ---- short jobs: what they said is recorded at the end
 sql "INSERT INTO kyu_jobs (id, command) VALUES
@@ -59,6 +63,8 @@ assert_eq 'failed | 20 | tried | [1] | exit code 9' "$(row failing)" "a failed j
 assert_eq 'succeeded | NULL | NULL | NULL | NULL' "$(row closed)" "a job that closed the descriptor at once"
 assert_eq 1 "$(sql "SELECT output = 'hi\n' FROM kyu_jobs WHERE id = 'closed'")" "its output"
 assert_eq 'succeeded | NULL | NULL | NULL | NULL' "$(row plain)" "a job that never used it"
+shown=$("$KYU" -c "$KYUD_INI" show plain) || fail "kyu show plain failed"
+assert_eq "" "$(grep -E '^ *(progress|result):' <<<"$shown")" "kyu show: no progress or result lines for a plain job"
 
 # ---- a retry starts with no progress
 retry="if [ \"\$KYU_ATTEMPT\" = 1 ]; then echo 'progress 50 first try' $S; echo 'result {\"try\": 1}' $S; exit 3; fi;
