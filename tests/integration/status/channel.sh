@@ -7,11 +7,15 @@
 # and counted in the error; a job that closes the descriptor at once or
 # never uses it ends as before; a retry starts with no progress.
 . "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/lib/web.sh"
 
 # Heartbeats far apart: a row's lease never runs out while a part below
 # looks at it on a loaded machine.
 start_kyud kyud.workers=1 kyud.live_output=1 kyud.lease=60 kyud.result_max=1000 \
 	job.backoff_base=1 job.backoff_cap=1
+port=$(free_tcp_port)
+start_web "$port"
+u=$WEB_URL
 S='>&"$KYU_STATUS_FD"'
 row() { sql "SELECT CONCAT_WS(' | ', status, IFNULL(progress, 'NULL'), IFNULL(progress_note, 'NULL'),
                                 IFNULL(result, 'NULL'), IFNULL(error, 'NULL')) FROM kyu_jobs WHERE id = '$1'"; }
@@ -25,6 +29,9 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES ('steps', '$(sed "s/'/''/g" <<<"$
 wait_for "SELECT CONCAT(status, ' ', IFNULL(progress, 'NULL'), ' ', IFNULL(progress_note, 'NULL'))
           FROM kyu_jobs WHERE id = 'steps'" "running 10 starting" 30
 assert_eq NULL "$(sql "SELECT IFNULL(result, 'NULL') FROM kyu_jobs WHERE id = 'steps'")" "steps: no result while it runs"
+assert_eq '200 [10, "starting"]' \
+	"$(webq "$u/api/running" "json.dumps([[r['progress'], r['progress_note']] for r in d['rows'] if r['id'] == 'steps'][0])")" \
+	"kyu web: the running list's progress"
 touch "$T_DIR/steps.1"
 wait_for "SELECT CONCAT(status, ' ', progress, ' ', progress_note) FROM kyu_jobs WHERE id = 'steps'" \
 	"running 61 just past half" 30
@@ -33,6 +40,9 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'steps'" succeeded 30
 assert_eq 'succeeded | 90 | almost | {"n": 3, "s": "x"} | NULL' "$(row steps)" "steps at the end"
 assert_eq 1 "$(sql "SELECT output = 'out\n' FROM kyu_jobs WHERE id = 'steps'")" "steps: its output"
 assert_eq 3 "$(sql "SELECT JSON_VALUE(result, '\$.n') FROM kyu_jobs WHERE id = 'steps'")" "steps: the result is JSON"
+assert_eq '200 [90, "almost", "{\"n\": 3, \"s\": \"x\"}"]' \
+	"$(webq "$u/api/job?id=steps" "json.dumps([d['job']['progress'], d['job']['progress_note'], d['job']['result']])")" \
+	"kyu web: the job's progress and result"
 # kyu show prints them; not for a job without them.
 shown=$("$KYU" -c "$KYUD_INI" show steps) || fail "kyu show steps failed"
 assert_eq '    progress: 90% almost|      result: {"n": 3, "s": "x"}' \
@@ -79,4 +89,5 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'retry'" succeeded 30
 assert_eq 'succeeded | NULL | NULL | NULL | NULL' "$(row retry)" "the retried job at the end"
 assert_eq 2 "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'retry'")" "its attempts"
 stop_kyud
+stop_web
 echo ok
