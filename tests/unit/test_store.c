@@ -537,6 +537,36 @@ static void test_claim_read(void)
 	CHECK(cr.fin_done);
 }
 
+/* A job that used its status channel: never plain; its progress, note
+ * and result written, the result kept only if the server finds it JSON,
+ * else the error says so. */
+static void test_finish_status(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	struct finish f = plain(9, 19, 109);
+	int n_stmts;
+
+	config(&cfg, CLAIM_PLAIN, 0);
+	f.status = true;
+	f.progress = 40;
+	f.note = "it's";
+	CHECK(!store_finish_plain(&f));
+	CHECK(store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts) == 1 && n_stmts == 1);
+	CONTAINS(sb.buf, "progress = 40, progress_note = 'it\\'s', error = NULL, output = NULL");
+	sb_reset(&sb);
+	f.result = "{\"a\": 1}";
+	f.result_len = strlen(f.result);
+	f.progress = -1;
+	f.note = NULL;
+	store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts);
+	CONTAINS(sb.buf, "progress = NULL, progress_note = NULL, result = '{\\\"a\\\": 1}', "
+			 "result = IF(JSON_VALID(result), result, NULL), error = IF(result IS NULL, "
+			 "CONCAT_WS('; ', NULL, CONCAT('kyu: result on KYU_STATUS_FD is not valid JSON: ', "
+			 "'{\\\"a\\\": 1}')), NULL), output = NULL");
+	sb_free(&sb);
+}
+
 static void test_finish_build(void)
 {
 	struct kyu_config cfg;
@@ -1086,6 +1116,7 @@ int main(void)
 	test_claim_build();
 	test_claim_read();
 	test_finish_build();
+	test_finish_status();
 	test_finish_read();
 	test_heartbeat();
 	test_live();
