@@ -294,6 +294,12 @@ out:
 	CLI_TIME("lease_until") ", concurrency_key, "
 #define SHOW_TAIL CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", output FROM kyu_jobs WHERE id = "
 
+/* The status channel's columns (schema version 6; kyu_jobs(7), "The
+ * status channel"): the progress with its note on one line, and the last
+ * result. */
+#define SHOW_STATUS                                                                                       \
+	"CONCAT(progress, '%', IFNULL(CONCAT(' ', progress_note), '')) AS progress, result, "
+
 /* How many upstreams and downstreams kyu show lists: a job of a large
  * batch may have thousands, and the command must stay quick. */
 #define SHOW_EDGES 20
@@ -369,7 +375,8 @@ static bool show_unset(const struct db_result *r, unsigned col)
 	if (strcmp(name, "has_downstream") == 0)
 		return true;
 	return !db_cell(r, 0, col) && (strcmp(name, "after") == 0 || strcmp(name, "batch") == 0 ||
-				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0);
+				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0 ||
+				       strcmp(name, "progress") == 0 || strcmp(name, "result") == 0);
 }
 
 /* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
@@ -416,10 +423,20 @@ int cmd_show(struct db *db, const char *id)
 	unsigned long long seq;
 	int n, rc = 1;
 
-	sb_adds(&sb, SHOW_HEAD "after, after_policy, batch, after_batch, cancelled_by, has_downstream, " SHOW_TAIL);
-	db_quotes(&sb, id);
-	show_edges_sql(&sb, id);
-	fail = db_query(db, sb.buf, sb.len, &reply);
+	/* Schema version 6, then 5 (without the status channel's columns),
+	 * then older (below). */
+	for (int v = 0; v < 2; v++) {
+		sb_reset(&sb);
+		sb_adds(&sb, SHOW_HEAD "after, after_policy, batch, after_batch, cancelled_by, has_downstream, ");
+		if (v == 0)
+			sb_adds(&sb, SHOW_STATUS);
+		sb_adds(&sb, SHOW_TAIL);
+		db_quotes(&sb, id);
+		show_edges_sql(&sb, id);
+		fail = db_query(db, sb.buf, sb.len, &reply);
+		if (fail == DB_OK || fail == DB_LOST || reply->n >= 2 || db_error_code(db) != ER_BAD_FIELD_ERROR)
+			break;
+	}
 	if (fail != DB_OK && (fail == DB_LOST || reply->n < 2)) {
 		/* The job's row was not read. On a schema from before
 		 * workflows: the columns it has. */

@@ -66,6 +66,13 @@ struct finish {
 	const char *error;
 	const char *output;
 	size_t output_len;
+	/* What the job said on its status channel (kyu_jobs(7), "The status
+	 * channel"); only when status is set are the columns written. */
+	bool status;
+	int progress;      /* -1: none */
+	const char *note;  /* NULL: none */
+	const char *result; /* NULL: none; its JSON is checked by the server */
+	size_t result_len;
 	/* Sent before, in a round trip whose reply was lost: perhaps
 	 * recorded already (minutes.h). */
 	bool unsure;

@@ -72,6 +72,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "live_output", T_INT, OFF(live_output), "3", 0, 86400, RELOAD },
 	{ "kyud", "history", T_BOOL, OFF(history), "on", 0, 0, RELOAD },
 	{ "kyud", "attempt_output", T_INT, OFF(attempt_output), "4096", 0, 65535, RELOAD },
+	{ "kyud", "result_max", T_INT, OFF(result_max), "65536", 0, INT64_C(4) * 1024 * 1024, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
 	{ "kyud", "schedules", T_BOOL, OFF(schedules), "yes", 0, 0, RELOAD },
 	{ "kyud", "log_level", T_LEVEL, OFF(log_level), "info", 0, 0, RELOAD },

@@ -51,6 +51,7 @@ struct kyu_config {
 	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
 	bool history;       /* one row of kyu_attempts per attempt that ended */
 	int attempt_output; /* bytes of an attempt's output kept in its row of kyu_attempts */
+	int result_max; /* bytes of a result on a job's status channel */
 	int claim;
 	bool schedules;
 	int log_level;

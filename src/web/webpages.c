@@ -1,6 +1,7 @@
 #include "webpages.h"
 
 #include <errno.h>
+#include <mysqld_error.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,39 +61,68 @@ int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned lo
 static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
 					    "priority", "time_limit", "exit_code", "signal", "duration",
 					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
-					    "after_left", "after_bad", "has_downstream", NULL };
+					    "after_left", "after_bad", "has_downstream", "progress", NULL };
+
+/* A read of kyu_jobs that names the status channel's columns (schema
+ * version 6, kyu_jobs(7)): sql as built with them (status true), else,
+ * on a schema without them, as built without. */
+static int read_status_cols(struct webdb *d, void (*build)(struct strbuf *sb, bool status, const void *arg),
+			    const void *arg, const struct db_result **r)
+{
+	struct strbuf sb = { 0 };
+	int rc;
+
+	build(&sb, true, arg);
+	rc = webdb_read(d, sb.buf, sb.len, r);
+	if (rc < 0 && d->db && db_error_code(d->db) == ER_BAD_FIELD_ERROR) {
+		sb_reset(&sb);
+		build(&sb, false, arg);
+		rc = webdb_read(d, sb.buf, sb.len, r);
+	}
+	sb_free(&sb);
+	return rc;
+}
+
+struct running_arg {
+	int64_t seq;
+};
+
+static void running_sql(struct strbuf *sb, bool status, const void *arg)
+{
+	const struct running_arg *a = arg;
+
+	sb_adds(sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, queue, host, pid, attempts, max_attempts, started_at, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1000000, 1) AS running_for, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, NOW(6), lease_until) / 1000000, 1) AS lease_left, "
+		"LEFT(COALESCE(command, argv), 200) AS what, ");
+	if (status)
+		sb_adds(sb, "progress, progress_note, ");
+	sb_adds(sb,
+		/* The end of this attempt's live tail, without its
+		 * first line; not an earlier attempt's output, which
+		 * the row holds until kyud first writes one. */
+		"IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
+		"RIGHT(SUBSTRING(output, LOCATE(_binary '\\n', output) + 1), 600), NULL) "
+		"AS output_tail FROM kyu_jobs WHERE status = 'running'");
+	if (a->seq)
+		sb_printf(sb, " AND seq < %lld", (long long)a->seq);
+	sb_printf(sb, " ORDER BY seq DESC LIMIT %d", WEBPAGES_PAGE + 1);
+}
 
 /* Running jobs, newest claim first: status = 'running' is a prefix of two
  * indexes, and there are never more running rows than slots. */
 unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
 {
-	struct strbuf sb = { 0 };
 	const struct db_result *r;
-	int64_t seq = 0;
-	unsigned st;
+	struct running_arg a = { 0 };
 
-	if (before && parse_i64(before, 1, INT64_MAX, &seq) < 0)
+	if (before && parse_i64(before, 1, INT64_MAX, &a.seq) < 0)
 		return webjson_error(out, 400, "running: before: not a row number: '%s'", before);
-	sb_adds(&sb, WEBDB_STMT_LIMIT
-		"SELECT seq, id, queue, host, pid, attempts, max_attempts, started_at, "
-		"ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1000000, 1) AS running_for, "
-		"ROUND(TIMESTAMPDIFF(MICROSECOND, NOW(6), lease_until) / 1000000, 1) AS lease_left, "
-		"LEFT(COALESCE(command, argv), 200) AS what, "
-		/* The end of this attempt's live tail, without its
-			        * first line; not an earlier attempt's output,
-			        * which the row holds until kyud first writes one. */
-		"IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
-		"RIGHT(SUBSTRING(output, LOCATE(_binary '\\n', output) + 1), 600), NULL) "
-		"AS output_tail FROM kyu_jobs WHERE status = 'running'");
-	if (seq)
-		sb_printf(&sb, " AND seq < %lld", (long long)seq);
-	sb_printf(&sb, " ORDER BY seq DESC LIMIT %d", WEBPAGES_PAGE + 1);
-	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
-		st = webdb_failed(d, out, "running");
-	else
-		st = (*out = page_json(r, job_num_cols, -1, 0), 200);
-	sb_free(&sb);
-	return st;
+	if (read_status_cols(d, running_sql, &a, &r) < 0)
+		return webdb_failed(d, out, "running");
+	*out = page_json(r, job_num_cols, -1, 0);
+	return 200;
 }
 
 /* How many attempts a job's page lists, the newest: a job retried for
@@ -142,28 +172,42 @@ cleanup:
 	return rc;
 }
 
-/* Every column of one job, and its attempts. */
-unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **out)
-{
-	struct strbuf sb = { 0 };
-	const struct db_result *r;
-	unsigned st;
+struct job_arg {
+	const char *id;
+	bool workflows;
+};
 
-	if (!id || !*id)
-		return webjson_error(out, 400, "job: id: missing");
-	sb_adds(&sb, WEBDB_STMT_LIMIT
+static void job_sql(struct strbuf *sb, bool status, const void *arg)
+{
+	const struct job_arg *a = arg;
+
+	sb_adds(sb, WEBDB_STMT_LIMIT
 		"SELECT seq, id, queue, status, priority, command, argv, env, cwd, "
 		"run_at, due, attempts, max_attempts, tempfails, time_limit, exit_code, "
 		"`signal`, error, started_at, finished_at, duration, cpu_user, cpu_sys, max_rss, "
 		"host, pid, owner, lease_until, concurrency_key, created_at, updated_at, "
 		"output, NOW(6) AS db_now, " WEBPAGES_ZONE " AS db_zone");
 	/* Schema version 5 (kyu_jobs(7), "Workflows"). */
-	if (workflows)
-		sb_adds(&sb, ", after, after_policy, batch, after_batch, after_left, after_bad, "
+	if (a->workflows)
+		sb_adds(sb, ", after, after_policy, batch, after_batch, after_left, after_bad, "
 			     "cancelled_by, has_downstream");
-	sb_adds(&sb, " FROM kyu_jobs WHERE id = ");
-	db_quotes(&sb, id);
-	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
+	/* Schema version 6 (kyu_jobs(7), "The status channel"). */
+	if (status)
+		sb_adds(sb, ", progress, progress_note, result");
+	sb_adds(sb, " FROM kyu_jobs WHERE id = ");
+	db_quotes(sb, a->id);
+}
+
+/* Every column of one job, and its attempts. */
+unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **out)
+{
+	const struct db_result *r;
+	struct job_arg a = { id, workflows };
+	unsigned st;
+
+	if (!id || !*id)
+		return webjson_error(out, 400, "job: id: missing");
+	if (read_status_cols(d, job_sql, &a, &r) < 0) {
 		st = webdb_failed(d, out, "job");
 	} else if (r->n_rows == 0) {
 		st = webjson_error(out, 404, "no job with id '%s'", id);
@@ -192,7 +236,6 @@ unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **
 			json_object_set_new(*out, "attempts", tries);
 		}
 	}
-	sb_free(&sb);
 	return st;
 }
 

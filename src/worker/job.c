@@ -43,6 +43,46 @@ static void read_output(struct job *j, int budget)
 	}
 }
 
+static void close_status(struct job *j)
+{
+	if (j->status_fd < 0)
+		return;
+	ev_io_stop(j->loop, &j->status_w);
+	close(j->status_fd);
+	j->status_fd = -1;
+	status_end(&j->status);
+}
+
+/* Like the output, in chunks; status.c keeps at most a line of them. A
+ * job that closes the descriptor at once costs one read. */
+static void read_status(struct job *j, int budget)
+{
+	char buf[16384];
+
+	while (budget-- > 0) {
+		ssize_t n = read(j->status_fd, buf, sizeof(buf));
+		if (n > 0) {
+			status_add(&j->status, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN)
+			close_status(j);
+		return;
+	}
+}
+
+static void on_status(EV_P_ ev_io *io, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	/* Fewer bytes per wake-up than the output: a job that floods its
+	 * status channel blocks on its own pipe while the loop serves the
+	 * other jobs, the leases and the results. */
+	read_status(io->data, 4);
+}
+
 static void on_output(EV_P_ ev_io *io, int revents)
 {
 	(void)EV_A;
@@ -64,6 +104,11 @@ void job_reaped(struct job *j, int wstatus, const struct rusage *ru)
 	if (j->out_fd >= 0)
 		read_output(j, 1 << 20);
 	close_output(j);
+	/* What is left in its pipe (a pipe holds at most 1 MiB): its last
+	 * lines count, even one without its '\n'. */
+	if (j->status_fd >= 0)
+		read_status(j, 64);
+	close_status(j);
 	j->end(j->ctx, j);
 }
 
@@ -164,7 +209,8 @@ static int spawn_spec(const struct jobspec *spec, const char *path, const char *
 			 errno == EACCES ? "permission denied" : "not found");
 		return -*exec_errno;
 	}
-	r = proc_spawn(spec, path ? path : found, cwd, cr, &j->pid, &j->out_fd, exec_errno, err, errlen);
+	r = proc_spawn(spec, path ? path : found, cwd, cr, &j->pid, &j->out_fd, &j->status_fd, exec_errno, err,
+		       errlen);
 	free(found);
 	return r;
 }
@@ -233,10 +279,12 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	j = xcalloc(1, sizeof(*j));
 	j->loop = loop;
 	j->out_fd = -1;
+	j->status_fd = -1;
 	j->kill_grace = d && d->kill_grace >= 0 ? d->kill_grace : p->kill_grace;
 	j->end = end;
 	j->ctx = ctx;
 	capture_init(&j->cap, d && d->output_limit >= 0 ? (size_t)d->output_limit : p->output_limit);
+	status_init(&j->status, p->result_max);
 	/* Taken before the process exists, so at or before its start time
 	 * in /proc (orphans.h): what the leftover rule compares with, without
 	 * reading /proc for every job. */
@@ -277,6 +325,9 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;
 	ev_io_start(loop, &j->out_w);
+	ev_io_init(&j->status_w, on_status, j->status_fd, EV_READ);
+	j->status_w.data = j;
+	ev_io_start(loop, &j->status_w);
 	ev_init(&j->limit_w, on_limit);
 	j->limit_w.data = j;
 	if (j->time_limit) {
@@ -318,6 +369,8 @@ void job_free(struct job *j)
 	if (!j)
 		return;
 	close_output(j);
+	close_status(j);
+	status_free(&j->status);
 	ev_timer_stop(j->loop, &j->limit_w);
 	capture_free(&j->cap);
 	free(j->id);

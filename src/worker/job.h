@@ -20,6 +20,7 @@
 #include "common/domain.h"
 #include "idcache.h"
 #include "outcome.h"
+#include "status.h"
 #include "store.h"
 
 struct job;
@@ -31,6 +32,7 @@ struct job_params {
 	bool direct_exec;
 	char *const *kyud_env; /* what env_pass and LANG are copied from */
 	size_t output_limit;
+	size_t result_max; /* [kyud] result_max: a status channel's result */
 	int kill_grace;
 	/* [queue.NAME] and [queue.*]: what each queue's jobs run as */
 	const struct domain *domains;
@@ -69,12 +71,18 @@ struct job {
 	 * with a bare exit code (outcome.h). */
 	struct capture_line last_line;
 	uint64_t live_total; /* cap.total when its live tail was last written (live.c) */
+	/* What it wrote to its status channel (status.h), and status.gen
+	 * when its progress was last written (live.c). */
+	struct status_chan status;
+	uint64_t live_status_gen;
 
 	/* private */
 	struct ev_loop *loop;
 	int out_fd;
+	int status_fd;
 	int kill_grace;
 	ev_io out_w;
+	ev_io status_w;
 	ev_timer limit_w;
 	job_end_fn *end;
 	void *ctx;

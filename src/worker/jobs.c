@@ -82,7 +82,8 @@ static void on_job_end(void *ctx, struct job *j)
 	log_end(j, &o);
 	count_outcome(js, j->queue, &o, j->reason);
 	if (o.record)
-		results_add(js->results, j->seq, j->token, j->downstream, (int)j->pid, &o, &j->cap);
+		results_add_status(js->results, j->seq, j->token, j->downstream, (int)j->pid, &o, &j->cap,
+				   &j->status);
 	for (int i = 0; i < js->cfg->slots; i++)
 		if (js->slots[i] == j)
 			js->slots[i] = NULL;
@@ -272,6 +273,7 @@ void jobs_configure(struct jobs *js)
 		.direct_exec = js->cfg->direct_exec,
 		.kyud_env = environ,
 		.output_limit = (size_t)js->cfg->output_limit,
+		.result_max = (size_t)js->cfg->result_max,
 		.kill_grace = js->cfg->kill_grace,
 		.domains = js->cfg->domains,
 		.n_domains = js->cfg->n_domains,

@@ -158,6 +158,8 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 	env_set(&spec->envp, &n, "KYU_JOB_ID", in->job_id);
 	env_set(&spec->envp, &n, "KYU_QUEUE", in->queue);
 	env_set(&spec->envp, &n, "KYU_ATTEMPT", attempt);
+	snprintf(attempt, sizeof(attempt), "%d", JOB_STATUS_FD);
+	env_set(&spec->envp, &n, "KYU_STATUS_FD", attempt);
 	if (in->after_json)
 		env_set(&spec->envp, &n, "KYU_AFTER", in->after_json);
 	return 0;

@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The descriptor a job writes its status lines to (kyu_jobs(7), "The
+ * status channel"), named in its environment as KYU_STATUS_FD. */
+#define JOB_STATUS_FD 3
+
 struct jobspec {
 	char **argv; /* NULL-terminated */
 	char **envp; /* NULL-terminated */

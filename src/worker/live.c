@@ -22,6 +22,7 @@ void live_init(struct live *l, struct job **slots, int n_slots, const struct kyu
 	l->seqs = xcalloc((size_t)n_slots, sizeof(*l->seqs));
 	l->tokens = xcalloc((size_t)n_slots, sizeof(*l->tokens));
 	l->totals = xcalloc((size_t)n_slots, sizeof(*l->totals));
+	l->gens = xcalloc((size_t)n_slots, sizeof(*l->gens));
 	live_configure(l, cfg);
 }
 
@@ -30,16 +31,28 @@ void live_free(struct live *l)
 	free(l->seqs);
 	free(l->tokens);
 	free(l->totals);
-	l->seqs = l->tokens = l->totals = NULL;
+	free(l->gens);
+	l->seqs = l->tokens = l->totals = l->gens = NULL;
 }
 
 /* Its output changed since its tail was last written, and it is still
  * ours to write (a job being ended, cancelled or taken over is left to
  * its result, or to the claim that took it). */
+static bool output_grew(const struct job *j)
+{
+	return j->cap.total != j->live_total && capture_live_len(&j->cap, LIVE_TAIL_MAX) > 0;
+}
+
+/* Its progress or note changed since they were last written (status.h):
+ * however often the job wrote them, the last ones go with the next write. */
+static bool progressed(const struct job *j)
+{
+	return j->status.gen != j->live_status_gen;
+}
+
 static bool grew(const struct job *j)
 {
-	return j && j->reason == END_NONE && j->cap.total != j->live_total &&
-	       capture_live_len(&j->cap, LIVE_TAIL_MAX) > 0;
+	return j && j->reason == END_NONE && (output_grew(j) || progressed(j));
 }
 
 /* When j's tail may be written: not before it has run an interval, so
@@ -84,9 +97,12 @@ bool live_build(struct live *l, double now, size_t max_len, struct strbuf *sb)
 	l->n = 0;
 	for (k = 0; k < l->n_slots; k++) {
 		struct job *j = l->slots[(l->start + k) % l->n_slots];
+		bool out;
 		if (!grew(j) || now < due_at(l, j))
 			continue;
-		capture_live(&j->cap, j->attempts, LIVE_TAIL_MAX, &texts[l->n]);
+		out = output_grew(j);
+		if (out)
+			capture_live(&j->cap, j->attempts, LIVE_TAIL_MAX, &texts[l->n]);
 		if (room + store_live_room(texts[l->n].len) > max_len) {
 			/* The server would refuse it all (a small
 			 * max_allowed_packet): these go first next time; one
@@ -97,9 +113,18 @@ bool live_build(struct live *l, double now, size_t max_len, struct strbuf *sb)
 			break;
 		}
 		room += store_live_room(texts[l->n].len);
-		rows[l->n] = (struct live_row){ j->seq, j->token, texts[l->n].buf, texts[l->n].len };
+		rows[l->n] = (struct live_row){
+			.seq = j->seq,
+			.token = j->token,
+			.text = out ? texts[l->n].buf : NULL,
+			.len = texts[l->n].len,
+			.status = progressed(j),
+			.progress = j->status.progress,
+			.note = j->status.has_note ? j->status.note : NULL,
+		};
 		l->seqs[l->n] = j->seq;
 		l->tokens[l->n] = j->token;
+		l->gens[l->n] = j->status.gen;
 		l->totals[l->n++] = j->cap.total;
 	}
 	l->start = k < l->n_slots ? (l->start + k) % l->n_slots : 0;
@@ -121,8 +146,10 @@ int live_reply(struct live *l, const struct db_reply *r)
 		for (int k = 0; k < l->n; k++)
 			for (int i = 0; i < l->n_slots; i++) {
 				struct job *j = l->slots[i];
-				if (j && j->seq == l->seqs[k] && j->token == l->tokens[k])
+				if (j && j->seq == l->seqs[k] && j->token == l->tokens[k]) {
 					j->live_total = l->totals[k];
+					j->live_status_gen = l->gens[k];
+				}
 			}
 		l->writes++;
 		l->rows += (uint64_t)l->n;

@@ -11,6 +11,11 @@
  * it after the heartbeat when both are due; the result at the attempt's
  * end still writes the whole kept output over it.
  *
+ * A job's progress and note from its status channel (status.h) go with
+ * the same write, on the same terms: only once it has run an interval,
+ * only when they changed, the last ones, however often the job wrote
+ * them. Its result waits for the attempt's end (results.c).
+ *
  * The write is one chore of the worker's statement order (pump.c): its
  * row's columns are at the end of this header. The jobs are jobs.c's (the
  * slots are borrowed); this module owns only the write in flight. */
@@ -41,7 +46,7 @@ struct live {
 	double next_at;  /* monotonic: no write before then */
 	int start;       /* the slot the next write looks at first */
 	/* The write in flight: which attempts, and how much each had written. */
-	uint64_t *seqs, *tokens, *totals;
+	uint64_t *seqs, *tokens, *totals, *gens; /* gens: status.gen (status.h) */
 	int n;
 	struct spell failing; /* writes fail (logged at the start and end of a spell) */
 	uint64_t writes, rows;

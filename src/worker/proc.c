@@ -38,6 +38,7 @@ enum stage {
 	ST_SETSID,
 	ST_STDIN,
 	ST_OUTPUT,
+	ST_STATUS,
 	ST_GROUPS,
 	ST_GID,
 	ST_LIMIT, /* + DLIM_* */
@@ -54,7 +55,8 @@ struct child_args {
 	const char *cwd;
 	const struct proc_creds *cr;
 	int out_fd;
-	int exec_fd; /* close-on-exec: its closing tells us exec happened */
+	int status_fd; /* becomes JOB_STATUS_FD, the one descriptor left open for exec */
+	int exec_fd; /* close-on-exec, above JOB_STATUS_FD: its closing tells us exec happened */
 	/* written by the child, read once it is gone */
 	volatile int stage;
 	volatile int err;
@@ -105,21 +107,30 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		fail_at(a, ST_STDIN);
 	if (dup2(a->out_fd, STDOUT_FILENO) < 0 || dup2(a->out_fd, STDERR_FILENO) < 0)
 		fail_at(a, ST_OUTPUT);
+	/* The status channel (kyu_jobs(7)): dup2 leaves the copy open across
+	 * exec; a pipe end that already has the number keeps its
+	 * close-on-exec flag, which is cleared instead. exec_fd is never
+	 * JOB_STATUS_FD (proc_spawn moves it). */
+	if (a->status_fd == JOB_STATUS_FD
+		    ? syscall(SYS_fcntl, JOB_STATUS_FD, F_SETFD, 0) < 0
+		    : syscall(SYS_dup2, a->status_fd, JOB_STATUS_FD) < 0)
+		fail_at(a, ST_STATUS);
 	/* Everything of ours is close-on-exec already; this also covers
-	 * descriptors opened by libraries that forget to. All but exec_fd,
-	 * which exec closes for us (it is above 2: 0-2 were open before it).
-	 * close_range fails with ENOSYS before Linux 5.9 and with EPERM under
-	 * some seccomp profiles: then one close per possible descriptor, up
-	 * to the limit no descriptor of ours can reach (raw calls, as
-	 * everywhere in here). */
-	if ((a->exec_fd > 3 && syscall(SYS_close_range, 3U, (unsigned)a->exec_fd - 1, 0U) < 0) ||
+	 * descriptors opened by libraries that forget to. All but
+	 * JOB_STATUS_FD and exec_fd, which exec closes for us (it is above
+	 * JOB_STATUS_FD). close_range fails with ENOSYS before Linux 5.9 and
+	 * with EPERM under some seccomp profiles: then one close per possible
+	 * descriptor, up to the limit no descriptor of ours can reach (raw
+	 * calls, as everywhere in here). */
+	if ((a->exec_fd > JOB_STATUS_FD + 1 &&
+	     syscall(SYS_close_range, JOB_STATUS_FD + 1U, (unsigned)a->exec_fd - 1, 0U) < 0) ||
 	    syscall(SYS_close_range, (unsigned)a->exec_fd + 1, ~0U, 0U) < 0) {
 		struct rlimit nofile;
 		unsigned long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) == 0 &&
 					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
 				    ? (unsigned long)nofile.rlim_cur
 				    : 1UL << 20;
-		for (unsigned long f = 3; f < top; f++)
+		for (unsigned long f = JOB_STATUS_FD + 1; f < top; f++)
 			if (f != (unsigned long)a->exec_fd)
 				(void)syscall(SYS_close, (int)f);
 	}
@@ -185,6 +196,9 @@ static void describe(const struct child_args *a, const char *what, char *err, si
 		return;
 	case ST_OUTPUT:
 		snprintf(err, errlen, "cannot connect the output pipe: %s", why);
+		return;
+	case ST_STATUS:
+		snprintf(err, errlen, "cannot connect the status pipe as descriptor %d: %s", JOB_STATUS_FD, why);
 		return;
 	case ST_GROUPS:
 		snprintf(err, errlen, "rule user: cannot set the groups of %s: %s", user, why);
@@ -270,13 +284,28 @@ static bool reap(pid_t pid)
 	return false;
 }
 
+/* Move *fd, close-on-exec, above JOB_STATUS_FD if it is that number. */
+static int off_status_fd(int *fd)
+{
+	int moved;
+
+	if (*fd != JOB_STATUS_FD)
+		return 0;
+	moved = fcntl(*fd, F_DUPFD_CLOEXEC, JOB_STATUS_FD + 1);
+	if (moved < 0)
+		return -1;
+	close(*fd);
+	*fd = moved;
+	return 0;
+}
+
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
-	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *exec_errno,
-	       char *err, size_t errlen)
+	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status,
+	       int *exec_errno, char *err, size_t errlen)
 {
 	struct child_args a = { .path = path, .argv = spec->argv, .envp = spec->envp, .cwd = cwd, .cr = cr };
 	sigset_t all, old;
-	int pipefd[2] = { -1, -1 }, execfd[2] = { -1, -1 };
+	int pipefd[2] = { -1, -1 }, execfd[2] = { -1, -1 }, statusfd[2] = { -1, -1 };
 	pid_t pid;
 	int r;
 
@@ -291,18 +320,20 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		}
 		child_stack = s;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(execfd, O_CLOEXEC) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(statusfd, O_CLOEXEC) < 0 || pipe2(execfd, O_CLOEXEC) < 0 ||
+	    off_status_fd(&execfd[1]) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
 		goto fail;
 	}
-	/* Only our end is non-blocking: the job sees an ordinary pipe. */
-	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0) {
+	/* Only our ends are non-blocking: the job sees ordinary pipes. */
+	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(statusfd[0], F_SETFL, O_NONBLOCK) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot set output pipe non-blocking: %s", strerror(errno));
 		goto fail;
 	}
 	a.out_fd = pipefd[1];
+	a.status_fd = statusfd[1];
 	a.exec_fd = execfd[1];
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
@@ -310,8 +341,9 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	r = errno;
 	/* The child has copies of these: ours must go for the EOF to come. */
 	close(pipefd[1]);
+	close(statusfd[1]);
 	close(execfd[1]);
-	pipefd[1] = execfd[1] = -1;
+	pipefd[1] = statusfd[1] = execfd[1] = -1;
 	if (pid >= 0 && !wait_exec(execfd[0])) {
 		(void)kill(pid, SIGKILL);
 		a.stage = ST_TIMEOUT;
@@ -338,12 +370,15 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	close(execfd[0]);
 	*ret_pid = pid;
 	*ret_out = pipefd[0];
+	*ret_status = statusfd[0];
 	return 0;
 
 fail:
 	for (int i = 0; i < 2; i++) {
 		if (pipefd[i] >= 0)
 			close(pipefd[i]);
+		if (statusfd[i] >= 0)
+			close(statusfd[i]);
 		if (execfd[i] >= 0)
 			close(execfd[i]);
 	}

@@ -1,5 +1,6 @@
 /* Start one job process (proc_spawn): own session and process group, stdin /dev/null,
- * stdout and stderr into a pipe, clean signal state, no other descriptors,
+ * stdout and stderr into a pipe, JOB_STATUS_FD the write end of a second
+ * one (the status channel, status.h), clean signal state, no other descriptors,
  * and the user, groups, umask, nice and resource limits of its queue's
  * protection domain (domain.h), all set before exec. */
 #ifndef KYU_PROC_H
@@ -24,13 +25,14 @@ struct proc_creds {
 
 /* path is the program to execute (spec->argv[0] looked up already: the
  * child never searches PATH); cr may be NULL. On success *ret_pid is the
- * child (also its process group id) and *ret_out the non-blocking read end of its output pipe. On failure
+ * child (also its process group id), *ret_out the non-blocking read end of
+ * its output pipe and *ret_status that of its status pipe. On failure
  * returns -errno with a message in err naming what failed; *exec_errno is
  * that errno when the program itself could not be executed (not the
  * working directory or the pipe), else 0. */
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
-	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *exec_errno, char *err,
-	       size_t errlen);
+	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status, int *exec_errno,
+	       char *err, size_t errlen);
 
 /* Whether a start that failed with err (proc_spawn's -r, a lookup's
  * errno) is the machine's trouble, which may pass (out of processes,

@@ -10,6 +10,9 @@ struct result_entry {
 	struct finish f; /* error and output point into the fields below */
 	char *error;
 	struct strbuf out;
+	char *note;
+	struct strbuf result;
+	bool has_result;
 	int stripped; /* 0, STRIP_OUTPUT or STRIP_ALL: see results_strip */
 };
 
@@ -25,8 +28,46 @@ static struct result_entry *push(struct result_entry **v, int *n, int *cap)
 	return &(*v)[(*n)++];
 }
 
+static bool valid_utf8(const char *p, size_t n)
+{
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_char_len(p + i, n - i)))
+			return false;
+	return true;
+}
+
+/* The error of a result, with what was wrong on the status channel after
+ * it: malformed lines, a result that is not text. Its JSON is the
+ * server's to check (store_finish.c). */
+static char *status_error(const char *error, const struct status_chan *st, bool bad_result)
+{
+	struct strbuf sb = { 0 };
+	char msg[STATUS_WHY_MAX + 128];
+
+	if (error[0])
+		sb_adds(&sb, error);
+	if (bad_result)
+		sb_printf(&sb, "%sresult on KYU_STATUS_FD is not valid JSON: not UTF-8 text", sb.len ? "; kyu: " : "kyu: ");
+	status_bad_message(st, msg, sizeof(msg));
+	if (msg[0])
+		sb_printf(&sb, "%s%s", sb.len ? "; " : "", msg);
+	if (!sb.len) {
+		sb_free(&sb);
+		return NULL;
+	}
+	utf8_fix(sb.buf);
+	return sb.buf;
+}
+
 void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
 		 const struct outcome_out *o, const struct capture *out)
+{
+	results_add_status(rs, seq, token, downstream, pid, o, out, NULL);
+}
+
+void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
+			const struct outcome_out *o, const struct capture *out,
+			const struct status_chan *st)
 {
 	struct result_entry *e;
 	struct finish f = {
@@ -42,15 +83,28 @@ void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstre
 		.cost = o->cost,
 	};
 	bool has_out = out && out->total;
+	bool used = st && status_used(st) && f.outcome != OUT_RELEASE;
+	bool text = used && st->has_result && valid_utf8(st->result.buf, st->result.len);
 
 	if (results_count(rs) == 0)
 		rs->oldest = mono_now();
-	if (f.outcome == OUT_SUCCEEDED && !has_out && !o->error[0])
+	if (f.outcome == OUT_SUCCEEDED && !has_out && !o->error[0] && !used)
 		e = push(&rs->plain, &rs->n_plain, &rs->cap_plain);
 	else
 		e = push(&rs->other, &rs->n_other, &rs->cap_other);
 	e->f = f;
-	if (o->error[0]) {
+	e->f.progress = -1;
+	if (used) {
+		e->f.status = true;
+		e->f.progress = st->progress;
+		if (st->has_note)
+			e->note = xstrdup(st->note);
+		if (text) {
+			sb_add(&e->result, st->result.buf ? st->result.buf : "", st->result.len);
+			e->has_result = true;
+		}
+		e->error = status_error(o->error, st, st->has_result && !text);
+	} else if (o->error[0]) {
 		/* The error column is utf8mb4: a text cut inside a character
 		 * would be refused (utf8.h). */
 		e->error = xstrdup(o->error);
@@ -81,6 +135,10 @@ const struct finish *results_batch(struct results *rs, int *n, int *n_plain)
 		rs->view[k].error = e->error;
 		rs->view[k].output = e->out.buf;
 		rs->view[k].output_len = e->out.len;
+		rs->view[k].note = e->note;
+		/* An empty result is sent too: the server says it is no JSON. */
+		rs->view[k].result = e->has_result ? (e->result.buf ? e->result.buf : "") : NULL;
+		rs->view[k].result_len = e->result.len;
 		k++;
 	}
 	*n = total;
@@ -94,6 +152,8 @@ static void drop(struct result_entry *v, int *n, int k)
 	for (int i = 0; i < k; i++) {
 		free(v[i].error);
 		sb_free(&v[i].out);
+		free(v[i].note);
+		sb_free(&v[i].result);
 	}
 	/* An empty list has no array yet: memmove with NULL is undefined even
 	 * for zero bytes. */
@@ -146,6 +206,8 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 		if (e->stripped == STRIP_ALL) {
 			free(e->error);
 			sb_free(&e->out);
+			free(e->note);
+			sb_free(&e->result);
 			memmove(e, e + 1, (size_t)(rs->n_other - i - 1) * sizeof(*e));
 			rs->n_other--;
 			return false;
@@ -158,6 +220,7 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 			add_ascii(&msg, why, 400);
 			sb_adds(&msg, ")");
 			e->f.cost.known = false;
+			e->f.status = false;
 			e->stripped = STRIP_ALL;
 		} else {
 			sb_printf(&msg, "%s; kyud could not record the rest of this result (%s)",
@@ -173,6 +236,12 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 		e->error = xstrdup(msg.buf);
 		sb_free(&msg);
 		sb_free(&e->out);
+		/* The note and result go with the output: either may be what
+		 * was refused (a result over max_allowed_packet). */
+		free(e->note);
+		e->note = NULL;
+		sb_free(&e->result);
+		e->has_result = false;
 		return true;
 	}
 	for (int i = 0; i < rs->n_plain; i++) {

@@ -15,6 +15,7 @@
 
 #include "common/capture.h"
 #include "outcome.h"
+#include "status.h"
 #include "store.h"
 
 struct result_entry;
@@ -31,6 +32,12 @@ struct results {
  * downstream: the row has dependents (its end is settled after). */
 void results_add(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
 		 const struct outcome_out *o, const struct capture *out);
+/* The same for an attempt that ran, with what it said on its status
+ * channel (copied; a job that never used it is recorded as by
+ * results_add). */
+void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool downstream, int pid,
+			const struct outcome_out *o, const struct capture *out,
+			const struct status_chan *st);
 int results_count(const struct results *rs);
 /* The waiting results, plain successes first, read-only and valid until
  * the next results_* call that changes the set. *n_plain counts the

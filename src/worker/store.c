@@ -74,12 +74,38 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 
 void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)
 {
-	sb_adds(sb, "UPDATE kyu_jobs SET output = CASE seq");
+	bool text = false, status = false;
+
 	for (int i = 0; i < n; i++) {
-		sb_printf(sb, " WHEN %" PRIu64 " THEN ", rows[i].seq);
-		db_quote(sb, rows[i].text, rows[i].len);
+		text |= rows[i].text != NULL;
+		status |= rows[i].status;
 	}
-	sb_adds(sb, " ELSE output END WHERE seq IN (");
+	sb_adds(sb, "UPDATE kyu_jobs SET ");
+	if (text) {
+		sb_adds(sb, "output = CASE seq");
+		for (int i = 0; i < n; i++) {
+			if (!rows[i].text)
+				continue;
+			sb_printf(sb, " WHEN %" PRIu64 " THEN ", rows[i].seq);
+			db_quote(sb, rows[i].text, rows[i].len);
+		}
+		sb_adds(sb, " ELSE output END");
+	}
+	if (status) {
+		sb_printf(sb, "%sprogress = CASE seq", text ? ", " : "");
+		for (int i = 0; i < n; i++)
+			if (rows[i].status)
+				sb_printf(sb, " WHEN %" PRIu64 " THEN %d", rows[i].seq, rows[i].progress);
+		sb_adds(sb, " ELSE progress END, progress_note = CASE seq");
+		for (int i = 0; i < n; i++) {
+			if (!rows[i].status)
+				continue;
+			sb_printf(sb, " WHEN %" PRIu64 " THEN ", rows[i].seq);
+			db_quotes(sb, rows[i].note);
+		}
+		sb_adds(sb, " ELSE progress_note END");
+	}
+	sb_adds(sb, " WHERE seq IN (");
 	for (int i = 0; i < n; i++)
 		sb_printf(sb, "%s%" PRIu64, i ? "," : "", rows[i].seq);
 	sb_adds(sb, ") AND owner = CASE seq");
@@ -92,8 +118,9 @@ void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)
 
 size_t store_live_room(size_t len)
 {
-	/* Its seq twice and its token, and the words around them. */
-	return 2 * len + 128;
+	/* Its seq three times and its token, and the words around them;
+	 * its progress and note (at most 255 bytes, escaped). */
+	return 2 * len + 128 + 64 + 2 * 255;
 }
 
 void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock)

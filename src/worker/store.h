@@ -48,15 +48,21 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 
 /* ---- live output ------------------------------------------------------- */
 
-/* The live tail of one running attempt (capture_live), to be written. */
+/* The live tail of one running attempt (capture_live), to be written,
+ * and its progress. */
 struct live_row {
 	uint64_t seq, token;
-	const char *text;
+	const char *text; /* NULL: its output did not grow */
 	size_t len;
+	bool status;      /* its progress changed: progress and note written */
+	int progress;     /* 0..100 */
+	const char *note; /* NULL: none */
 };
-/* One UPDATE writing each row's text into its output, fenced like the
- * heartbeat: a row that is no longer running under that claim's token is
- * not touched. */
+/* One UPDATE writing each row's text into its output and, for the rows
+ * whose progress changed, the progress, fenced like the heartbeat: a row
+ * that is no longer running under that claim's token is not touched. A
+ * column no row changes is not named (the statement of jobs that never
+ * use their status channel is what it was before it). */
 void store_live_build(struct strbuf *sb, const struct live_row *rows, int n);
 /* Bytes store_live_build may take for a row of len bytes (escaping may
  * double every byte). */

@@ -64,14 +64,17 @@ static void add_min_due(struct strbuf *sb, const struct kyu_config *cfg)
  * statement's start: a claim that waited for a row lock takes rows that
  * became due (a dependent freed by an upstream's end) while it waited, and
  * started_at must not come before that end (kyu_jobs(7), "Workflows"). */
-/* What a claim sets on every row it takes, whichever statement takes it. */
+/* What a claim sets on every row it takes, whichever statement takes it.
+ * The status channel's columns start empty with each attempt (kyu_jobs(7),
+ * "The status channel"): a retry's progress is its own. */
 static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const char *token_sql,
 			  const char *host)
 {
 	sb_printf(sb,
 		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
 		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = SYSDATE(6), finished_at = NULL, duration = NULL, "
-		  "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, host = ",
+		  "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, progress = NULL, "
+		  "progress_note = NULL, result = NULL, host = ",
 		  token_sql, cfg->lease);
 	db_quotes(sb, host);
 	sb_adds(sb, ", status = 'running'");

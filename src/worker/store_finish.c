@@ -4,10 +4,55 @@
 #include <string.h>
 
 #include "common/capture.h"
+#include "common/utf8.h"
 
 bool store_finish_plain(const struct finish *f)
 {
-	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error;
+	return f->outcome == OUT_SUCCEEDED && f->output_len == 0 && !f->error && !f->status;
+}
+
+#define BAD_JSON "kyu: result on KYU_STATUS_FD is not valid JSON: "
+#define BAD_JSON_QUOTE 100 /* bytes of it quoted in the error */
+
+/* "progress = …, progress_note = …, result = …, " for a job that used its
+ * status channel (kyu_jobs(7), "The status channel"). The result's JSON is
+ * the server's to check: assigned, then kept only if JSON_VALID (MariaDB
+ * applies SET left to right), so its text is sent once. */
+static void add_status(struct strbuf *sb, const struct finish *f)
+{
+	if (f->progress >= 0)
+		sb_printf(sb, "progress = %d, progress_note = ", f->progress);
+	else
+		sb_adds(sb, "progress = NULL, progress_note = ");
+	db_quotes(sb, f->note);
+	sb_adds(sb, ", ");
+	if (!f->result)
+		return;
+	sb_adds(sb, "result = ");
+	db_quote(sb, f->result, f->result_len);
+	sb_adds(sb, ", result = IF(JSON_VALID(result), result, NULL), ");
+}
+
+/* The error, and when the result was refused, why after it: "error = …". */
+static void add_error(struct strbuf *sb, const struct finish *f)
+{
+	size_t q;
+
+	sb_adds(sb, "error = ");
+	if (!f->status || !f->result) {
+		db_quotes(sb, f->error);
+		return;
+	}
+	q = utf8_cut(f->result, f->result_len, BAD_JSON_QUOTE);
+	sb_adds(sb, "IF(result IS NULL, CONCAT_WS('; ', ");
+	db_quotes(sb, f->error);
+	sb_adds(sb, ", CONCAT(");
+	db_quotes(sb, BAD_JSON);
+	sb_adds(sb, ", ");
+	db_quote(sb, f->result, q);
+	sb_printf(sb, "%s)), ", q < f->result_len ? ", '...'" : "");
+	db_quotes(sb, f->error);
+	sb_adds(sb, ")");
 }
 
 enum cost_col { COST_USER, COST_SYS, COST_RSS, N_COST_COLS };
@@ -103,7 +148,9 @@ static void add_backoff(struct strbuf *sb, const struct kyu_config *cfg)
  * double every byte of the texts). */
 static size_t finish_overhead(const struct finish *f)
 {
-	return 1024 + 2 * (f->error ? strlen(f->error) : 0);
+	return 1024 + 2 * (f->error ? strlen(f->error) : 0) +
+	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len + 2 * BAD_JSON_QUOTE + 256
+			  : 0);
 }
 
 static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f,
@@ -140,8 +187,9 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 			sb_printf(sb, "`signal` = %d, ", f->signal);
 		else
 			sb_adds(sb, "`signal` = NULL, ");
-		sb_adds(sb, "error = ");
-		db_quotes(sb, f->error);
+		if (f->status)
+			add_status(sb, f);
+		add_error(sb, f);
 		sb_adds(sb, ", output = ");
 		/* The server refuses (and drops the connection on) a statement
 		 * larger than its max_allowed_packet; a job's output is cut to

@@ -89,7 +89,7 @@ static pid_t by_kyu(const struct domain *d)
 	struct jobspec spec;
 	struct proc_creds cr;
 	char err[512], **base, *path;
-	int out = -1, exec_errno;
+	int out = -1, status_fd = -1, exec_errno;
 	pid_t pid = -1;
 
 	if (d && d->user) {
@@ -109,13 +109,15 @@ static pid_t by_kyu(const struct domain *d)
 	cr = (struct proc_creds){ .ids = ids, .umask = d ? d->umask : -1,
 				  .set_nice = d && d->key_line[DK_NICE], .nice = d ? d->nice : 0,
 				  .limit = d ? d->limit : NULL, .limit_set = d ? d->limit_set : NULL };
-	if (path && proc_spawn(&spec, path, d ? "/" : NULL, &cr, &pid, &out, &exec_errno, err,
+	if (path && proc_spawn(&spec, path, d ? "/" : NULL, &cr, &pid, &out, &status_fd, &exec_errno, err,
 			       sizeof(err)) < 0) {
 		fprintf(stderr, "spawn: %s\n", err);
 		pid = -1;
 	}
 	if (out >= 0)
 		close(out);
+	if (status_fd >= 0)
+		close(status_fd);
 	free(path);
 	jobspec_free(&spec);
 out:

@@ -537,6 +537,36 @@ static void test_claim_read(void)
 	CHECK(cr.fin_done);
 }
 
+/* A job that used its status channel: never plain; its progress, note
+ * and result written, the result kept only if the server finds it JSON,
+ * else the error says so. */
+static void test_finish_status(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	struct finish f = plain(9, 19, 109);
+	int n_stmts;
+
+	config(&cfg, CLAIM_PLAIN, 0);
+	f.status = true;
+	f.progress = 40;
+	f.note = "it's";
+	CHECK(!store_finish_plain(&f));
+	CHECK(store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts) == 1 && n_stmts == 1);
+	CONTAINS(sb.buf, "progress = 40, progress_note = 'it\\'s', error = NULL, output = NULL");
+	sb_reset(&sb);
+	f.result = "{\"a\": 1}";
+	f.result_len = strlen(f.result);
+	f.progress = -1;
+	f.note = NULL;
+	store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts);
+	CONTAINS(sb.buf, "progress = NULL, progress_note = NULL, result = '{\\\"a\\\": 1}', "
+			 "result = IF(JSON_VALID(result), result, NULL), error = IF(result IS NULL, "
+			 "CONCAT_WS('; ', NULL, CONCAT('kyu: result on KYU_STATUS_FD is not valid JSON: ', "
+			 "'{\\\"a\\\": 1}')), NULL), output = NULL");
+	sb_free(&sb);
+}
+
 static void test_finish_build(void)
 {
 	struct kyu_config cfg;
@@ -920,10 +950,32 @@ static void hb_cb(void *arg, uint64_t seq, uint64_t owner, const char *status)
 static void test_live(void)
 {
 	const struct live_row rows[] = {
-		{ 5, 50, "[kyu: live output of attempt 1: 3 bytes so far]\nab'", 51 },
-		{ 7, 70, "x\0y", 3 },
+		{ .seq = 5, .token = 50, .text = "[kyu: live output of attempt 1: 3 bytes so far]\nab'", .len = 51 },
+		{ .seq = 7, .token = 70, .text = "x\0y", .len = 3 },
+	};
+	/* Progress only, progress and output: only the columns some row
+	 * changes are named. */
+	const struct live_row progress[] = {
+		{ .seq = 5, .token = 50, .status = true, .progress = 40, .note = "half 'way'" },
+	};
+	const struct live_row both[] = {
+		{ .seq = 5, .token = 50, .text = "o", .len = 1 },
+		{ .seq = 7, .token = 70, .status = true, .progress = 100 },
 	};
 	struct strbuf sb = { 0 };
+
+	store_live_build(&sb, progress, 1);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET progress = CASE seq WHEN 5 THEN 40 ELSE progress END, "
+			  "progress_note = CASE seq WHEN 5 THEN 'half \\'way\\'' ELSE progress_note END "
+			  "WHERE seq IN (5) AND owner = CASE seq WHEN 5 THEN 50 END AND status = 'running'");
+	sb_reset(&sb);
+	store_live_build(&sb, both, 2);
+	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET output = CASE seq WHEN 5 THEN 'o' ELSE output END, "
+			  "progress = CASE seq WHEN 7 THEN 100 ELSE progress END, "
+			  "progress_note = CASE seq WHEN 7 THEN NULL ELSE progress_note END "
+			  "WHERE seq IN (5,7) AND owner = CASE seq WHEN 5 THEN 50 WHEN 7 THEN 70 END AND "
+			  "status = 'running'");
+	sb_reset(&sb);
 
 	store_live_build(&sb, rows, 2);
 	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET output = CASE seq WHEN 5 THEN '[kyu: live output of "
@@ -1064,6 +1116,7 @@ int main(void)
 	test_claim_build();
 	test_claim_read();
 	test_finish_build();
+	test_finish_status();
 	test_finish_read();
 	test_heartbeat();
 	test_live();

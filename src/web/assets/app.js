@@ -370,13 +370,14 @@ async function pageRunning(main, q) {
     el("td", { class: "num" }, dur(j.running_for)),
     el("td", { class: "num" + (j.lease_left < 0 ? " warn" : "") }, dur(j.lease_left)),
     el("td", { class: "mono cmd" }, text(j.what)),
+    el("td", {}, progressBar(j) || "–"),
     el("td", {}, j.output_tail !== null ? el("pre", { class: "tail live" }, j.output_tail) : "–"),
     el("td", {}, button("cancel", "job", "cancel", j.id, "Cancel job " + j.id + "? Its process is ended."))));
   liveView = d.rows.length > 0;
   show(main,
     el("h1", {}, "Running jobs"),
     d.rows.length ? table("running", ["id", "queue", "host", "pid", "attempt", "running for",
-      "lease left", "command", "output (live tail)", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
+      "lease left", "command", "progress", "output (live tail)", ""], rows) : el("p", { class: "muted" }, "Nothing is running."),
     more(d.next, "#/running"),
     el("p", { class: "muted" }, "kyud writes the tail of a running job's output into its row every few " +
       "seconds once the job has run that long ([kyud] live_output); the whole output is stored when the " +
@@ -539,10 +540,26 @@ const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env"
   "attempts", "max_attempts", "tempfails", "time_limit", "exit_code", "signal", "error", "started_at",
   "finished_at", "duration", "cpu_user", "cpu_sys", "max_rss", "host", "pid", "owner", "lease_until",
   "concurrency_key", "created_at", "updated_at", "seq", "after", "after_policy", "batch", "after_batch",
-  "after_left", "after_bad", "cancelled_by", "has_downstream"];
-// The workflow columns (schema version 5): shown when the page has them.
+  "after_left", "after_bad", "cancelled_by", "has_downstream", "progress", "progress_note", "result"];
+// The workflow columns (schema version 5) and the status channel's
+// (version 6): shown when the page has them.
 const JOB_FLOW = ["after", "after_policy", "batch", "after_batch", "after_left", "after_bad", "cancelled_by",
-  "has_downstream"];
+  "has_downstream", "progress", "progress_note", "result"];
+
+// What a job said on its status channel (kyu_jobs(7), "The status
+// channel"): its progress as a bar with its note; null when it said none.
+function progressBar(j, id) {
+  if (j.progress === null || j.progress === undefined) return null;
+  return el("span", { class: "progress", id, "data-progress": j.progress },
+    el("progress", { max: 100, value: j.progress }), " " + j.progress + "%",
+    j.progress_note !== null && j.progress_note !== undefined ? el("span", { class: "note" }, " " + j.progress_note) : null);
+}
+
+// Its result, indented; as stored if it does not parse (never: the server
+// checked it).
+function prettyJSON(s) {
+  try { return JSON.stringify(JSON.parse(s), null, 2); } catch (e) { return s; }
+}
 const JOB_TIMES = ["run_at", "due", "started_at", "finished_at", "lease_until", "created_at", "updated_at"];
 const JOB_SECONDS = ["duration", "cpu_user", "cpu_sys", "time_limit"];
 
@@ -619,11 +636,14 @@ async function pageJob(main, id) {
     el("h1", {}, "Job ", el("span", { class: "mono" }, j.id), " ",
       el("span", { class: "status s-" + j.status, id: "job-status" }, j.status)),
     el("p", { class: "outcome", id: "job-outcome" }, outcome(j)),
+    progressBar(j, "job-progress"),
     j.error !== null ? el("pre", { class: "cause", id: "job-error" }, j.error) : null,
     whyJob(d.why),
     el("p", { class: "facts" }, facts.filter((f) => f).map((f, i) => i ? [" · ", f] : f)),
     jobButtons(j),
     workflowSection(d, j),
+    j.result !== null && j.result !== undefined ? [el("h2", {}, "Result"),
+      el("pre", { class: "output result", id: "job-result" }, prettyJSON(j.result))] : null,
     el("h2", {}, head),
     note, out,
     attemptsSection(d),

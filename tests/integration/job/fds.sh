@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# A job inherits descriptors 0, 1 and 2 only: not the worker's control
-# socket (fd 3), nor its authenticated database connection, nor anything
+# A job inherits descriptors 0, 1 and 2, and 3, its status channel (a
+# pipe: kyu_jobs(7), "The status channel"), only: not the worker's control
+# socket (fd 3 in the worker), nor its authenticated database connection, nor anything
 # else of kyud's; also where close_range(2) fails (kernels before 5.9,
 # seccomp profiles), shown by running kyud with it denied (issue 25,
 # item 8).
 . "$KYU_SRC/tests/lib.sh"
 
 # fds ROW: the job's descriptors other than 0-2 and the directory ls
-# reads to list them, as "FD -> TARGET" (empty when none).
+# reads to list them, as "FD -> TARGET" (pipes as "pipe"): its status
+# channel only.
 check_fds() {
 	local out
 	out=$(root_sql -N -B -r -D "$T_DB" -e "SELECT output FROM kyu_jobs WHERE id = '$1'")
 	[[ $out == *" 0 -> "* ]] || fail "$1: no listing of the job's descriptors: $out"
-	assert_eq "" "$(awk '/ -> / && $(NF-2) > 2 && $NF !~ /^\/proc\/[0-9]+\/fd$/ { printf "%s -> %s; ", $(NF-2), $NF }' <<<"$out")" \
+	assert_eq "3 -> pipe; " "$(awk '/ -> / && $(NF-2) > 2 && $NF !~ /^\/proc\/[0-9]+\/fd$/ { t = $NF; sub(/:\[[0-9]+\]$/, "", t); printf "%s -> %s; ", $(NF-2), t }' <<<"$out")" \
 		"$1: descriptors the job inherited"
 }
 

@@ -127,7 +127,8 @@ case $body in *'</script>'* | *'</pre>'*) fail "the JSON holds '</' unescaped: $
 assert_eq '200 "a\ufffdb\ufffd"' "$(webq "$u/api/job?id=binary" "json.dumps(d['job']['output'])")" "bytes that are not UTF-8"
 assert_eq "200 [\"a-run\", \"running\", 4242, 1, \"sleep 100\"]" \
 	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('id', 'status', 'pid', 'attempts', 'command')]")" "a job's columns"
-assert_eq 40 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" "columns of a job (32, and 8 of workflows)"
+assert_eq 43 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" \
+	"columns of a job (32, 8 of workflows and 3 of the status channel)"
 # 64-bit identifiers as strings: a JavaScript number would round this owner
 # (above 2^53) to 5169991159545667000.
 assert_eq "200 [\"5169991159545666686\", true]" \

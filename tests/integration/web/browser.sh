@@ -41,12 +41,16 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'mail' AND status = 'runni
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'failed'" 2 60
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 60
 # What a job may print: written as kyud would have recorded it.
-sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output) VALUES ('hostile',
-     'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
-     '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">')"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output, progress, progress_note,
+     result) VALUES ('hostile', 'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
+     '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">', 100,
+     '<img src=x onerror=\"window.pwned = 3\">', '{\"html\": \"<script>window.pwned = 4</script>\", \"n\": [1]}')"
 sql "INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, host, pid, started_at, finished_at, outcome, exit_code,
      error, output_tail) SELECT seq, id, 1, queue, 'h', 1, NOW(6), NOW(6), 'succeeded', 0,
      '<b id=\"bold\">err</b>', '<script>window.pwned = 3</script>' FROM kyu_jobs WHERE id = 'hostile'"
+# A running job's progress, as its status channel would have it written
+# (kyud writes none for these jobs, which say nothing).
+sql "UPDATE kyu_jobs SET progress = 30, progress_note = 'a <b>third</b>' WHERE id = 'mail-4'"
 sql "INSERT INTO kyu_minutes (minute, queue, daemon, worker, succeeded, failed, retried)
      SELECT UTC_TIMESTAMP() - INTERVAL SECOND(UTC_TIMESTAMP()) SECOND
             - INTERVAL 1 + FLOOR(58 * POW(seq * 7919 % 1000 / 1000, 1.6)) MINUTE, 'thumbnails', 'history', seq, 1, 0, 0
@@ -93,6 +97,11 @@ try:
     # The running page: a real click on one job's cancel button.
     b.get(url + "/#/running")
     b.wait("return document.querySelectorAll('table.running tbody tr').length === 4", "4 running rows")
+    got = b.js("""const p = document.querySelector("tr[data-id='mail-4'] span.progress");
+        return p && {value: p.querySelector('progress').value, text: p.textContent,
+                     bold: p.querySelectorAll('b').length};""")
+    if got != {"value": 30, "text": " 30% a <b>third</b>", "bold": 0}:
+        raise SystemExit("the running page's progress: %s" % json.dumps(got))
     victim = b.js("return document.querySelector('table.running tbody tr').dataset.id")
     # Cancel asks first, like delete: refused, nothing happens.
     b.js("window.confirm = (m) => { window.asked = m; return false; }")
@@ -122,6 +131,16 @@ try:
             "attempt": '<b id="bold">err</b><script>window.pwned = 3</script>', "bold": False}
     if got != want:
         raise SystemExit("hostile output: %s, expected %s" % (json.dumps(got), json.dumps(want)))
+    # Its progress note and result, as text too; the result indented.
+    got = b.js("""const p = document.getElementById('job-progress'), r = document.getElementById('job-result');
+        return {progress: p.dataset.progress, note: p.querySelector('.note').textContent,
+                result: r.textContent, children: r.children.length + p.querySelectorAll('img').length,
+                pwned: window.pwned === undefined ? null : window.pwned};""")
+    want = {"progress": "100", "note": ' <img src=x onerror="window.pwned = 3">',
+            "result": '{\n  "html": "<script>window.pwned = 4</script>",\n  "n": [\n    1\n  ]\n}',
+            "children": 0, "pwned": None}
+    if got != want:
+        raise SystemExit("hostile progress and result: %s, expected %s" % (json.dumps(got), json.dumps(want)))
     print(victim)
 finally:
     b.close()
