@@ -98,22 +98,21 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
  * statement: two rows of one key in one statement would get the same slot,
  * and UPDATE IGNORE skips the second (the next claim gives it the next
  * slot, queues_claimed). A slot taken meanwhile by another claim: skipped
- * likewise, never run twice. Under utf8mb4_bin (PAD SPACE) "K" 0x1f "s"
- * sorts below "K", so the running rows of key K are the range from
- * CONCAT(K, 0x1f) to K of the running_key index (other keys that fall in
- * it are told apart by concurrency_key). Queues whose key_max_running is
- * 1 keep the plain forms and slot 0: their statements are those of a
- * schema without slots. */
-#define KEY_RUNNING(t)                                                                   \
-	"r.running_key BETWEEN CONCAT(" t ".concurrency_key, 0x1f) AND " t ".concurrency_key " \
-	"AND r.concurrency_key = " t ".concurrency_key"
+ * likewise, never run twice. The running rows are read on the
+ * running_key index (running_key IS NOT NULL, a range): a subquery that
+ * names the outer row's key in a range bound reads the whole table. Queues
+ * whose key_max_running is 1 keep the plain forms and slot 0: their
+ * statements are those of a schema without slots. */
 
-/* The keyed form's filter; n_sql: the queue's key_max_running. */
+/* The keyed form's filter; n_sql: the queue's key_max_running. The keys
+ * that are full, as KEY_FREE's busy keys: materialized once per statement
+ * (one pass over the running rows), however many rows the claim looks at. */
 static void add_key_room(struct strbuf *sb, const char *n_sql)
 {
 	sb_printf(sb,
-		  " AND (kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running' OR (SELECT "
-		  "COUNT(*) FROM kyu_jobs AS r WHERE " KEY_RUNNING("kyu_jobs") ") < %s)",
+		  " AND (kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running' OR "
+		  "kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM kyu_jobs AS r WHERE "
+		  "r.running_key IS NOT NULL GROUP BY r.concurrency_key HAVING COUNT(*) >= %s))",
 		  n_sql);
 }
 
@@ -121,14 +120,15 @@ static void add_key_room(struct strbuf *sb, const char *n_sql)
  * a waiting one takes slot 0 when free, else the first free slot above a
  * taken one, below N; none: slot 0, taken, which makes UPDATE IGNORE skip
  * the row. Before status in the SET: the test reads the status the row
- * had. */
+ * had. Evaluated for the rows the statement takes only. */
 static void add_key_slot(struct strbuf *sb, const char *n_sql)
 {
 	sb_printf(sb,
 		  ", key_slot = IF(kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running', "
 		  "kyu_jobs.key_slot, IF(NOT EXISTS (SELECT 1 FROM kyu_jobs AS x WHERE x.running_key = "
 		  "kyu_jobs.concurrency_key), 0, IFNULL((SELECT MIN(r.key_slot + 1) FROM kyu_jobs AS r "
-		  "WHERE " KEY_RUNNING("kyu_jobs") " AND r.key_slot + 1 < %s AND NOT EXISTS (SELECT 1 "
+		  "WHERE r.running_key IS NOT NULL AND r.concurrency_key = kyu_jobs.concurrency_key AND "
+		  "r.key_slot + 1 < %s AND NOT EXISTS (SELECT 1 "
 		  "FROM kyu_jobs AS x WHERE x.running_key = CONCAT(kyu_jobs.concurrency_key, 0x1f, "
 		  "r.key_slot + 1))), 0)))",
 		  n_sql);
