@@ -56,7 +56,8 @@
 -- all connections; beyond that a wake-up is dropped (the poll finds the
 -- job). With the coalescing below that is 2,000 statements a second.
 --
--- What is sent: one datagram "kyu:QUEUE" per daemon, queue and statement:
+-- What is sent: one datagram "kyu:QUEUE" per daemon, queue and statement
+-- (and, for running jobs cancelled, the cancel hint: see the UPDATE trigger):
 -- an INSERT of 1,000 rows into one queue sends one to each daemon that
 -- serves it (kyu_notify coalesces by a stamp of the statement,
 -- CONNECTION_ID() and NOW(6); see src/udf/kyu_notify.c). A job with a
@@ -145,19 +146,33 @@ EXECUTE IMMEDIATE CONCAT(
   REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
   ' END IF');
 
+-- The cancel hint: "kyu:" and the byte 0x18 (CAN), which no queue name in
+-- a wake-up can hold, sent where the wake-up of the row's queue goes.
+-- kyud takes it for an "any queue" wake-up, and its workers renew their
+-- leases at once, which is where a cancelled row is found and its process
+-- stopped (within a round trip, not at the next heartbeat). Daemons older
+-- than it ignore it as a malformed datagram.
+SET @kyu_notify_cancel = REPLACE(REPLACE(@kyu_notify_wake, 'kyu_notify(@Q', 'kyu_notify(0x18'),
+  '@Q', 'NEW.queue');
+
 -- An update wakes kyud when it turns a row into a due waiting job that was
 -- not one before: a retry, a run_at moved to now, a job released by a
 -- stopping daemon. kyud's own updates (claim, heartbeat, finish, a retry
--- with backoff) leave the condition false and send nothing. A job with
--- dependents that ends or is opened again (kyu_jobs.after_changed set,
--- kyu_jobs(7) "Workflows") sends the "any queue" wake-up, which makes
--- every daemon call kyu_settle, whoever ended it.
+-- with backoff) leave the conditions false and send nothing. A running
+-- job cancelled (by a plain UPDATE; kyu cancel and the dashboard also send
+-- the hint themselves) sends the cancel hint, which also stands for the
+-- "any queue" wake-up a cancelled job with dependents sends otherwise: a
+-- job with dependents that ends or is opened again (kyu_jobs.after_changed
+-- set, kyu_jobs(7) "Workflows") sends that wake-up, which makes every
+-- daemon call kyu_settle, whoever ended it.
 EXECUTE IMMEDIATE IF(@kyu_notify_update, CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_update',
   ' AFTER UPDATE ON kyu_jobs FOR EACH ROW',
   ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6)',
   ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= NOW(6)) THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
+  ' ELSEIF NEW.status = ''cancelled'' AND OLD.status = ''running'' THEN ',
+  @kyu_notify_cancel, ';',
   ' ELSEIF NEW.after_changed = 1 AND OLD.after_changed IS NULL THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NULL'), ';',
   ' END IF'),

@@ -17,14 +17,15 @@
  * hour. Not the failed rows the table holds, which depend on retention.
  * blocked (jobs waiting for others, kyu_jobs(7) "Workflows") comes last,
  * after the settings: scripts that read the columns before it by position
- * read what they read before it was added. */
+ * read what they read before it was added; key_max_running, added later
+ * still, after it. */
 #define QUEUES_HEAD                                                                                 \
 	"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "         \
 	"IFNULL(c.running, 0) AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "                     \
 	"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                 \
 	"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                       \
 	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, "                 \
-	"IFNULL(c.blocked, 0) AS blocked "                                                            \
+	"IFNULL(c.blocked, 0) AS blocked, IFNULL(s.key_max_running, 1) AS key_max_running "          \
 	"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "  \
 	"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "                               \
 	"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running, "  \
@@ -51,7 +52,20 @@ int cmd_queues(struct db *db)
 	return cli_print_query(db, rows, sizeof(rows) - 1, false) < 0 ? cli_die_db(db, "queues") : 0;
 }
 
-/* pause, resume, limit: one upsert of the queue's kyu_queues row, made
+/* key-limit's value: 1 to 1000 (kyu_queues' CHECK), or -1 after saying
+ * why not. */
+static int key_limit(const char *value)
+{
+	int64_t n;
+
+	if (!value || parse_i64(value, 1, 1000, &n) < 0) {
+		fprintf(stderr, "kyu: key-limit: '%s' is not a number from 1 to 1000\n", value ? value : "");
+		return -1;
+	}
+	return (int)n;
+}
+
+/* pause, resume, limit, key-limit: one upsert of the queue's kyu_queues row, made
  * only when the queue exists (jobs or settings) unless create; reset: the
  * row deleted. */
 int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
@@ -86,6 +100,18 @@ int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
 		if (!create)
 			action_queue_exists(&sb, queue);
 		sb_adds(&sb, " ON DUPLICATE KEY UPDATE max_running = VALUES(max_running)");
+	} else if (strcmp(what, "key-limit") == 0) {
+		int n = key_limit(value);
+		if (n < 0)
+			return EXIT_USAGE;
+		snprintf(num, sizeof(num), "%d", n);
+		v = num;
+		sb_adds(&sb, "INSERT INTO kyu_queues (name, key_max_running) SELECT ");
+		db_quotes(&sb, queue);
+		sb_printf(&sb, ", %s FROM DUAL", v);
+		if (!create)
+			action_queue_exists(&sb, queue);
+		sb_adds(&sb, " ON DUPLICATE KEY UPDATE key_max_running = VALUES(key_max_running)");
 	} else {
 		action_sql_create(&sb, reset ? ACT_RESET : strcmp(what, "pause") == 0 ? ACT_PAUSE : ACT_RESUME,
 				  queue, create);
@@ -107,6 +133,8 @@ int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
 	}
 	if (strcmp(what, "limit") == 0)
 		printf("queue %s: max_running %s\n", queue, strcmp(v, "NULL") == 0 ? "none" : v);
+	else if (strcmp(what, "key-limit") == 0)
+		printf("queue %s: key_max_running %s\n", queue, v);
 	else
 		printf("queue %s: %s\n", queue,
 		       reset ? "settings removed" : strcmp(what, "pause") == 0 ? "paused" : "resumed");

@@ -11,8 +11,8 @@
 
 /* kyu queues: each queue, its counts and settings. */
 int cmd_queues(struct db *db);
-/* kyu pause|resume|limit|queue-reset (what) QUEUE [value: limit's N or
- * "none"]; create: --create, make the settings of a queue that has none
+/* kyu pause|resume|limit|key-limit|queue-reset (what) QUEUE [value:
+ * limit's N or "none", key-limit's N]; create: --create, make the settings of a queue that has none
  * and no jobs. */
 int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
 		  const char *value, bool create);

@@ -78,6 +78,8 @@ static void usage(FILE *f)
 		"      (QUEUE must have jobs or settings; --create first: make its settings anyway)\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
 		"      (QUEUE as for pause, and --create too)\n"
+		"  key-limit QUEUE N                   at most N of its jobs with one concurrency key\n"
+		"      running at once, 1 to 1000 (default 1; QUEUE as for limit)\n"
 		"  queue-reset QUEUE                   remove a queue's settings (kyu_queues row)\n"
 		"  schedules                           each schedule: expression, next and last run\n"
 		"  schedule add [OPTIONS] NAME 'CRON' -s 'SHELL LINE' | -- PROGRAM [ARG]...\n"
@@ -172,7 +174,7 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 		return argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0);
 	if (strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0)
 		return argc == 2 + create;
-	if (strcmp(cmd, "limit") == 0)
+	if (strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0)
 		return argc == 3 + create;
 	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 ||
 	    (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
@@ -262,12 +264,14 @@ int main(int argc, char **argv)
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
-	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0) &&
+	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0 ||
+	     strcmp(cmd, "key-limit") == 0) &&
 	    argc > 1 && strcmp(argv[1], "--create") == 0)
 		create = 1;
 	/* A job id or queue name that begins with '-' comes after "--". */
 	if (argc > 2 && strcmp(argv[1], "--") == 0 &&
 	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 || strcmp(cmd, "limit") == 0 ||
+	     strcmp(cmd, "key-limit") == 0 ||
 	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)) {
 		argv[1] = argv[0];
 		argc--;
@@ -327,7 +331,7 @@ int main(int argc, char **argv)
 		rc = cmd_queues(db);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
-	} else if (strcmp(cmd, "limit") == 0 && argc == 3 + create) {
+	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) && argc == 3 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], argv[2 + create], create);
 	} else if (strcmp(cmd, "queue-reset") == 0 && argc == 2) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL, false);

@@ -141,6 +141,8 @@ const char *action_wake_queue(enum action a, const char *target)
 	case ACT_RESUME:
 	case ACT_RESET:
 		return target;
+	case ACT_CANCEL:
+		return WAKE_CANCEL;
 	default:
 		return "";
 	}
@@ -186,6 +188,8 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 	const struct db_reply *reply;
 	const struct db_result *r = NULL;
 	int n, sent = 0, failed = 0;
+	/* The cancel hint goes where "any queue" goes. */
+	bool any = !*queue || strcmp(queue, WAKE_CANCEL) == 0;
 
 	if (strlen(queue) > WAKE_QUEUE_MAX) {
 		notef(note, ctx, "queue name longer than %d bytes", WAKE_QUEUE_MAX);
@@ -198,14 +202,14 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 	queue = msg + sizeof(WAKE_PREFIX) - 1;
 	/* Every live daemon that serves the queue, as the triggers of
 	 * sql/notify.sql pick them; "" (any queue) reaches them all. */
-	if (*queue) {
+	if (!any) {
 		sb_adds(&sb, "SET @kyu_q = ");
 		db_quotes(&sb, queue);
 		sb_adds(&sb, "; ");
 	}
 	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
 		     "AND " REGISTRY_LIVE("d"));
-	if (*queue)
+	if (!any)
 		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
 	/* Without the table (an older schema), without the privilege to read
 	 * it, or without a live row: the configured address, as before. */
@@ -227,7 +231,7 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 		return sent > 0 ? 0 : -1;
 	if (!listen || !*listen) {
 		notef(note, ctx, "no live daemon in kyu_daemons serves %s%s, and [kyud] listen is not set in %s",
-		      *queue ? "queue " : "any queue", queue, path ? path : "the configuration");
+		      !any ? "queue " : "any queue", !any ? queue : "", path ? path : "the configuration");
 		return -1;
 	}
 	return wake_one(listen, msg, (size_t)n, note, ctx);

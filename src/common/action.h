@@ -54,7 +54,9 @@ void action_queue_exists(struct strbuf *sb, const char *queue);
  * queue of the wake-up, "" for any queue, NULL for none. After a job's
  * action, every daemon: what it freed may be due in any queue (its
  * dependents, its concurrency key), and the job a retry or run-now made
- * due is due at once; after a queue's resume or reset, the daemons that
+ * due is due at once; after a cancel, the cancel hint (WAKE_CANCEL, wake.h),
+ * which every daemon takes for that wake-up and also stops the job's
+ * process now if it runs; after a queue's resume or reset, the daemons that
  * serve it (target); after a pause, none, since nothing can start for
  * it. */
 const char *action_wake_queue(enum action a, const char *target);
@@ -63,7 +65,7 @@ const char *action_wake_queue(enum action a, const char *target);
 typedef void action_note_fn(const void *ctx, const char *msg);
 /* Send the wake-up "kyu:QUEUE" (wake.h) to every live daemon of
  * kyu_daemons that serves queue ("": all of them; it also makes kyud read
- * kyu_schedules again), or, when there is none or the table cannot be
+ * kyu_schedules again; WAKE_CANCEL: the cancel hint, to all of them), or, when there is none or the table cannot be
  * read, to listen ([kyud] listen of the configuration at path; NULL or
  * "": none). 0 when one send succeeded, else -1; note (may be NULL) hears
  * why. The kyu tool and the dashboard send what an action asks for. */

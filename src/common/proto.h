@@ -29,6 +29,7 @@ enum msg_type {
 			* every value µs when value > 0: the proof that the loop turns */
 	KYU_POLLED,    /* the supervisor's poll timer fired (it woke one worker): a
 			* worker that hears nothing for long claims by itself */
+	KYU_CANCEL,    /* a running job may have been cancelled: renew leases now */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
 	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */

@@ -10,6 +10,16 @@
 
 #include "util.h"
 
+bool wake_is_cancel(const char *buf, size_t n)
+{
+	static const char hint[] = WAKE_PREFIX WAKE_CANCEL;
+	size_t len = sizeof(hint) - 1;
+
+	if (n == len + 1 && buf[len] == '\n')
+		n--;
+	return n == len && memcmp(buf, hint, len) == 0;
+}
+
 int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len)
 {
 	size_t plen = sizeof(WAKE_PREFIX) - 1, qlen;

@@ -12,6 +12,18 @@
 /* Bytes: the queue column holds 64 characters of utf8mb4, up to 4 bytes each. */
 #define WAKE_QUEUE_MAX 256
 
+/* The cancel hint, "kyu:" WAKE_CANCEL: a running job's row may have been
+ * cancelled. A daemon that hears it makes its workers renew their leases
+ * now, which is where a cancelled row is found and its process stopped,
+ * and takes it as a wake-up for any queue besides (the cancelled job
+ * freed its slot, its key, its dependents). CAN (0x18): no queue wake-up
+ * can carry it, since wake_parse refuses control characters, so daemons
+ * from before it ignore it as malformed; and the triggers of
+ * sql/notify.sql send it through kyu_notify as they send a queue's name. */
+#define WAKE_CANCEL "\x18"
+/* Whether the datagram is the cancel hint (a trailing newline tolerated). */
+bool wake_is_cancel(const char *buf, size_t n);
+
 /* Parse one datagram. Returns 0 and the queue name (empty: any queue) or
  * -1 when it is not a kyu wake-up. */
 int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len);

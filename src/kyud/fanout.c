@@ -5,6 +5,7 @@
 #include <string.h>
 
 static void on_poll(EV_P_ ev_timer *t, int revents);
+static void on_cancel(EV_P_ ev_timer *t, int revents);
 
 void fanout_init(struct fanout *f, struct ev_loop *loop, const struct kyu_config *cfg,
 		 struct pool *pool, struct sdnotify *sdn)
@@ -16,6 +17,9 @@ void fanout_init(struct fanout *f, struct ev_loop *loop, const struct kyu_config
 	f->sdn = sdn;
 	ev_init(&f->poll_w, on_poll);
 	f->poll_w.data = f;
+	ev_init(&f->cancel_w, on_cancel);
+	f->cancel_w.data = f;
+	f->cancel_at = -FANOUT_CANCEL_GAP;
 }
 
 static double jittered(double v)
@@ -58,6 +62,7 @@ void fanout_stop(struct fanout *f)
 {
 	f->stopping = true;
 	ev_timer_stop(f->loop, &f->poll_w);
+	ev_timer_stop(f->loop, &f->cancel_w);
 }
 
 /* The next idle worker other than except, in turn, so that claims (and the
@@ -198,6 +203,38 @@ void fanout_hinted(struct fanout *f, bool within_rate)
 		return;
 	}
 	fanout_wake(f);
+}
+
+/* Also while stopping: a draining daemon's jobs may be cancelled too. */
+static void cancel_round(struct fanout *f)
+{
+	struct pool *p = f->pool;
+
+	f->cancel_at = ev_now(f->loop);
+	for (int i = 0; i < p->n; i++)
+		if (!p->children[i].metrics && p->children[i].ready)
+			child_send(&p->children[i], KYU_CANCEL);
+}
+
+static void on_cancel(EV_P_ ev_timer *t, int revents)
+{
+	(void)EV_A;
+	(void)revents;
+	cancel_round(t->data);
+}
+
+void fanout_cancel(struct fanout *f)
+{
+	double wait = f->cancel_at + FANOUT_CANCEL_GAP - ev_now(f->loop);
+
+	if (ev_is_active(&f->cancel_w))
+		return;
+	if (wait <= 0) {
+		cancel_round(f);
+		return;
+	}
+	ev_timer_set(&f->cancel_w, wait, 0.);
+	ev_timer_start(f->loop, &f->cancel_w);
 }
 
 void fanout_schedules(struct fanout *f)

@@ -40,7 +40,15 @@ struct fanout {
 	 * before its rows were committed). */
 	bool datagram_hint;
 	bool stopping; /* no more wakes; fanout_stop */
+	/* Cancel hints: the last KYU_CANCEL round (ev_now), and the timer of
+	 * the one a hint within FANOUT_CANCEL_GAP of it asked for. */
+	double cancel_at;
+	ev_timer cancel_w;
 };
+
+/* Cancel hints make a KYU_CANCEL round at most this often (s): a flood of
+ * them costs each worker a few lease renewals a second, no more. */
+#define FANOUT_CANCEL_GAP 0.25
 
 void fanout_init(struct fanout *f, struct ev_loop *loop, const struct kyu_config *cfg,
 		 struct pool *pool, struct sdnotify *sdn);
@@ -57,6 +65,10 @@ void fanout_hinted(struct fanout *f, bool within_rate);
 /* A datagram for any queue (also what a changed schedule sends): worker 1,
  * which runs the schedules, reads them again. */
 void fanout_schedules(struct fanout *f);
+/* A cancel hint (wake.h): every worker renews its leases now (KYU_CANCEL),
+ * which stops the process of a job whose row was cancelled; within
+ * FANOUT_CANCEL_GAP of the last round, once that time is up. */
+void fanout_cancel(struct fanout *f);
 /* Worker c said KYU_READY, KYU_IDLE or KYU_MORE (other types are not the
  * fan-out's and are ignored). */
 void fanout_msg(struct fanout *f, struct child *c, const struct msg *m);

@@ -22,7 +22,7 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 {
 	struct listener *l = io->data;
 	char buf[512], queue[WAKE_QUEUE_MAX + 1];
-	bool wake = false, any = false;
+	bool wake = false, any = false, cancel = false;
 	(void)EV_A;
 	(void)revents;
 
@@ -31,6 +31,10 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 		ssize_t n = recv(l->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < 0)
 			break;
+		if (wake_is_cancel(buf, (size_t)n)) {
+			cancel = any = wake = true;
+			continue;
+		}
 		if (wake_parse(buf, (size_t)n, queue, sizeof(queue)) < 0) {
 			l->hints_bad++;
 			if (l->hints_bad == 1 || l->hints_bad % 1000 == 0)
@@ -48,6 +52,8 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 		}
 		wake = true;
 	}
+	if (cancel)
+		fanout_cancel(l->fan);
 	if (any)
 		fanout_schedules(l->fan);
 	if (!wake)

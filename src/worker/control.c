@@ -143,6 +143,9 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			scheduler_wake(ctl->r.sched);
 			settle_wake(ctl->r.settle);
 			break;
+		case KYU_CANCEL:
+			lease_hurry(ctl->r.lease, mono_now());
+			break;
 		case KYU_REPORT:
 			report_configure(&ctl->rep, m.value);
 			break;

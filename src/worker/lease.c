@@ -73,6 +73,20 @@ bool lease_renewing(const struct lease *l)
 	return false;
 }
 
+void lease_hurry(struct lease *l, double now)
+{
+	/* The last renewal was sent one interval before next_beat (0: one is
+	 * due at once anyway). */
+	double t = l->next_beat - l->interval + LEASE_HURRY_GAP;
+
+	if (!lease_renewing(l) || l->next_beat <= 0)
+		return;
+	if (t < now)
+		t = now;
+	if (t < l->next_beat)
+		l->next_beat = t;
+}
+
 double lease_next_in(const struct lease *l, double now)
 {
 	return l->next_beat - now;

@@ -71,6 +71,12 @@ void lease_reply(struct lease *l, const struct db_reply *r);
  * Call after a job started or its lease changed. */
 void lease_check(struct lease *l);
 
+/* A cancel hint (KYU_CANCEL): renew now, since the renewal's reply is
+ * where a cancelled row is found and its process stopped; at most once
+ * per LEASE_HURRY_GAP s after the last renewal, whatever the hints. */
+#define LEASE_HURRY_GAP 0.2
+void lease_hurry(struct lease *l, double now);
+
 /* The heartbeat's row of the statement order (ctx: the lease). */
 bool lease_beat_due(void *lease, struct stmt_turn *t);
 bool lease_beat_send(void *lease, struct stmt_turn *t, struct strbuf *sb);

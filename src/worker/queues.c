@@ -55,7 +55,7 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 	double vmin = 0;
 	bool any = false;
 
-	if (r->n_cols != 9)
+	if (r->n_cols != 10)
 		return -1;
 	/* The floor for queues that were not competing: the smallest pass of
 	 * those that were. */
@@ -71,7 +71,7 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const char *name = db_cell(r, i, 0);
 		const struct qentry *old;
-		long long max_running, rate_limit, rate_period, weight;
+		long long max_running, rate_limit, rate_period, weight, key_max;
 
 		if (!name)
 			name = "";
@@ -94,6 +94,8 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 			e[i].expiry_at = now + (double)cell_ll(r, i, 7, 0) / 1e6;
 		if (db_cell(r, i, 8))
 			e[i].open_at = now + (double)cell_ll(r, i, 8, 0) / 1e6;
+		key_max = cell_ll(r, i, 9, 1);
+		e[i].key_max = key_max > 1 ? (unsigned)(key_max > 1000 ? 1000 : key_max) : 1;
 		/* A queue that was competing keeps its pass (none is below
 		 * vmin); one that was not starts level with the others, just
 		 * ahead of them, so that its first chunk is not behind a tie. */
@@ -178,6 +180,7 @@ int queues_plan(struct queues *d, double now, int n, struct qpart *parts)
 				.restricted = d->e[best].restricted,
 				.rated = d->e[best].rated,
 				.reclaim = d->e[best].expiry_at > 0 && d->e[best].expiry_at <= now,
+				.keyed = d->e[best].key_max > 1,
 			};
 		}
 		chunk = QUEUES_QUANTUM * (int)(d->e[best].weight > 64 ? 64 : d->e[best].weight);
@@ -211,6 +214,11 @@ void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, co
 		 * claim runs). Rows due before the claim that it did not take
 		 * are blocked (a busy key, a lock): drained. */
 		if (!e->restricted && e->due_at > claimed_at)
+			continue;
+		/* A keyed claim starts at most one row per key (each row's slot
+		 * is chosen from what ran before the statement): the next claim
+		 * fills the next slots, and drains it once it gets nothing. */
+		if (parts[i].keyed && got[i] > 0)
 			continue;
 		e->drained = true;
 		/* Its due rows wait for a running job to end or for its rate

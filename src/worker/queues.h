@@ -35,6 +35,9 @@ struct qentry {
 	double interval; /* rated: rate_period / rate_limit, s */
 	double open_at;  /* rated: when the oldest start in its window leaves it (0: none) */
 	unsigned weight; /* >= 1 */
+	/* kyu_queues.key_max_running: > 1, its rows with a key are claimed
+	 * into slots (store_claim.c, "keyed") */
+	unsigned key_max;
 	double pass;
 	bool drained;
 };
@@ -54,14 +57,15 @@ struct qpart {
 	int n;
 	bool restricted, rated;
 	bool reclaim; /* restricted: a running row's lease may have expired */
+	bool keyed;   /* key_max_running > 1: the keyed form of its claim */
 };
 
 /* Build in out the directory the rows of a directory statement describe
  * (columns: queue, microseconds until due, paused, max_running,
  * rate_limit, rate_period, weight, for a restricted queue microseconds
- * until its earliest running lease expires, and for a rated one until the
- * oldest start counted in its window leaves it), keeping each queue's pass
- * from d.
+ * until its earliest running lease expires, for a rated one until the
+ * oldest start counted in its window leaves it, and key_max_running),
+ * keeping each queue's pass from d.
  * Returns 0, or -1 when the result does not have that shape (out is
  * untouched). */
 int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out);
@@ -82,7 +86,9 @@ int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
  * window opening (else one emission interval), at the latest
  * blocked_retry s later. A queue without limits whose earliest row (as
  * the directory read since says) became due after the claim was sent
- * (claimed_at) is not drained: it was short of due rows, not blocked. */
+ * (claimed_at) is not drained: it was short of due rows, not blocked.
+ * Nor is a keyed part that got rows: its claim starts at most one row per
+ * key, and a key may have more free slots. */
 void queues_claimed(struct queues *d, const struct qpart *parts, int n_parts, const int *got,
 		    double claimed_at, double now, double blocked_retry);
 

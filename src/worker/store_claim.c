@@ -66,9 +66,11 @@ static void add_min_due(struct strbuf *sb, const struct kyu_config *cfg)
  * started_at must not come before that end (kyu_jobs(7), "Workflows"). */
 /* What a claim sets on every row it takes, whichever statement takes it.
  * The status channel's columns start empty with each attempt (kyu_jobs(7),
- * "The status channel"): a retry's progress is its own. */
+ * "The status channel"): a retry's progress is its own.
+ * slot: the key_slot assignment of a keyed claim (key_slot_set), else
+ * NULL: key_slot is left as it is. */
 static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const char *token_sql,
-			  const char *host)
+			  const char *host, const struct strbuf *slot)
 {
 	sb_printf(sb,
 		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
@@ -77,6 +79,8 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
 		  "progress_note = NULL, result = NULL, host = ",
 		  token_sql, cfg->lease);
 	db_quotes(sb, host);
+	if (slot)
+		sb_add(sb, slot->buf, slot->len);
 	sb_adds(sb, ", status = 'running'");
 }
 
@@ -88,6 +92,51 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
 #define KEY_FREE                                                                          \
 	" AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "  \
 	"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL))"
+/* The keyed claim (a queue whose key_max_running N > 1): a row with a key
+ * runs in one of the key's slots 0..N-1, running_key naming the slot, so
+ * the unique index still refuses a second row in one slot. A row is
+ * claimable while fewer than N rows of its key run (any queue's, any
+ * slot), and takes the smallest free slot, which is below N then (it is
+ * at most that count). Both are read from the rows as they were before the
+ * statement: two rows of one key in one statement would get the same slot,
+ * and UPDATE IGNORE skips the second (the next claim gives it the next
+ * slot, queues_claimed). A slot taken meanwhile by another claim: skipped
+ * likewise, never run twice. The running rows are read on the
+ * running_key index (running_key IS NOT NULL, a range): a subquery that
+ * names the outer row's key in a range bound reads the whole table. Queues
+ * whose key_max_running is 1 keep the plain forms and slot 0: their
+ * statements are those of a schema without slots. */
+
+/* The keyed form's filter; n_sql: the queue's key_max_running. The keys
+ * that are full, as KEY_FREE's busy keys: materialized once per statement
+ * (one pass over the running rows), however many rows the claim looks at. */
+static void add_key_room(struct strbuf *sb, const char *n_sql)
+{
+	sb_printf(sb,
+		  " AND (kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running' OR "
+		  "kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM kyu_jobs AS r WHERE "
+		  "r.running_key IS NOT NULL GROUP BY r.concurrency_key HAVING COUNT(*) >= %s))",
+		  n_sql);
+}
+
+/* The keyed form's slot: a running row (a reclaimed lease) keeps its own;
+ * a waiting one takes slot 0 when free, else the first free slot above a
+ * taken one, below N; none: slot 0, taken, which makes UPDATE IGNORE skip
+ * the row. Before status in the SET: the test reads the status the row
+ * had. Evaluated for the rows the statement takes only. */
+static void add_key_slot(struct strbuf *sb, const char *n_sql)
+{
+	sb_printf(sb,
+		  ", key_slot = IF(kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running', "
+		  "kyu_jobs.key_slot, IF(NOT EXISTS (SELECT 1 FROM kyu_jobs AS x WHERE x.running_key = "
+		  "kyu_jobs.concurrency_key), 0, IFNULL((SELECT MIN(r.key_slot + 1) FROM kyu_jobs AS r "
+		  "WHERE r.running_key IS NOT NULL AND r.concurrency_key = kyu_jobs.concurrency_key AND "
+		  "r.key_slot + 1 < %s AND NOT EXISTS (SELECT 1 "
+		  "FROM kyu_jobs AS x WHERE x.running_key = CONCAT(kyu_jobs.concurrency_key, 0x1f, "
+		  "r.key_slot + 1))), 0)))",
+		  n_sql);
+}
+
 #define RESTRICTED_QUEUES                                                                 \
 	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
 	"rate_limit IS NOT NULL"
@@ -95,10 +144,10 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
 /* The mark of an unrestricted queue (name) or of every queue without
  * restrictions (name NULL, the catch-all), n rows by due time. */
 static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim_shape shape,
-		     uint64_t token, const char *host, const char *name, int n)
+		     uint64_t token, const char *host, const char *name, bool keyed, int n)
 {
 	char tok[24];
-	struct strbuf where = { 0 };
+	struct strbuf where = { 0 }, kmax = { 0 }, slot = { 0 };
 	const char *hint;
 
 	snprintf(tok, sizeof(tok), "%" PRIu64, token);
@@ -115,7 +164,17 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim
 		add_queue_filter(&where, cfg);
 		sb_adds(&where, " AND queue NOT IN (" RESTRICTED_QUEUES ")");
 	}
-	sb_adds(&where, KEY_FREE);
+	if (keyed && name) {
+		/* Read when the statement runs: a limit lowered since the
+		 * directory was read holds at once. */
+		sb_adds(&kmax, "IFNULL((SELECT key_max_running FROM kyu_queues WHERE name = ");
+		db_quotes(&kmax, name);
+		sb_adds(&kmax, "), 1)");
+		add_key_room(&where, kmax.buf);
+		add_key_slot(&slot, kmax.buf);
+	} else {
+		sb_adds(&where, KEY_FREE);
+	}
 	/* One queue: its (queue, due, priority) range, in order, is exactly
 	 * the rows to take. Without the hint the subquery of KEY_FREE (on this
 	 * same table) makes MariaDB 10.11 read the index by queue alone, from
@@ -140,12 +199,14 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim
 		sb_adds(sb, hint);
 		sb_adds(sb, " ");
 	}
-	add_claim_set(sb, cfg, tok, host);
+	add_claim_set(sb, cfg, tok, host, slot.len ? &slot : NULL);
 	if (shape == CLAIM_PLAIN) {
 		sb_add(sb, where.buf, where.len);
 		sb_printf(sb, " ORDER BY due, priority LIMIT %d", n);
 	}
 	sb_free(&where);
+	sb_free(&kmax);
+	sb_free(&slot);
 }
 
 /* The two statements a restricted queue's claim executes, prepared once
@@ -164,18 +225,41 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
 	sb_adds(&st, "UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'running' AND "
 		     "lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
 		     "STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
-	add_claim_set(&st, cfg, "?", host);
+	add_claim_set(&st, cfg, "?", host, NULL);
 	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
 	db_quote(sb, st.buf, st.len);
 	sb_reset(&st);
 	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
 		     "AND due <= NOW(6)" KEY_FREE " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) "
 		     "AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
-	add_claim_set(&st, cfg, "?", host);
+	add_claim_set(&st, cfg, "?", host, NULL);
 	sb_adds(sb, "; PREPARE kyu_claim FROM ");
 	db_quote(sb, st.buf, st.len);
 	sb_adds(sb, "; ");
 	sb_free(&st);
+}
+
+/* kyu_claim's keyed form, for a restricted queue with key_max_running
+ * > 1 (add_key_room): prepared in each claim that has one, so that the
+ * claims of other queues prepare what they did before slots existed. Its
+ * limit is read from @kyu_q, the queue add_restricted sets. */
+static void add_prepare_keyed(struct strbuf *sb, const struct kyu_config *cfg, const char *host)
+{
+	static const char kmax[] = "IFNULL((SELECT key_max_running FROM kyu_queues WHERE name = @kyu_q), 1)";
+	struct strbuf st = { 0 }, slot = { 0 };
+
+	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
+		     "AND due <= NOW(6)");
+	add_key_room(&st, kmax);
+	sb_adds(&st, " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN "
+		     "kyu_jobs ON kyu_jobs.seq = c.seq ");
+	add_key_slot(&slot, kmax);
+	add_claim_set(&st, cfg, "?", host, &slot);
+	sb_adds(sb, "PREPARE kyu_claim_keyed FROM ");
+	db_quote(sb, st.buf, st.len);
+	sb_adds(sb, "; ");
+	sb_free(&st);
+	sb_free(&slot);
 }
 
 /* A queue with max_running or a rate limit, inside the claim's
@@ -217,7 +301,7 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
 		  "kyu_queues WHERE name = @kyu_q), %d))); ",
 		  p->reclaim ? "ROW_COUNT()" : "0", n);
-	sb_adds(sb, "EXECUTE kyu_claim USING @kyu_q, @kyu_n, @kyu_tok; ");
+	sb_printf(sb, "EXECUTE kyu_claim%s USING @kyu_q, @kyu_n, @kyu_tok; ", p->keyed ? "_keyed" : "");
 	if (p->rated) {
 		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
 			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
@@ -243,7 +327,7 @@ static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))), "
 		    "IF(q.rate_limit IS NULL, NULL, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(s.at) "
 		    "+ INTERVAL q.rate_period SECOND) FROM kyu_queue_starts AS s WHERE s.queue = d.queue "
-		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)) FROM (SELECT "
+		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)), q.key_max_running FROM (SELECT "
 		    "queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL");
 	add_queue_filter(sb, cfg);
 	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
@@ -313,7 +397,7 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 			    int n_fin, struct claim_layout *lay)
 {
 	int stmts = 0;
-	bool txn = false;
+	bool txn = false, keyed_prepared = false;
 
 	memset(lay, 0, sizeof(*lay));
 	lay->fin_at = lay->dir_at = -1;
@@ -335,7 +419,7 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		if (p->n <= 0 || p->restricted)
 			continue;
 		add_mark(sb, cfg, plan->skip_locked ? CLAIM_SKIP_LOCKED : cfg->claim, token, host,
-			 p->name, p->n);
+			 p->name, p->keyed, p->n);
 		sb_adds(sb, "; ");
 		stmts++;
 		lay->asked += p->n;
@@ -348,6 +432,11 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 			add_prepare(sb, cfg, host);
 			stmts += 2;
 			lay->prepares = true;
+		}
+		if (p->keyed && !keyed_prepared) {
+			add_prepare_keyed(sb, cfg, host);
+			stmts++;
+			keyed_prepared = true;
 		}
 		if (!txn) {
 			sb_adds(sb, "START TRANSACTION; ");

@@ -6,23 +6,24 @@
 #include "worker/queues.h"
 #include "check.h"
 
-#define COLS 9
+#define COLS 10
 
 /* A directory reply: rows of name, us until due, paused, max_running,
- * rate_limit, rate_period, weight, lease expiry, window opening (NULL where
- * the string is NULL). */
+ * rate_limit, rate_period, weight, lease expiry, window opening,
+ * key_max_running (NULL where the string is NULL). */
 struct fake {
 	char *cells[64 * COLS];
 	unsigned long lens[64 * COLS];
 	struct db_result r;
 };
 
-static void fake_row9(struct fake *f, const char *name, const char *due_us, const char *paused,
-		      const char *max_running, const char *rate_limit, const char *rate_period,
-		      const char *weight, const char *expiry_us, const char *open_us)
+static void fake_row10(struct fake *f, const char *name, const char *due_us, const char *paused,
+		       const char *max_running, const char *rate_limit, const char *rate_period,
+		       const char *weight, const char *expiry_us, const char *open_us,
+		       const char *key_max)
 {
 	const char *v[COLS] = { name,        due_us, paused,    max_running, rate_limit,
-				rate_period, weight, expiry_us, open_us };
+				rate_period, weight, expiry_us, open_us,     key_max };
 	size_t row = f->r.n_rows++;
 
 	for (int i = 0; i < COLS; i++) {
@@ -32,6 +33,14 @@ static void fake_row9(struct fake *f, const char *name, const char *due_us, cons
 	f->r.n_cols = COLS;
 	f->r.cells = f->cells;
 	f->r.lens = f->lens;
+}
+
+static void fake_row9(struct fake *f, const char *name, const char *due_us, const char *paused,
+		      const char *max_running, const char *rate_limit, const char *rate_period,
+		      const char *weight, const char *expiry_us, const char *open_us)
+{
+	fake_row10(f, name, due_us, paused, max_running, rate_limit, rate_period, weight,
+		   expiry_us, open_us, "1");
 }
 
 static void fake_row8(struct fake *f, const char *name, const char *due_us, const char *paused,
@@ -356,11 +365,50 @@ static void test_plan_limits(void)
 	queues_free(&d);
 }
 
+/* A queue with key_max_running > 1 is planned keyed; a keyed part that
+ * got rows is not drained (its claim starts one row per key: the next
+ * claim fills the next slots), one that got none is. */
+static void test_keyed(void)
+{
+	struct fake f;
+	struct queues d = { 0 };
+	struct qpart p[QUEUES_MAX_PARTS];
+	int np;
+
+	memset(&f, 0, sizeof(f));
+	fake_row10(&f, "k", "-1", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "2");
+	fake_row10(&f, "one", "-1", NULL, NULL, NULL, NULL, NULL, NULL, NULL, "1");
+	fake_row10(&f, "none", "-1", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	read_into(&d, &f, 100.0);
+	CHECK(queues_find(&d, "k")->key_max == 2);
+	CHECK(queues_find(&d, "one")->key_max == 1);
+	CHECK(queues_find(&d, "none")->key_max == 1);
+	np = queues_plan(&d, 100.0, 96, p);
+	CHECK(np == 3);
+	for (int i = 0; i < np; i++)
+		CHECK(p[i].keyed == (strcmp(p[i].name, "k") == 0));
+	{
+		int got[QUEUES_MAX_PARTS] = { 1, 1, 1 };
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
+	}
+	CHECK(!queues_find(&d, "k")->drained);
+	CHECK(queues_find(&d, "one")->drained);
+	np = queues_plan(&d, 100.0, 32, p);
+	CHECK(np == 1 && p[0].keyed);
+	{
+		int got[1] = { 0 };
+		queues_claimed(&d, p, np, got, 100.0, 100.0, 60);
+	}
+	CHECK(queues_find(&d, "k")->drained);
+	queues_free(&d);
+}
+
 int main(void)
 {
 	test_read();
 	test_plan_equal();
 	test_plan_weights();
 	test_plan_limits();
+	test_keyed();
 	return check_done("queues");
 }

@@ -311,6 +311,57 @@ static void test_claim_build(void)
 		sb_reset(&sb);
 	}
 
+	/* A queue with key_max_running > 1: its keyed form (the count of the
+	 * key's running rows against the queue's limit, read when the
+	 * statement runs, and the slot set before status); every other part
+	 * keeps the statements of a schema without slots. */
+	{
+		struct qpart parts[4] = { { .name = NULL, .n = 4 }, { .name = "mail", .n = 3 },
+					  { .name = "kq", .n = 2, .keyed = true },
+					  { .name = "kr", .n = 2, .keyed = true, .restricted = true } };
+		struct claim_plan plan = { .parts = parts, .n_parts = 3, .prepared = true };
+		struct claim_layout lay;
+
+		config(&cfg, CLAIM_PLAIN, 0);
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		k = split(sb.buf, st, 8);
+		CHECK(k == 4);
+		LACKS(st[0], "key_slot");
+		LACKS(st[1], "key_slot");
+		CONTAINS(st[0], "concurrency_key NOT IN (SELECT running_key FROM kyu_jobs WHERE "
+				"running_key IS NOT NULL)");
+		CHECK(starts_with(st[2], "UPDATE IGNORE kyu_jobs FORCE INDEX (kyu_jobs_queue_due) SET "));
+		CONTAINS(st[2], "host = 'host', key_slot = IF(kyu_jobs.concurrency_key IS NULL OR "
+				"kyu_jobs.status = 'running', kyu_jobs.key_slot, ");
+		CONTAINS(st[2], "), 0))), status = 'running' WHERE due <= NOW(6) AND queue = 'kq' ");
+		CONTAINS(st[2], "OR kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM "
+				"kyu_jobs AS r WHERE r.running_key IS NOT NULL GROUP BY r.concurrency_key "
+				"HAVING COUNT(*) >= IFNULL((SELECT key_max_running FROM kyu_queues WHERE "
+				"name = 'kq'), 1))) ORDER BY due, priority LIMIT 2");
+		LACKS(st[2], "NOT IN (SELECT running_key");
+		CHECK(lay.n_stmts == 4 && lay.asked == 9);
+		free_split(st, k);
+		sb_reset(&sb);
+
+		/* A restricted one: kyu_claim_keyed, prepared in the claim that
+		 * uses it, after the prepared statements of every restricted
+		 * queue, which stay as they were. */
+		plan.n_parts = 4;
+		plan.prepared = false;
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CHECK(count_str(sb.buf, "PREPARE kyu_claim_keyed FROM 'UPDATE IGNORE (SELECT seq FROM "
+					"kyu_jobs WHERE queue = ? AND status = \\'waiting\\' AND due <= "
+					"NOW(6) AND (kyu_jobs.concurrency_key IS NULL") == 1);
+		CONTAINS(sb.buf, ">= IFNULL((SELECT key_max_running FROM kyu_queues WHERE name = @kyu_q), 1)))");
+		CONTAINS(sb.buf, "EXECUTE kyu_claim_keyed USING @kyu_q, @kyu_n, @kyu_tok; ");
+		CHECK(count_str(sb.buf, "key_slot = IF(") == 2);
+		CHECK(count_str(sb.buf, "PREPARE kyu_claim FROM") == 1);
+		LACKS(sb.buf, "EXECUTE kyu_claim USING");
+		/* 3 marks, 2 + 1 PREPAREs, START, 5 of kr, COMMIT, SELECT */
+		CHECK(lay.n_stmts == 14 && lay.prepares);
+		sb_reset(&sb);
+	}
+
 	/* Plain successes ride in front: the first n_fin of fin only. */
 	{
 		struct finish fin[4] = { plain(10, 100, 1000), plain(11, 101, 1001),

@@ -66,6 +66,16 @@ int main(void)
 	CHECK(wake_parse(long_q, 4 + 257, q, sizeof(q)) < 0);
 	CHECK(wake_parse(long_q, 4 + 256, q, sizeof(q)) == 0);
 
+	/* The cancel hint: no queue wake-up can be one (a control character),
+	 * and it is nothing else. */
+	CHECK(wake_is_cancel("kyu:\x18", 5));
+	CHECK(wake_is_cancel("kyu:\x18\n", 6));
+	CHECK(wake_parse("kyu:\x18", 5, q, sizeof(q)) < 0);
+	CHECK(!wake_is_cancel("kyu:", 4));
+	CHECK(!wake_is_cancel("kyu:\x18x", 6));
+	CHECK(!wake_is_cancel("kyu:\x18\n\n", 7));
+	CHECK(!wake_is_cancel("kyu", 3));
+
 	check_sockets();
 	return check_done("wake");
 }
