@@ -48,7 +48,7 @@ assert_eq "$(id -g kyut_a)" "${r[1]}" "ida: gid"
 [[ " ${r[2]} " == *" $extra "* ]] || fail "ida: supplementary groups '${r[2]}' lack kyut_extra ($extra)"
 assert_eq 0027 "${r[3]}" "ida: umask"
 assert_eq /var/tmp/kyut_a "${r[4]}" "ida: working directory (the user's home)"
-assert_eq "0 1 2" "$(tr -s ' ' <<<"${r[5]}")" "ida: the shell's open descriptors"
+assert_eq "0 1 2 3" "$(tr -s ' ' <<<"${r[5]}")" "ida: the shell's open descriptors (3: KYU_STATUS_FD)"
 env_a=$(out ida | sed -n '7,$p')
 for line in "HOME=/var/tmp/kyut_a" "USER=kyut_a" "LOGNAME=kyut_a" "SHELL=/bin/sh" \
 	"KYU_TEST_PASSED=passed-value" "FIXED=fixed value" "KYU_JOB_ID=ida" "KYU_QUEUE=ida" \
@@ -56,7 +56,7 @@ for line in "HOME=/var/tmp/kyut_a" "USER=kyut_a" "LOGNAME=kyut_a" "SHELL=/bin/sh
 	grep -qxF -- "$line" <<<"$env_a" || fail "ida: the environment lacks '$line'; it is: $(tr '\n' ' ' <<<"$env_a")"
 done
 # Nothing else of kyud's: the secret, and anything the test runner exported.
-names=$(sed -n 's/=.*//p' <<<"$env_a" | grep -vxE 'HOME|USER|LOGNAME|SHELL|PATH|LANG|PWD|OLDPWD|SHLVL|_|KYU_TEST_PASSED|FIXED|KYU_JOB_ID|KYU_QUEUE|KYU_ATTEMPT' | tr '\n' ' ' || true)
+names=$(sed -n 's/=.*//p' <<<"$env_a" | grep -vxE 'HOME|USER|LOGNAME|SHELL|PATH|LANG|PWD|OLDPWD|SHLVL|_|KYU_TEST_PASSED|FIXED|KYU_JOB_ID|KYU_QUEUE|KYU_ATTEMPT|KYU_STATUS_FD' | tr '\n' ' ' || true)
 assert_eq "" "$names" "ida: variables beyond the clean environment"
 
 # output_limit = 200 from [queue.out]: 3,893 bytes are cut to the first and
