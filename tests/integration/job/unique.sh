@@ -5,7 +5,7 @@
 # DUPLICATE KEY UPDATE run_at = ... debounces (moves the waiting row's
 # run_at, no second row); once the job has ended, K is accepted again; kyu
 # retry of an ended job whose key another job holds now says so, naming
-# both, rather than a raw error 1062.
+# both, rather than a raw error 1062, and so does the dashboard's (409).
 . "$KYU_SRC/tests/lib.sh"
 
 [ -x "${KYU:-}" ] || { echo "kyu not built: skipped"; exit 77; }
@@ -55,6 +55,12 @@ assert_eq 1 "$rc" "exit status of a retry whose key is taken"
 grep -qF "kyu: retry: job 'again' cannot be retried: its unique key 'report:7' is held by job 'holder' (waiting), which has not ended" "$T_DIR/err" ||
 	fail "retry's message: $(cat "$T_DIR/err")"
 assert_eq failed "$(sql "SELECT status FROM kyu_jobs WHERE id = 'again'")" "status of the job whose retry was refused"
+# The dashboard's retry: 409 with the same words.
+. "$KYU_SRC/tests/lib/web.sh"
+start_web "$(free_tcp_port)"
+assert_eq "409 job 'again' cannot be retried: its unique key 'report:7' is held by job 'holder' (waiting), which has not ended" \
+	"$(webq -X POST --csrf "$WEB_URL/api/job/retry?id=again" "d['error'].split(': ', 1)[1]")" "the dashboard's retry"
+stop_web
 # Freed: the retry goes through.
 kyu cancel holder >/dev/null
 kyu retry again >/dev/null || fail "retry after the holder was cancelled"
