@@ -12,6 +12,7 @@
 out=$T_DIR/hooks
 mkdir "$out"
 # The hook writes its environment to a file named by the failed job's id.
+# shellcheck disable=SC2016 # expanded by the hook's shell
 hook='["sh", "-c", "env | grep ^KYU_FAILED_ | sort > '$out'/$KYU_FAILED_JOB_ID.$KYU_JOB_ID.env; exit 0"]'
 sql "INSERT INTO kyu_queues (name, on_failure, on_failure_queue) VALUES
      ('work', '$hook', 'alerts'),
@@ -62,6 +63,7 @@ ls "$out"/ok.* "$out"/retried-then-ok.* "$out"/cancel-me.* 2>/dev/null && fail "
 # Retried by hand (attempts from 0 again) and failing again: a second hook.
 "$KYU" -c "$KYUD_INI" retry fail-once >/dev/null
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'on\\_failure:%:fail-once' AND status = 'succeeded'" 2 90
-assert_eq 2 "$(ls "$out"/fail-once.*.env | wc -l)" "hooks run for fail-once after a retry by hand"
+envs=("$out"/fail-once.*.env)
+assert_eq 2 "${#envs[@]}" "hooks run for fail-once after a retry by hand"
 
 stop_kyud
