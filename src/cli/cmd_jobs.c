@@ -24,6 +24,8 @@ enum {
 	OPT_AFTER_POLICY,
 	OPT_BATCH,
 	OPT_AFTER_BATCH,
+	OPT_UNIQUE,
+	OPT_TRACEPARENT,
 };
 
 /* --batch and --after-batch: a label the column holds, checked before
@@ -64,6 +66,50 @@ static bool submit_after_refused(const struct db_reply *reply)
 	return true;
 }
 
+/* A duplicate of a unique key held by a job that has not ended
+ * (kyu_jobs_unique_key): one line naming the key and that job, true;
+ * false for another error. The holder is looked up in a round trip of its
+ * own (it may have ended meanwhile). */
+static bool submit_unique_taken(struct db *db, const char *key)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const struct db_result *r;
+
+	if (!key || db_error_code(db) != ER_DUP_ENTRY || !strstr(db_error(db), "kyu_jobs_unique_key"))
+		return false;
+	sb_adds(&sb, "SELECT id, status FROM kyu_jobs WHERE unique_live = ");
+	db_quotes(&sb, key);
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0) {
+		r = &reply->r[0];
+		fprintf(stderr, "kyu: submit: not submitted: unique key '%s' is held by job '%s' (%s), "
+				"which has not ended\n",
+			key, db_cell(r, 0, 0), db_cell(r, 0, 1) ? db_cell(r, 0, 1) : "?");
+	} else {
+		fprintf(stderr, "kyu: submit: not submitted: unique key '%s' is held by a job that had not "
+				"ended (%s)\n",
+			key, db_error(db));
+	}
+	sb_free(&sb);
+	return true;
+}
+
+/* A refusal of a trigger of sql/schema.sql other than the two above
+ * (SQLSTATE KYU03, a bad traceparent): its message, which names the
+ * column and value, after "kyu: submit: not submitted: "; true. */
+static bool submit_signal_refused(const struct db_reply *reply)
+{
+	const char *msg;
+
+	if (!reply || reply->n < 1 || reply->r[reply->n - 1].err_no != ER_SIGNAL_EXCEPTION)
+		return false;
+	msg = reply->r[reply->n - 1].err;
+	if (!msg || strncmp(msg, "kyu: ", 5) != 0)
+		return false;
+	fprintf(stderr, "kyu: submit: not submitted: %s\n", msg + 5);
+	return true;
+}
+
 int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -71,10 +117,12 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		{ "after-policy", required_argument, NULL, OPT_AFTER_POLICY },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "after-batch", required_argument, NULL, OPT_AFTER_BATCH },
+		{ "unique", required_argument, NULL, OPT_UNIQUE },
+		{ "traceparent", required_argument, NULL, OPT_TRACEPARENT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL, *key = NULL;
-	const char *policy = NULL, *batch = NULL, *after_batch = NULL;
+	const char *policy = NULL, *batch = NULL, *after_batch = NULL, *unique = NULL, *traceparent = NULL;
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
 	json_t *env = json_object(), *after = json_array();
 	struct strbuf sb = { 0 };
@@ -145,6 +193,19 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			}
 			*(c == OPT_BATCH ? &batch : &after_batch) = optarg;
 			break;
+		case OPT_UNIQUE:
+			if (!*optarg) {
+				fprintf(stderr, "kyu: submit: --unique: the key must not be empty\n");
+				rc = EXIT_USAGE;
+				goto out;
+			}
+			unique = optarg;
+			break;
+		case OPT_TRACEPARENT:
+			/* Checked by the server (kyu_jobs(7), "Trace context"),
+			 * whose message names the value. */
+			traceparent = optarg;
+			break;
 		default:
 			fprintf(stderr, "kyu: submit: see kyu submit --help\n");
 			rc = EXIT_USAGE;
@@ -187,6 +248,10 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		sb_adds(&sb, ", batch");
 	if (after_batch)
 		sb_adds(&sb, ", after_batch");
+	if (unique)
+		sb_adds(&sb, ", unique_key");
+	if (traceparent)
+		sb_adds(&sb, ", traceparent");
 	sb_adds(&sb, ") VALUES (");
 	if (id)
 		db_quotes(&sb, id);
@@ -243,6 +308,14 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		sb_adds(&sb, ", ");
 		db_quotes(&sb, after_batch);
 	}
+	if (unique) {
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, unique);
+	}
+	if (traceparent) {
+		sb_adds(&sb, ", ");
+		db_quotes(&sb, traceparent);
+	}
 	sb_adds(&sb, ")");
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		/* The intake bound's trigger (sql/schema.sql) signals SQLSTATE
@@ -253,9 +326,14 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			rc = EXIT_QUEUE_FULL;
 			goto out;
 		}
-		if (submit_after_refused(reply))
+		if (submit_after_refused(reply) || submit_signal_refused(reply) ||
+		    submit_unique_taken(db, unique))
 			goto out;
-		if (db_error_code(db) == ER_BAD_FIELD_ERROR &&
+		if (db_error_code(db) == ER_BAD_FIELD_ERROR && (unique || traceparent))
+			fprintf(stderr, "kyu: submit: --unique and --traceparent need schema version 6 "
+					"(kyu schema status; kyu schema upgrade): %s\n",
+				db_error(db));
+		else if (db_error_code(db) == ER_BAD_FIELD_ERROR &&
 		    (json_array_size(after) || policy || batch || after_batch))
 			fprintf(stderr, "kyu: submit: --after, --after-policy, --batch and --after-batch "
 					"need schema version 5 (kyu schema status; kyu schema upgrade): %s\n",
@@ -294,11 +372,12 @@ out:
 	CLI_TIME("lease_until") ", concurrency_key, "
 #define SHOW_TAIL CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", output FROM kyu_jobs WHERE id = "
 
-/* The status channel's columns (schema version 6; kyu_jobs(7), "The
- * status channel"): the progress with its note on one line, and the last
- * result. */
+/* The columns of schema version 6 (kyu_jobs(7), "The status channel",
+ * "Unique keys", "Trace context"): the progress with its note on one
+ * line, the last result, the unique key and the trace context. */
 #define SHOW_STATUS                                                                                       \
-	"CONCAT(progress, '%', IFNULL(CONCAT(' ', progress_note), '')) AS progress, result, "
+	"CONCAT(progress, '%', IFNULL(CONCAT(' ', progress_note), '')) AS progress, result, unique_key, "  \
+	"traceparent, "
 
 /* How many upstreams and downstreams kyu show lists: a job of a large
  * batch may have thousands, and the command must stay quick. */
@@ -376,7 +455,8 @@ static bool show_unset(const struct db_result *r, unsigned col)
 		return true;
 	return !db_cell(r, 0, col) && (strcmp(name, "after") == 0 || strcmp(name, "batch") == 0 ||
 				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0 ||
-				       strcmp(name, "progress") == 0 || strcmp(name, "result") == 0);
+				       strcmp(name, "progress") == 0 || strcmp(name, "result") == 0 ||
+				       strcmp(name, "unique_key") == 0 || strcmp(name, "traceparent") == 0);
 }
 
 /* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
@@ -423,7 +503,7 @@ int cmd_show(struct db *db, const char *id)
 	unsigned long long seq;
 	int n, rc = 1;
 
-	/* Schema version 6, then 5 (without the status channel's columns),
+	/* Schema version 6, then 5 (without its columns),
 	 * then older (below). */
 	for (int v = 0; v < 2; v++) {
 		sb_reset(&sb);
@@ -697,11 +777,15 @@ int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, c
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
+	char why[1024];
 	int rc = 1;
 
 	action_sql(&sb, a, id);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
-		cli_die_db(db, action_name(a));
+		if (action_unique_taken(db, a, id, why, sizeof(why)))
+			fprintf(stderr, "kyu: %s: %s\n", action_name(a), why);
+		else
+			cli_die_db(db, action_name(a));
 	} else if (reply->n < 1 || reply->r[0].affected == 0) {
 		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a), id);
 	} else {

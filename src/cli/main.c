@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"      --after-policy succeeded|finished  run once they all succeeded\n"
 		"        (default; cancelled if one does not) or once they all ended\n"
 		"      --batch LABEL  the job's batch\n"
+		"      --unique KEY  refused while another job with KEY has not ended\n"
+		"      --traceparent TP  W3C trace context, passed to the job as TRACEPARENT\n"
 		"      exits 75 when the queue is full (kyu_queues.max_waiting)\n"
 		"  show ID                             print every column of one job, the jobs\n"
 		"                                      it runs after and that run after it, and\n"

@@ -1,6 +1,7 @@
 #include "action.h"
 
 #include <errno.h>
+#include <mysqld_error.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,35 @@ void action_queue_exists(struct strbuf *sb, const char *queue)
 	sb_adds(sb, ") OR EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
 	db_quotes(sb, queue);
 	sb_adds(sb, ")");
+}
+
+bool action_unique_taken(struct db *db, enum action a, const char *id, char *msg, size_t len)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const struct db_result *r;
+	bool ok = false;
+
+	if (a != ACT_RETRY || db_error_code(db) != ER_DUP_ENTRY || !strstr(db_error(db), "kyu_jobs_unique_key"))
+		return false;
+	sb_adds(&sb, "SELECT j.unique_key, o.id, o.status FROM kyu_jobs AS j LEFT JOIN kyu_jobs AS o "
+		     "ON o.unique_live = j.unique_key WHERE j.id = ");
+	db_quotes(&sb, id);
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0 &&
+	    db_cell(&reply->r[0], 0, 0)) {
+		r = &reply->r[0];
+		if (db_cell(r, 0, 1))
+			snprintf(msg, len, "job '%s' cannot be retried: its unique key '%s' is held by job '%s' "
+					   "(%s), which has not ended",
+				 id, db_cell(r, 0, 0), db_cell(r, 0, 1), db_cell(r, 0, 2) ? db_cell(r, 0, 2) : "?");
+		else
+			snprintf(msg, len, "job '%s' cannot be retried: its unique key '%s' was held by another "
+					   "job that had not ended (it has since: try again)",
+				 id, db_cell(r, 0, 0));
+		ok = true;
+	}
+	sb_free(&sb);
+	return ok;
 }
 
 const char *action_wake_queue(enum action a, const char *target)

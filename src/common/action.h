@@ -41,6 +41,13 @@ const char *action_done(enum action a);
  * nothing that happened: kyud settles the same items later. */
 #define ACTION_SETTLE_SQL "CALL kyu_settle(1000)"
 
+/* After a job action's statement failed on db: when it was a retry
+ * refused because the job's unique_key is held by another job that has
+ * not ended (the unique index kyu_jobs_unique_key: a raw error 1062
+ * otherwise), write into msg which key and which job hold it (a round
+ * trip of its own) and return true; false for any other failure. */
+bool action_unique_taken(struct db *db, enum action a, const char *id, char *msg, size_t len);
+
 /* Append the statement, with target quoted, to sb. */
 void action_sql(struct strbuf *sb, enum action a, const char *target);
 /* The same; with create, pause and resume also make the settings of a

@@ -27,6 +27,7 @@ struct claimed {
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
 	char *key; /* concurrency_key, or NULL */
 	char *after_json; /* after (the upstreams' ids, JSON), or NULL */
+	char *traceparent; /* W3C trace context, passed as TRACEPARENT, or NULL */
 	bool downstream;  /* has_downstream: jobs wait for this one's end */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
@@ -76,6 +77,9 @@ struct finish {
 	/* Sent before, in a round trip whose reply was lost: perhaps
 	 * recorded already (minutes.h). */
 	bool unsure;
+	/* A failure for good recorded together with its queue's failure hook
+	 * (store_finish.h): in a transaction of its own. */
+	bool hook;
 };
 
 #endif

@@ -101,6 +101,7 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
+	char why[1024];
 	unsigned st;
 
 	if (!target || !*target)
@@ -108,7 +109,9 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 				     action_on_queue(a) ? "queue" : "id");
 	action_sql(&sb, a, target);
 	if (webdb_run(&w->db, sb.buf, sb.len, &r, false) < 0)
-		st = webdb_failed(&w->db, out, action_name(a));
+		st = action_unique_taken(w->db.db, a, target, why, sizeof(why))
+			     ? webjson_error(out, 409, "%s: %s", action_name(a), why)
+			     : webdb_failed(&w->db, out, action_name(a));
 	else if (!action_on_queue(a) && r->affected == 0)
 		st = webjson_error(out, 409, "%s: no %s job with id '%s'", action_name(a),
 				   action_needs(a), target);

@@ -563,7 +563,7 @@ bool claim_rollback_due(void *claim, struct stmt_turn *t)
 	const struct claim *cl = claim;
 
 	(void)t;
-	return cl->txn_dirty;
+	return cl->txn_dirty || cl->rec->txn_open;
 }
 
 bool claim_rollback_send(void *claim, struct stmt_turn *t, struct strbuf *sb)
@@ -579,7 +579,7 @@ void claim_rollback_reply(void *claim, const struct db_reply *r)
 	struct claim *cl = claim;
 
 	if (r->fail == DB_OK || r->fail == DB_LOST)
-		cl->txn_dirty = false;
+		cl->txn_dirty = cl->rec->txn_open = false;
 	if (r->fail != DB_OK)
 		conn_failed(cl->conn, r, "ending a failed claim's transaction");
 }

@@ -228,6 +228,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		.job_id = c->id,
 		.queue = c->queue,
 		.after_json = c->after_json,
+		.traceparent = c->traceparent,
 		.attempt = c->attempts,
 	};
 	const struct domain_ids *ids;

@@ -162,6 +162,9 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 	env_set(&spec->envp, &n, "KYU_STATUS_FD", attempt);
 	if (in->after_json)
 		env_set(&spec->envp, &n, "KYU_AFTER", in->after_json);
+	/* Only when the row has one: a TRACEPARENT of the job's env stays. */
+	if (in->traceparent)
+		env_set(&spec->envp, &n, "TRACEPARENT", in->traceparent);
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct jobspec_input {
 	const char *job_id;
 	const char *queue;
 	const char *after_json; /* the upstreams' ids (kyu_jobs.after), or NULL */
+	const char *traceparent; /* kyu_jobs.traceparent (checked at claim), or NULL */
 	unsigned attempt;
 };
 

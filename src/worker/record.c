@@ -43,6 +43,7 @@ void record_free(struct record *rec)
 
 void record_connected(struct record *rec)
 {
+	rec->txn_open = false;
 	minutes_clear(&rec->pending);
 	history_clear(&rec->history);
 }
@@ -273,6 +274,8 @@ void record_reply(void *record, const struct db_reply *r)
 	if (rec->sent_probe && body.n > rec->sent_stmts)
 		settle_probed(rec->settle, &body.r[rec->sent_stmts]);
 	store_finish_read(&body, f, rec->sent_count, &done, &rejected);
+	if (store_finish_txn_open(&body, f, rec->sent_count))
+		rec->txn_open = true;
 	record_count_settle(rec, r, f, rec->sent_count, done);
 	r = &body;
 	record_recorded(rec, done, rejected);

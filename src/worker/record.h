@@ -44,6 +44,9 @@ struct record {
 	/* The round trip in flight, when it is a finish. */
 	int sent_count, sent_stmts;
 	bool sent_probe; /* it ends (before the count) with settle.h's probe: always */
+	/* A failure hook's transaction (store_finish.h) was left open by a
+	 * failed statement: claim.c rolls it back before anything else. */
+	bool txn_open;
 	/* The results recorded by a round trip (the first n of f; retried:
 	 * one of them goes back to waiting for its backoff): claim.c. */
 	void (*recorded)(void *ctx, const struct finish *f, int n, bool retried);

@@ -81,6 +81,9 @@ void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool d
 		.tempfail = o->tempfail,
 		.timeout = o->timeout,
 		.cost = o->cost,
+		/* Failed for good: its queue's failure hook, if it has one,
+		 * is made in the same transaction. */
+		.hook = o->outcome == OUT_FAILED,
 	};
 	bool has_out = out && out->total;
 	bool used = st && status_used(st) && f.outcome != OUT_RELEASE;
@@ -221,6 +224,10 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 			sb_adds(&msg, ")");
 			e->f.cost.known = false;
 			e->f.status = false;
+			/* The hook's INSERT may be what the server refused
+			 * (its queue full: KYU01): the failure is recorded
+			 * without it rather than not at all. */
+			e->f.hook = false;
 			e->stripped = STRIP_ALL;
 		} else {
 			sb_printf(&msg, "%s; kyud could not record the rest of this result (%s)",

@@ -44,6 +44,45 @@ static void check_nul(struct claimed *c, const struct db_result *r, size_t row, 
 	c->bad = xstrdup(msg);
 }
 
+static bool all_zero(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '0')
+			return false;
+	return true;
+}
+
+/* The INSERT trigger kyu_jobs_traceparent_check refuses a bad value, but
+ * an UPDATE can write one after it: checked again here, the same rule
+ * (W3C Trace Context: VV-TRACEID-PARENTID-FLAGS, lowercase hex, version
+ * not ff, ids not all zeros), so that a job never sees a value its
+ * tracer would choke on. */
+bool store_traceparent_valid(const char *tp)
+{
+	static const char shape[] = "xx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx-xx";
+
+	if (strlen(tp) != sizeof(shape) - 1)
+		return false;
+	for (size_t i = 0; shape[i]; i++) {
+		if (shape[i] == '-' ? tp[i] != '-' : !strchr("0123456789abcdef", tp[i]) || !tp[i])
+			return false;
+	}
+	return strncmp(tp, "ff", 2) != 0 && !all_zero(tp + 3, 32) && !all_zero(tp + 36, 16);
+}
+
+static void check_traceparent(struct claimed *c)
+{
+	char msg[256];
+
+	if (c->bad || !c->traceparent || store_traceparent_valid(c->traceparent))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "traceparent = '%.60s': not a W3C traceparent (VV-TRACEID32-PARENTID16-FLAGS, "
+		 "lowercase hex, not all zeros): refused",
+		 c->traceparent);
+	c->bad = xstrdup(msg);
+}
+
 /* Columns are INT UNSIGNED; a row may hold any value of that range. */
 static unsigned to_uint(const char *s)
 {
@@ -383,7 +422,7 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	 * with dependents ended elsewhere (a plain UPDATE, another daemon's
 	 * lease expiry) settles it. */
 	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
-		    "j.after, j.has_downstream, d.todo "
+		    "j.after, j.has_downstream, d.todo, j.traceparent "
 		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
@@ -535,6 +574,8 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 		check_nul(c, sel, i, 5, "env");
 		check_nul(c, sel, i, 6, "cwd");
 		check_nul(c, sel, i, 14, "after");
+		c->traceparent = dup_field(db_cell(sel, i, 17));
+		check_traceparent(c);
 	}
 	if (out->got == lay->asked)
 		out->next_due_us = INT64_MIN;
@@ -560,6 +601,7 @@ void store_claimed_clear(struct claimed *c)
 	free(c->cwd);
 	free(c->key);
 	free(c->after_json);
+	free(c->traceparent);
 	free(c->bad);
 	memset(c, 0, sizeof(*c));
 }

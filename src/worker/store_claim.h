@@ -79,5 +79,8 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 			   double claimed_at, struct claim_reply *out);
 void store_claimed_free(struct claimed *rows, int n);
 void store_claimed_clear(struct claimed *c);
+/* Whether tp is a W3C traceparent kyud passes to a job (kyu_jobs(7),
+ * "Trace context"); a claimed row with another value fails unstarted. */
+bool store_traceparent_valid(const char *tp);
 
 #endif

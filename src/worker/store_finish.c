@@ -148,9 +148,40 @@ static void add_backoff(struct strbuf *sb, const struct kyu_config *cfg)
  * double every byte of the texts). */
 static size_t finish_overhead(const struct finish *f)
 {
-	return 1024 + 2 * (f->error ? strlen(f->error) : 0) +
+	return (f->hook ? 2048 : 1024) + 2 * (f->error ? strlen(f->error) : 0) +
 	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len + 2 * BAD_JSON_QUOTE + 256
 			  : 0);
+}
+
+int store_finish_stmts(const struct finish *f)
+{
+	return f->hook ? 4 : 1;
+}
+
+/* The failure hook (kyu_jobs(7), "Failure hooks"): one job of the queue's
+ * on_failure argv, made only if the UPDATE before it, in the same
+ * transaction, recorded the failure under this claim (the row is 'failed'
+ * and still this claim's: a cancel, or a row taken over by another claim,
+ * makes none). Its id names the attempt and the claim, so that the same
+ * result sent again (a reply lost) finds it there and makes no second
+ * one, while the same job failing again after a `kyu retry` (attempts
+ * counted from 0 again, under another claim) makes its own. A hook job
+ * (its id begins with on_failure:) fires none. */
+static void add_hook(struct strbuf *sb, const struct finish *f)
+{
+	sb_printf(sb,
+		  "INSERT INTO kyu_jobs (id, queue, argv, env) "
+		  "SELECT CONCAT('" STORE_HOOK_PREFIX "', j.attempts, ':', j.owner, ':', "
+		  "IF(CHAR_LENGTH(j.id) <= 200, j.id, CONCAT('sha256:', SHA2(j.id, 256)))), "
+		  "IFNULL(q.on_failure_queue, j.queue), q.on_failure, "
+		  "JSON_OBJECT('KYU_FAILED_JOB_ID', j.id, 'KYU_FAILED_QUEUE', j.queue, "
+		  "'KYU_FAILED_EXIT_CODE', IFNULL(CAST(j.exit_code AS CHAR), ''), "
+		  "'KYU_FAILED_ERROR', IFNULL(j.error, '')) "
+		  "FROM kyu_jobs AS j JOIN kyu_queues AS q ON q.name = j.queue "
+		  "WHERE j.seq = %" PRIu64 " AND j.owner = %" PRIu64 " AND j.status = 'failed' "
+		  "AND q.on_failure IS NOT NULL AND j.id NOT LIKE '" STORE_HOOK_PREFIX "%%' "
+		  "ON DUPLICATE KEY UPDATE kyu_jobs.id = kyu_jobs.id",
+		  f->seq, f->token);
 }
 
 static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f,
@@ -239,6 +270,24 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		  f->seq, f->token);
 }
 
+/* One result's statements: its UPDATE, and for a failure for good the
+ * hook's INSERT with it, in one transaction, so that no crash of kyud or
+ * of the server between the two leaves the failure without its hook.
+ * (A transaction a failed statement leaves open is rolled back before
+ * anything else is sent: store_finish_txn_open.) */
+static void finish_group(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f,
+			 size_t max_len)
+{
+	if (f->hook)
+		sb_adds(sb, "START TRANSACTION; ");
+	finish_one(sb, cfg, f, max_len);
+	if (f->hook) {
+		sb_adds(sb, "; ");
+		add_hook(sb, f);
+		sb_adds(sb, "; COMMIT");
+	}
+}
+
 int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
 		       size_t max_len, int *n_stmts)
 {
@@ -262,7 +311,7 @@ int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const st
 		/* Output is cut only when it would not fit alone; a result that
 		 * does not fit behind the others goes first in the next round
 		 * trip instead. */
-		finish_one(sb, cfg, &f[count], max_len);
+		finish_group(sb, cfg, &f[count], max_len);
 		if (sb->len > max_len && *n_stmts) {
 			sb->len = before;
 			sb->buf[before] = '\0';
@@ -272,14 +321,14 @@ int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const st
 			 * every time: cut to the room they leave, so that it is
 			 * recorded all the same. */
 			sb_adds(sb, "; ");
-			finish_one(sb, cfg, &f[count], max_len > before + 2 ? max_len - before - 2 : 0);
+			finish_group(sb, cfg, &f[count], max_len > before + 2 ? max_len - before - 2 : 0);
 			if (sb->len > max_len) {
 				sb->len = before;
 				sb->buf[before] = '\0';
 				break;
 			}
 		}
-		(*n_stmts)++;
+		*n_stmts += store_finish_stmts(&f[count]);
 	}
 	return count;
 }
@@ -300,11 +349,37 @@ void store_finish_read(const struct db_reply *r, const struct finish *f, int cou
 		*rejected = plain - (int)r->r[0].affected;
 		stmt = 1;
 	}
-	for (int i = plain; i < count; i++, stmt++) {
-		if (stmt >= r->n || r->r[stmt].err_no)
-			return;
+	for (int i = plain; i < count; i++) {
+		int k = store_finish_stmts(&f[i]);
+		/* A hook's group: its UPDATE is the second of four, and the
+		 * result is recorded only once the COMMIT is done. */
+		int upd = stmt + (k > 1);
+		for (int s = stmt; s < stmt + k; s++)
+			if (s >= r->n || r->r[s].err_no)
+				return;
 		(*done)++;
-		if (r->r[stmt].affected != 1)
+		if (r->r[upd].affected != 1)
 			(*rejected)++;
+		stmt += k;
 	}
+}
+
+bool store_finish_txn_open(const struct db_reply *r, const struct finish *f, int count)
+{
+	int stmt = 0, i = 0;
+
+	if (r->fail == DB_OK || r->fail == DB_LOST)
+		return false;
+	while (i < count && store_finish_plain(&f[i]))
+		i++;
+	if (i)
+		stmt = 1;
+	for (; i < count && stmt < r->n; i++) {
+		int k = store_finish_stmts(&f[i]);
+		/* The reply ends inside a group whose START TRANSACTION ran. */
+		if (k > 1 && r->n < stmt + k && r->r[stmt].err_no == 0)
+			return true;
+		stmt += k;
+	}
+	return false;
 }

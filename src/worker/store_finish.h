@@ -20,6 +20,10 @@
 #include "common/db.h"
 #include "common/util.h"
 
+/* The id of every failure hook's job begins with this (a hook job that
+ * fails fires none): kyu_jobs(7), "Failure hooks". */
+#define STORE_HOOK_PREFIX "on_failure:"
+
 /* A success with no output and no message: recorded in bulk. */
 bool store_finish_plain(const struct finish *f);
 
@@ -41,5 +45,13 @@ int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const st
  * how many of those found their row taken over by another claim. */
 void store_finish_read(const struct db_reply *r, const struct finish *f, int count, int *done,
 		       int *rejected);
+/* How many statements result f takes (a failure for good with its hook:
+ * START TRANSACTION, UPDATE, INSERT, COMMIT). */
+int store_finish_stmts(const struct finish *f);
+/* Whether the reply r of store_finish_build(f, count) stopped inside a
+ * hook's transaction, which is then still open on the connection: it must
+ * be rolled back before anything else is sent (a lease renewal sent into
+ * it would not be committed). */
+bool store_finish_txn_open(const struct db_reply *r, const struct finish *f, int count);
 
 #endif

@@ -197,7 +197,7 @@ static void test_claim_build(void)
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
 				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
-				 "d.todo FROM "));
+				 "d.todo, j.traceparent FROM "));
 	CONTAINS(st[1], "(EXISTS (SELECT 1 FROM kyu_after_todo) OR EXISTS (SELECT 1 FROM kyu_jobs "
 			"WHERE after_changed = 1)) AS todo");
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
@@ -399,15 +399,115 @@ static void test_claim_build(void)
 	sb_free(&sb);
 }
 
+static void test_traceparent(void)
+{
+	CHECK(store_traceparent_valid("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+	CHECK(store_traceparent_valid("fe-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"));
+	/* version ff, ids all zeros, upper case, wrong length or separator */
+	CHECK(!store_traceparent_valid("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+	CHECK(!store_traceparent_valid("00-00000000000000000000000000000000-00f067aa0ba902b7-01"));
+	CHECK(!store_traceparent_valid("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"));
+	CHECK(!store_traceparent_valid("00-4bf92f3577b34da6a3ce929d0e0e4736-00F067aa0ba902b7-01"));
+	CHECK(!store_traceparent_valid("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-011"));
+	CHECK(!store_traceparent_valid("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"));
+	CHECK(!store_traceparent_valid("00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+	CHECK(!store_traceparent_valid("0g-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
+	CHECK(!store_traceparent_valid(""));
+}
+
+/* A failure for good with its hook: four statements in one transaction,
+ * the INSERT guarded by the row being this claim's and failed; other
+ * results' statements unchanged. */
+static void test_finish_hook(void)
+{
+	struct kyu_config cfg;
+	struct strbuf sb = { 0 };
+	char *st[16];
+	int k, count, n_stmts, done, rejected;
+	struct finish f[] = {
+		plain(1, 11, 101),
+		other(3, 13, 103, OUT_FAILED, 2, 0, "exit code 2", NULL, 0),
+		other(4, 14, 104, OUT_RETRY, 1, 0, "exit code 1", NULL, 0),
+	};
+	struct db_result res[8];
+	struct db_reply rep = { .fail = DB_OK, .r = res };
+
+	config(&cfg, CLAIM_PLAIN, 0);
+	f[1].hook = true;
+	CHECK(store_finish_stmts(&f[0]) == 1);
+	CHECK(store_finish_stmts(&f[1]) == 4);
+	count = store_finish_build(&sb, &cfg, f, 3, 1 << 20, &n_stmts);
+	CHECK(count == 3);
+	CHECK(n_stmts == 6);
+	k = split(sb.buf, st, 16);
+	CHECK(k == 6);
+	CHECK(starts_with(st[0], "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0"));
+	CHECK(strcmp(st[1], "START TRANSACTION") == 0);
+	CHECK(starts_with(st[2], "UPDATE kyu_jobs SET lease_until = NULL, pid = 103, "));
+	CONTAINS(st[2], " WHERE seq = 3 AND owner = 13 AND status IN ('running', 'cancelled')");
+	CHECK(starts_with(st[3], "INSERT INTO kyu_jobs (id, queue, argv, env) SELECT CONCAT('on_failure:', "
+				 "j.attempts, ':', j.owner, ':', "));
+	CONTAINS(st[3], "WHERE j.seq = 3 AND j.owner = 13 AND j.status = 'failed' AND q.on_failure IS NOT NULL "
+			"AND j.id NOT LIKE 'on_failure:%' ON DUPLICATE KEY UPDATE");
+	CONTAINS(st[3], "'KYU_FAILED_JOB_ID', j.id, 'KYU_FAILED_QUEUE', j.queue, 'KYU_FAILED_EXIT_CODE'");
+	CHECK(strcmp(st[4], "COMMIT") == 0);
+	CHECK(starts_with(st[5], "UPDATE kyu_jobs SET lease_until = NULL, pid = 104, "));
+	LACKS(st[5], "INSERT");
+	free_split(st, k);
+	sb_reset(&sb);
+
+	/* Read: the UPDATE's count decides rejected; done once COMMIT is. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 1;
+	res[2].affected = 1;
+	res[3].affected = 1;
+	res[5].affected = 1;
+	rep.n = 6;
+	store_finish_read(&rep, f, 3, &done, &rejected);
+	CHECK(done == 3);
+	CHECK(rejected == 0);
+	CHECK(!store_finish_txn_open(&rep, f, 3));
+	res[2].affected = 0; /* replayed, or the row is another claim's */
+	store_finish_read(&rep, f, 3, &done, &rejected);
+	CHECK(done == 3);
+	CHECK(rejected == 1);
+	/* The INSERT refused (a full queue): the group is not done, and its
+	 * transaction is open. */
+	memset(res, 0, sizeof(res));
+	res[0].affected = 1;
+	res[2].affected = 1;
+	res[3].err_no = 1644;
+	rep.fail = DB_ERROR;
+	rep.n = 4;
+	store_finish_read(&rep, f, 3, &done, &rejected);
+	CHECK(done == 1);
+	CHECK(store_finish_txn_open(&rep, f, 3));
+	/* Lost: the server ends the transaction itself. */
+	rep.fail = DB_LOST;
+	CHECK(!store_finish_txn_open(&rep, f, 3));
+	/* The plain UPDATE failed: no transaction was begun. */
+	memset(res, 0, sizeof(res));
+	res[0].err_no = 1213;
+	rep.fail = DB_RETRY;
+	rep.n = 1;
+	CHECK(!store_finish_txn_open(&rep, f, 3));
+	/* Without the hook (results_strip's last resort): one statement. */
+	f[1].hook = false;
+	count = store_finish_build(&sb, &cfg, f, 3, 1 << 20, &n_stmts);
+	CHECK(n_stmts == 3);
+	LACKS(sb.buf, "START TRANSACTION");
+	sb_free(&sb);
+}
+
 /* ---- hand-built replies ---- */
 
-#define CLAIM_COLS 17
+#define CLAIM_COLS 18
 
 static void test_claim_read(void)
 {
 	char *cells[2 * CLAIM_COLS] = {
-		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1", "2500000", "[\"u1\"]", "0", "1",
-		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL, NULL,      NULL,         "1", "1",
+		"17", "job-a", "default", "echo hi", "[\"a\"]", NULL,   "/tmp", "1", "0", "3",          "60", "1500", "k1", "2500000", "[\"u1\"]", "0", "1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"18", "job-b", "q2",      NULL,      NULL,      "{}",   NULL,   "2", "1", "4294967296", "5",  "1500", NULL, NULL,      NULL,         "1", "1", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
 	};
 	unsigned long lens[2 * CLAIM_COLS];
 	struct db_result sel = { .n_cols = CLAIM_COLS, .n_rows = 2, .cells = cells, .lens = lens };
@@ -465,6 +565,14 @@ static void test_claim_read(void)
 		CHECK(cr.rows[1].after_json == NULL);
 		CHECK(!cr.rows[0].downstream);
 		CHECK(cr.rows[1].downstream);
+		/* Trace context: passed on; a value an UPDATE made bad after
+		 * the INSERT's check makes the row bad, naming column and value. */
+		CHECK_STR(cr.rows[0].traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+		CHECK(cr.rows[0].bad == NULL);
+		CHECK(cr.rows[1].bad != NULL);
+		if (cr.rows[1].bad)
+			CONTAINS(cr.rows[1].bad, "traceparent = '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01': "
+						 "not a W3C traceparent");
 	}
 	CHECK(cr.settle);
 	store_claimed_free(cr.rows, cr.got);
@@ -1166,6 +1274,8 @@ int main(void)
 	test_quote();
 	test_claim_build();
 	test_claim_read();
+	test_traceparent();
+	test_finish_hook();
 	test_finish_build();
 	test_finish_status();
 	test_finish_read();
