@@ -62,6 +62,8 @@ struct finish {
 	int signal;    /* 0: none */
 	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
 	bool timeout;  /* kyud ended it at its time limit (kyu_attempts' outcome 'timeout') */
+	bool first;    /* the job's first attempt: a success of it needs no kyu_attempts row
+			* under [kyud] history = failures */
 	bool downstream; /* jobs wait for this one: its end is settled (settle.h) */
 	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
 	const char *error;

@@ -17,7 +17,7 @@
 #include "text.h"
 #include "util.h"
 
-enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
+enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_HISTORY, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
 
 /* When a changed value takes effect. The supervisor applies all of its own
  * keys on reload (workers by growing or shrinking the pool, listen by
@@ -70,7 +70,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
 	{ "kyud", "live_output", T_INT, OFF(live_output), "3", 0, 86400, RELOAD },
-	{ "kyud", "history", T_BOOL, OFF(history), "on", 0, 0, RELOAD },
+	{ "kyud", "history", T_HISTORY, OFF(history), "failures", 0, 0, RELOAD },
 	{ "kyud", "attempt_output", T_INT, OFF(attempt_output), "4096", 0, 65535, RELOAD },
 	{ "kyud", "result_max", T_INT, OFF(result_max), "65536", 0, INT64_C(4) * 1024 * 1024, RELOAD },
 	{ "kyud", "claim", T_CLAIM, OFF(claim), "plain", 0, 0, RELOAD },
@@ -114,6 +114,8 @@ struct parse_ctx {
 
 /* Indexed by enum claim_shape. */
 static const char *const claim_names[] = { "plain", "join", "skip_locked" };
+static const char *const history_names[] = { [HISTORY_OFF] = "off", [HISTORY_FAILURES] = "failures",
+					      [HISTORY_ALL] = "all" };
 
 static int split_list(char *raw, char **items, int max, int *count)
 {
@@ -177,6 +179,14 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		*(int *)field = (int)l;
 		return NULL;
 	}
+	case T_HISTORY:
+		for (size_t i = 0; i < sizeof(history_names) / sizeof(history_names[0]); i++) {
+			if (strcmp(value, history_names[i]) == 0) {
+				*(int *)field = (int)i;
+				return NULL;
+			}
+		}
+		return "expected all, failures or off";
 	case T_CLAIM:
 		for (size_t i = 0; i < sizeof(claim_names) / sizeof(claim_names[0]); i++) {
 			if (strcmp(value, claim_names[i]) == 0) {
@@ -449,6 +459,13 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 	case T_LEVEL: {
 		int level = *(const int *)field;
 		sb_adds(sb, log_level_name((enum log_level)level));
+		return;
+	}
+	case T_HISTORY: {
+		int h = *(const int *)field;
+		sb_adds(sb, h >= 0 && (size_t)h < sizeof(history_names) / sizeof(history_names[0])
+				    ? history_names[h]
+				    : "?");
 		return;
 	}
 	case T_CLAIM: {

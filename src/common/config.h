@@ -11,6 +11,9 @@
 #include <stddef.h>
 
 enum claim_shape { CLAIM_PLAIN, CLAIM_JOIN, CLAIM_SKIP_LOCKED };
+/* [kyud] history: which ended attempts get a row of kyu_attempts. failures:
+ * all but a first attempt that succeeded (whose job row says everything). */
+enum history_mode { HISTORY_OFF, HISTORY_FAILURES, HISTORY_ALL };
 
 #define KYU_MAX_QUEUES 32
 #define KYU_MAX_PERM_CODES 32
@@ -49,7 +52,7 @@ struct kyu_config {
 	int metrics_interval;
 	int fence_margin;
 	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
-	bool history;       /* one row of kyu_attempts per attempt that ended */
+	int history;        /* enum history_mode */
 	int attempt_output; /* bytes of an attempt's output kept in its row of kyu_attempts */
 	int result_max; /* bytes of a result on a job's status channel */
 	int claim;

@@ -6,9 +6,13 @@
 
 #include "common/db.h"
 
-static bool is_attempt(const struct finish *f)
+/* Whether f gets a row: every attempt but kyud's own give-backs; under
+ * [kyud] history = failures, not a first attempt that succeeded either
+ * (its job's row holds all the row would: the default keeps plain jobs'
+ * statements and rows as they were without history). */
+static bool is_attempt(const struct finish *f, bool all)
 {
-	return f->outcome != OUT_RELEASE;
+	return f->outcome != OUT_RELEASE && (all || f->outcome != OUT_SUCCEEDED || !f->first);
 }
 
 /* Which rows a list names: all of them, the unsure ones, the timed out. */
@@ -30,7 +34,7 @@ static void add_one(struct strbuf *sb, enum list_form form, int *k, uint64_t seq
 }
 
 static void add_rows(struct strbuf *sb, const struct history_pending *p, const struct finish *f, int n,
-		     enum list_form form, enum pick pick)
+		     bool all, enum list_form form, enum pick pick)
 {
 	int k = 0;
 
@@ -38,7 +42,7 @@ static void add_rows(struct strbuf *sb, const struct history_pending *p, const s
 		if (picked(pick, p->rows[i].unsure, p->rows[i].timeout))
 			add_one(sb, form, &k, p->rows[i].seq, p->rows[i].token);
 	for (int i = 0; i < n; i++)
-		if (is_attempt(&f[i]) && picked(pick, f[i].unsure, f[i].timeout))
+		if (is_attempt(&f[i], all) && picked(pick, f[i].unsure, f[i].timeout))
 			add_one(sb, form, &k, f[i].seq, f[i].token);
 }
 
@@ -52,7 +56,7 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 		timeout |= p->rows[i].timeout;
 	}
 	for (int i = 0; i < n; i++) {
-		if (!is_attempt(&f[i]))
+		if (!is_attempt(&f[i], wr->all))
 			continue;
 		any = true;
 		unsure |= f[i].unsure;
@@ -73,7 +77,7 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 		    "WHEN status = 'cancelled' THEN 'cancelled' ");
 	if (timeout) {
 		sb_adds(sb, "WHEN seq IN (");
-		add_rows(sb, p, f, n, SEQ_LIST, PICK_TIMEOUT);
+		add_rows(sb, p, f, n, wr->all, SEQ_LIST, PICK_TIMEOUT);
 		sb_adds(sb, ") THEN 'timeout' ");
 	}
 	sb_adds(sb, "WHEN status = 'succeeded' THEN 'succeeded' WHEN status = 'waiting' THEN 'retried' "
@@ -84,9 +88,9 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 	else
 		sb_adds(sb, "NULL");
 	sb_adds(sb, " FROM kyu_jobs WHERE seq IN (");
-	add_rows(sb, p, f, n, SEQ_LIST, PICK_ALL);
+	add_rows(sb, p, f, n, wr->all, SEQ_LIST, PICK_ALL);
 	sb_adds(sb, ") AND owner = CASE seq");
-	add_rows(sb, p, f, n, OWNER_CASE, PICK_ALL);
+	add_rows(sb, p, f, n, wr->all, OWNER_CASE, PICK_ALL);
 	/* A result rejected because its row passed to another claim is no
 	 * attempt of this daemon's: the row's owner is another. */
 	sb_adds(sb, " END AND status IN ('succeeded', 'failed', 'waiting', 'cancelled')");
@@ -96,7 +100,7 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 		 * between the two); only a row this session changed is
 		 * copied here. */
 		sb_adds(sb, " AND (seq NOT IN (");
-		add_rows(sb, p, f, n, SEQ_LIST, PICK_UNSURE);
+		add_rows(sb, p, f, n, wr->all, SEQ_LIST, PICK_UNSURE);
 		sb_adds(sb, ") OR updated_at >= " DB_SESSION_START ")");
 	}
 	return true;
@@ -110,10 +114,10 @@ size_t history_room(const struct history_pending *p, int n)
 	return 1536 + (size_t)(p->n + n) * 160;
 }
 
-void history_keep(struct history_pending *p, const struct finish *f, int n)
+void history_keep(struct history_pending *p, bool all, const struct finish *f, int n)
 {
 	for (int i = 0; i < n; i++) {
-		if (!is_attempt(&f[i]))
+		if (!is_attempt(&f[i], all))
 			continue;
 		if (p->n == p->cap) {
 			p->cap = p->cap ? 2 * p->cap : 64;

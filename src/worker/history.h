@@ -47,6 +47,7 @@ struct history_pending {
 struct history_writer {
 	const char *daemon;
 	int output;
+	bool all; /* [kyud] history = all: first attempts that succeeded too */
 };
 
 /* Append "; " and the INSERT for the pending rows and f[0..n) to sb
@@ -56,8 +57,9 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 		   const struct history_pending *p, const struct finish *f, int n);
 /* At most how long history_build makes the INSERT of p and n results. */
 size_t history_room(const struct history_pending *p, int n);
-/* Keep f[0..n) pending (recorded, no row yet), except give-backs. */
-void history_keep(struct history_pending *p, const struct finish *f, int n);
+/* Keep f[0..n) pending (recorded, no row yet), except give-backs (and,
+ * unless all, first attempts that succeeded). */
+void history_keep(struct history_pending *p, bool all, const struct finish *f, int n);
 void history_clear(struct history_pending *p);
 void history_free(struct history_pending *p);
 

@@ -66,6 +66,7 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 
 	memset(out, 0, sizeof(*out));
 	out->record = true;
+	out->first = in->attempts <= 1;
 	if (in->rusage)
 		cost_of(in->rusage, &out->cost);
 	if (WIFEXITED(in->wstatus))

@@ -36,6 +36,7 @@ struct outcome_out {
 	int signal;    /* 0: none */
 	bool tempfail;
 	bool timeout; /* ended at its time limit */
+	bool first;   /* the job's first attempt ([kyud] history = failures) */
 	struct attempt_cost cost; /* from in->rusage; unknown without one */
 	char error[256]; /* empty: none */
 };

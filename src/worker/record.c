@@ -52,7 +52,7 @@ void record_connected(struct record *rec)
  * now; pending rows are dropped while not. */
 static bool history_on(struct record *rec)
 {
-	if (rec->cfg->history && mono_now() >= rec->history_after)
+	if (rec->cfg->history != HISTORY_OFF && mono_now() >= rec->history_after)
 		return true;
 	history_clear(&rec->history);
 	return false;
@@ -73,7 +73,8 @@ void record_count_add(struct record *rec, struct strbuf *sb, const struct finish
 	struct minutes_writer wr = { .daemon = rec->daemon, .worker = rec->worker };
 
 	struct history_writer hw = { .daemon = rec->history_daemon,
-				     .output = rec->cfg->attempt_output };
+				     .output = rec->cfg->attempt_output,
+				     .all = rec->cfg->history == HISTORY_ALL };
 
 	rec->counted = record_counting(rec) && minutes_count_build(sb, &wr, &rec->pending, f, n);
 	rec->history_sent = history_on(rec) && history_build(sb, &hw, &rec->history, f, n);
@@ -113,7 +114,7 @@ static void history_settle(struct record *rec, const struct db_reply *r, const s
 			history_clear(&rec->history);
 			results_unsure(&rec->results, n);
 		} else {
-			history_keep(&rec->history, f, recorded);
+			history_keep(&rec->history, rec->cfg->history == HISTORY_ALL, f, recorded);
 		}
 		return;
 	case MINUTES_FAILED:
@@ -121,7 +122,7 @@ static void history_settle(struct record *rec, const struct db_reply *r, const s
 	}
 	if (r->fail == DB_RETRY || r->fail == DB_BUSY) {
 		log_debug("writing kyu_attempts: %s; trying again", r->err);
-		history_keep(&rec->history, f, recorded);
+		history_keep(&rec->history, rec->cfg->history == HISTORY_ALL, f, recorded);
 		return;
 	}
 	history_clear(&rec->history);

@@ -80,6 +80,7 @@ void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool d
 		.signal = o->signal,
 		.tempfail = o->tempfail,
 		.timeout = o->timeout,
+		.first = o->first,
 		.cost = o->cost,
 		/* Failed for good: its queue's failure hook, if it has one,
 		 * is made in the same transaction. */

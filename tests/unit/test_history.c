@@ -49,7 +49,7 @@ static void test_build(void)
 	/* A timeout, kept pending, unsure; no daemon, no tail. */
 	f[0].timeout = true;
 	f[0].unsure = true;
-	history_keep(&p, f, 2);
+	history_keep(&p, false, f, 2);
 	CHECK(p.n == 1 && p.rows[0].seq == 1 && p.rows[0].timeout && p.rows[0].unsure);
 	wr.daemon = NULL;
 	wr.output = 0;
@@ -64,6 +64,27 @@ static void test_build(void)
 
 	history_clear(&p);
 	CHECK(p.n == 0);
+
+	/* [kyud] history = failures: a first attempt that succeeded gets no
+	 * row (nor a statement); a later one, or a first that failed, does;
+	 * history = all writes the first success too. */
+	f[0] = fin(5, 55, OUT_SUCCEEDED);
+	f[0].first = true;
+	f[1] = fin(6, 66, OUT_SUCCEEDED);
+	f[2] = fin(7, 77, OUT_RETRY);
+	f[2].first = true;
+	sb_reset(&sb);
+	CHECK(!history_build(&sb, &wr, &p, f, 1));
+	history_keep(&p, false, f, 1);
+	CHECK(p.n == 0 && sb.len == 0);
+	CHECK(history_build(&sb, &wr, &p, f, 3));
+	CONTAINS(sb.buf, "WHERE seq IN (6,7) AND owner");
+	wr.all = true;
+	sb_reset(&sb);
+	CHECK(history_build(&sb, &wr, &p, f, 3));
+	CONTAINS(sb.buf, "WHERE seq IN (5,6,7) AND owner");
+	history_keep(&p, true, f, 1);
+	CHECK(p.n == 1 && p.rows[0].seq == 5);
 	history_free(&p);
 	sb_free(&sb);
 }

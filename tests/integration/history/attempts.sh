@@ -12,7 +12,7 @@
 # - a plain DELETE of a job removes its rows, and so does retention's.
 . "$KYU_SRC/tests/lib.sh"
 
-start_kyud kyud.workers=1 kyud.lease=8 job.backoff_base=1 job.backoff_cap=1 job.kill_grace=1 \
+start_kyud kyud.workers=1 kyud.history=all kyud.lease=8 job.backoff_base=1 job.backoff_cap=1 job.kill_grace=1 \
 	kyud.attempt_output=100
 sql "INSERT INTO kyu_jobs (id, command, max_attempts) VALUES
      ('flaky', 'n=\$(cat $T_DIR/count 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n > $T_DIR/count
@@ -88,7 +88,7 @@ stop_kyud
 # Retention: a kyud that keeps finished rows 1 s deletes them at start-up,
 # and their attempts with them.
 sleep 1.1
-start_kyud kyud.workers=1 kyud.retention=1 kyud.cleanup_every=1
+start_kyud kyud.workers=1 kyud.history=all kyud.retention=1 kyud.cleanup_every=1
 wait_for "SELECT COUNT(*) FROM kyu_jobs" 0 60
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_attempts")" "attempts after retention deleted their jobs"
 stop_kyud
