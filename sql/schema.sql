@@ -536,7 +536,11 @@ BEGIN
               SET d.status = ''cancelled'', d.cancelled_by = j_id, d.finished_at = NOW(6),
                   d.error = CONCAT(''kyu: upstream job '', j_id, '' ended '', t_what)
               WHERE e.up_seq = j_seq AND d.status = ''blocked'' AND d.after_policy = ''succeeded'';
-          ELSEIF c = 0 THEN
+          ELSE
+            -- Open again (c = 0), or succeeded (c = 1) after a retry whose
+            -- re-opening this item never saw as such (the upstream ran and
+            -- ended before kyu_settle came to it): either way its
+            -- dependents it cancelled are blocked again, then counted.
             UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
               SET d.status = ''blocked'', d.cancelled_by = NULL, d.error = NULL, d.finished_at = NULL
               WHERE e.up_seq = j_seq AND d.status = ''cancelled'' AND d.cancelled_by IS NOT NULL

@@ -113,5 +113,119 @@ EXECUTE IMMEDIATE CONCAT(
   '  DELETE FROM kyu_attempts WHERE job_seq = OLD.seq;',
   ' END');
 
+-- kyu_settle again (sql/schema.sql has the whole comment): an upstream
+-- retried after it cancelled its dependents, that ran and succeeded before
+-- kyu_settle saw it open again, now re-opens them too (step 5's left them
+-- cancelled).
+EXECUTE IMMEDIATE '
+CREATE OR REPLACE PROCEDURE kyu_settle(IN max_items INT)
+  MODIFIES SQL DATA
+  COMMENT ''kyu: acts on kyu_after_todo (kyu_jobs(7), Workflows)''
+BEGIN
+  DECLARE done, tries, n INT DEFAULT 0;
+  DECLARE t_seq, j_seq BIGINT UNSIGNED;
+  DECLARE j_id, bad_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+  DECLARE t_what, bad_what VARCHAR(16);
+  DECLARE c TINYINT;
+  DECLARE policy VARCHAR(16);
+  items: WHILE done < max_items AND tries < 20 DO
+    item: BEGIN
+      DECLARE EXIT HANDLER FOR 1213, 1205 BEGIN ROLLBACK; SET tries = tries + 1; END;
+      -- Anything else: the item stays, the caller gets the error, and
+      -- its session is not left inside a transaction.
+      DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+      START TRANSACTION;
+      SET t_seq = NULL;
+      SELECT seq, job_seq, job_id, what INTO t_seq, j_seq, j_id, t_what FROM kyu_after_todo
+        ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED;
+      IF t_seq IS NULL THEN
+        -- A flagged job: what its dependents hear is its status now.
+        SET j_seq = NULL;
+        SELECT seq, id, IF(status IN (''succeeded'', ''failed'', ''cancelled''), status, ''open'')
+          INTO j_seq, j_id, t_what FROM kyu_jobs WHERE after_changed = 1
+          LIMIT 1 FOR UPDATE SKIP LOCKED;
+        IF j_seq IS NULL THEN
+          COMMIT;
+          LEAVE items;
+        END IF;
+        UPDATE kyu_jobs SET after_seen = CASE status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END, updated_at = updated_at
+          WHERE seq = j_seq;
+      END IF;
+      IF t_what = ''new'' THEN
+        SET policy = NULL;
+        SELECT after_policy INTO policy FROM kyu_jobs WHERE seq = j_seq FOR UPDATE;
+        IF policy IS NOT NULL THEN
+          -- Lock the upstreams first: an end in progress is waited for,
+          -- and every later one is seen (after_changed). One that had no
+          -- dependents yet is seen as it is now: this item counts it.
+          -- (Joins, not seq IN (...): that reads all of kyu_jobs.)
+          SELECT COUNT(*) INTO n FROM kyu_after AS e JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            WHERE e.down_seq = j_seq FOR UPDATE;
+          UPDATE kyu_jobs AS u JOIN kyu_after AS e ON e.up_seq = u.seq
+            SET u.after_seen = CASE u.status WHEN ''succeeded'' THEN 1 WHEN ''failed'' THEN 2 WHEN ''cancelled'' THEN 2 ELSE 0 END,
+                u.has_downstream = 1, u.updated_at = u.updated_at
+            WHERE e.down_seq = j_seq AND u.has_downstream = 0;
+          UPDATE kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            SET e.state = CASE WHEN u.seq IS NULL THEN 2 WHEN u.status = ''succeeded'' THEN 1
+                          WHEN u.status IN (''failed'', ''cancelled'') THEN 2 ELSE 0 END
+            WHERE e.down_seq = j_seq AND e.state = 0;
+          UPDATE kyu_jobs SET updated_at = updated_at,
+              after_left = (SELECT COUNT(*) FROM kyu_after WHERE down_seq = j_seq AND state = 0),
+              after_bad = (SELECT COUNT(*) FROM kyu_after WHERE down_seq = j_seq AND state = 2)
+            WHERE seq = j_seq;
+          SET bad_id = NULL, bad_what = NULL;
+          SELECT IFNULL(u.id, CONCAT(''#'', e.up_seq)), IFNULL(u.status, ''deleted'')
+            INTO bad_id, bad_what FROM kyu_after AS e LEFT JOIN kyu_jobs AS u ON u.seq = e.up_seq
+            WHERE e.down_seq = j_seq AND e.state = 2 ORDER BY e.up_seq LIMIT 1;
+          UPDATE kyu_jobs SET status = ''cancelled'', cancelled_by = bad_id, finished_at = NOW(6),
+              error = CONCAT(''kyu: upstream job '', bad_id, '' ended '', bad_what)
+            WHERE seq = j_seq AND status = ''blocked'' AND after_policy = ''succeeded'' AND after_bad > 0;
+          UPDATE kyu_jobs SET status = ''waiting''
+            WHERE seq = j_seq AND status = ''blocked'' AND after_left = 0
+              AND (after_policy = ''finished'' OR after_bad = 0);
+        END IF;
+      ELSEIF t_what = ''gone'' THEN
+        DELETE FROM kyu_after WHERE down_seq = j_seq;
+      ELSE
+        SET c = CASE t_what WHEN ''open'' THEN 0 WHEN ''succeeded'' THEN 1 ELSE 2 END;
+        -- The edges that change, locked before anything reads them.
+        SELECT COUNT(*) INTO n FROM kyu_after WHERE up_seq = j_seq AND state <> c FOR UPDATE;
+        IF n > 0 THEN
+          UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+            SET d.after_left = d.after_left - (e.state = 0) + (c = 0),
+                d.after_bad = d.after_bad - (e.state = 2) + (c = 2), d.updated_at = d.updated_at
+            WHERE e.up_seq = j_seq AND e.state <> c AND d.after_left IS NOT NULL;
+          UPDATE kyu_after SET state = c WHERE up_seq = j_seq AND state <> c;
+          IF c = 2 THEN
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+              SET d.status = ''cancelled'', d.cancelled_by = j_id, d.finished_at = NOW(6),
+                  d.error = CONCAT(''kyu: upstream job '', j_id, '' ended '', t_what)
+              WHERE e.up_seq = j_seq AND d.status = ''blocked'' AND d.after_policy = ''succeeded'';
+          ELSE
+            -- Open again (c = 0), or succeeded (c = 1) after a retry whose
+            -- re-opening this item never saw as such (the upstream ran and
+            -- ended before kyu_settle came to it): either way its
+            -- dependents it cancelled are blocked again, then counted.
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
+              SET d.status = ''blocked'', d.cancelled_by = NULL, d.error = NULL, d.finished_at = NULL
+              WHERE e.up_seq = j_seq AND d.status = ''cancelled'' AND d.cancelled_by IS NOT NULL
+                AND d.after_bad = 0;
+          END IF;
+          IF c > 0 THEN
+            UPDATE kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq SET d.status = ''waiting''
+              WHERE e.up_seq = j_seq AND d.status = ''blocked'' AND d.after_left = 0
+                AND (d.after_policy = ''finished'' OR d.after_bad = 0);
+          END IF;
+        END IF;
+      END IF;
+      IF t_seq IS NOT NULL THEN
+        DELETE FROM kyu_after_todo WHERE seq = t_seq;
+      END IF;
+      COMMIT;
+      SET done = done + 1;
+    END item;
+  END WHILE items;
+END';
+
 INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 6), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
