@@ -295,6 +295,10 @@ static bool applies_to(enum action a, const char *status)
 
 int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len)
 {
+	const char *bad_time = f->since && !time_ok(f->since)	? f->since
+			       : f->until && !time_ok(f->until) ? f->until
+								: NULL;
+
 	if (!action_bulk(a))
 		snprintf(err, len, "%s: not done in bulk (cancel, retry and delete are)", action_name(a));
 	else if (f->queue && !*f->queue)
@@ -303,10 +307,9 @@ int action_filter_check(enum action a, const struct action_filter *f, char *err,
 		 !(a == ACT_CANCEL && strcmp(f->status, "retrying") == 0))
 		snprintf(err, len, "status: %s applies to %s jobs%s, not '%s'", action_name(a),
 			 action_needs(a), a == ACT_CANCEL ? " (or retrying)" : "", f->status);
-	else if ((f->since && !time_ok(f->since)) || (f->until && !time_ok(f->until)))
+	else if (bad_time)
 		snprintf(err, len, "%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], the database's time zone)",
-			 f->since && !time_ok(f->since) ? "since" : "until",
-			 f->since && !time_ok(f->since) ? f->since : f->until);
+			 bad_time == f->since ? "since" : "until", bad_time);
 	else if ((f->search && !*f->search) || (f->error && !*f->error))
 		snprintf(err, len, "%s: nothing to search for", f->search && !*f->search ? "search" : "error");
 	else if (f->older_than < 0)
@@ -338,8 +341,8 @@ static void quote_time(struct strbuf *sb, const char *t)
 	char buf[32];
 	size_t i;
 
-	for (i = 0; t[i] && i < sizeof(buf) - 1; i++)
-		buf[i] = t[i] == 'T' ? ' ' : t[i];
+	for (i = 0; i < sizeof(buf) - 1 && t[i]; i++)
+		buf[i] = (char)(t[i] == 'T' ? ' ' : t[i]);
 	buf[i] = '\0';
 	db_quotes(sb, buf);
 }

@@ -63,7 +63,7 @@ void capture_render(const struct capture *c, struct strbuf *sb)
 		 * are counted as omitted, which may lengthen it by a digit. */
 		for (int i = 0; i < 3; i++) {
 			m = snprintf(mark, sizeof(mark), "\n[kyu: %llu bytes omitted]\n",
-				     (unsigned long long)(omitted + cut));
+				     (unsigned long long)omitted + cut);
 			cut = (size_t)m < head + tail ? (size_t)m : head + tail;
 		}
 		tail -= cut < tail ? cut : tail;

@@ -96,13 +96,11 @@ static void start(struct held *h, struct claimed *c)
 
 void held_take(struct held *h, struct claimed *c)
 {
-	if (h->jobs->draining)
-		give_back(h, c);
-	else if (h->ring.n == 0 && h->jobs->n_running < h->cfg->slots)
+	/* Draining: every row goes back. Claims never ask for more than
+	 * there is room for; giving a row back is always safe. */
+	if (!h->jobs->draining && h->ring.n == 0 && h->jobs->n_running < h->cfg->slots)
 		start(h, c);
-	else if (!prefetch_push(&h->ring, c))
-		/* Claims never ask for more than there is room for; giving
-		 * the row back is always safe. */
+	else if (h->jobs->draining || !prefetch_push(&h->ring, c))
 		give_back(h, c);
 }
 

@@ -41,7 +41,7 @@ static void bad(struct status_chan *s, const char *what, const char *p, size_t n
 	if (s->bad++)
 		return;
 	for (size_t i = 0; i < q; i++)
-		quoted[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+		quoted[i] = (char)((unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i]);
 	quoted[q] = '\0';
 	utf8_fix(quoted);
 	if (p)

@@ -120,7 +120,7 @@ size_t store_live_room(size_t len)
 {
 	/* Its seq three times and its token, and the words around them;
 	 * its progress and note (at most 255 bytes, escaped). */
-	return 2 * len + 128 + 64 + 2 * 255;
+	return 2 * len + 128 + 64 + (size_t)2 * 255;
 }
 
 void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock)

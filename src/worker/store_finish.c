@@ -149,7 +149,7 @@ static void add_backoff(struct strbuf *sb, const struct kyu_config *cfg)
 static size_t finish_overhead(const struct finish *f)
 {
 	return (f->hook ? 2048 : 1024) + 2 * (f->error ? strlen(f->error) : 0) +
-	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len + 2 * BAD_JSON_QUOTE + 256
+	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len + (size_t)2 * BAD_JSON_QUOTE + 256
 			  : 0);
 }
 
