@@ -147,3 +147,6 @@ int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue
 	}
 	return action_wake(db, cfg->listen, cfg->path, queue, quiet ? NULL : wake_note, NULL);
 }
+
+const char *const cli_statuses[] = { "waiting", "running", "succeeded", "failed",
+				     "cancelled", "blocked", "retrying", NULL };

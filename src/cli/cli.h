@@ -53,4 +53,9 @@ int cli_env_add(json_t *env, char *arg, const char *cmd);
  * message when an argument is not UTF-8. */
 char *cli_argv_json(int argc, char **argv, const char *cmd);
 
+/* kyu list -s and the bulk actions' --status: the statuses of kyu_jobs,
+ * and "retrying" (waiting after a failed attempt, as the dashboard's
+ * Retrying page); NULL-terminated. */
+extern const char *const cli_statuses[];
+
 #endif

@@ -25,14 +25,6 @@ int cmd_list(struct db *db, int argc, char **argv);
  * After a cancel, retry or delete, the job's dependents are settled and
  * the daemons woken (cfg: where the wake-up goes without kyu_daemons). */
 int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id);
-/* kyu cancel|retry|delete with filters instead of an id (OPTIONS, below):
- * whether argv (the command first) is that form. */
-bool cmd_job_is_bulk(enum action a, int argc, char **argv);
-/* That form: counts the jobs the filters match, asks (on a terminal;
- * --yes: not), then acts on them in batches (common/action.h), settling
- * their dependents after each and waking the daemons once. With db NULL
- * it only checks the options: 0 or EXIT_USAGE. */
-int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc, char **argv);
 /* kyu stats [--json]. */
 int cmd_stats(struct db *db, bool as_json);
 

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"
+#include "cmd_bulk.h"
 #include "cmd_queue.h"
 #include "cmd_schedule.h"
 #include "cmd_schema.h"
