@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -54,6 +55,7 @@ int domain_ids_resolve(const char *user, const char *group, struct domain_ids *i
 		       size_t errlen)
 {
 	struct passwd pw;
+	struct stat st;
 	char *buf = NULL;
 	int r;
 
@@ -75,6 +77,7 @@ int domain_ids_resolve(const char *user, const char *group, struct domain_ids *i
 	ids->gid = pw.pw_gid;
 	ids->name = xstrdup(pw.pw_name);
 	ids->home = xstrdup(pw.pw_dir && *pw.pw_dir ? pw.pw_dir : "/");
+	ids->home_is_dir = stat(ids->home, &st) == 0 && S_ISDIR(st.st_mode);
 	ids->shell = xstrdup(pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh");
 	if (group) {
 		r = lookup_group(group, &ids->gid);

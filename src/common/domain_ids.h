@@ -21,6 +21,9 @@ struct domain_ids {
 	gid_t *groups; /* supplementary groups, initgroups-style */
 	int n_groups;
 	char *name, *home, *shell;
+	/* home was a directory at the lookup: the fallback to / for users
+	 * without one is decided then, not with a stat per job. */
+	bool home_is_dir;
 };
 
 /* Resolve user (NULL: kyud's own, by its uid) and group (NULL: the

@@ -156,7 +156,7 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	 * check gives every queue a root kyud serves a section that names its
 	 * user, so a row that comes here without one belongs to a queue the
 	 * configuration no longer serves (claimed before a reload). */
-	if ((!d || !d->user) && geteuid() == 0) {
+	if ((!d || !d->user) && p->self->uid == 0) {
 		snprintf(err, errlen, "queue %s: no [queue.%s] or [queue.*] section names a user, and "
 			 "kyud runs as root: not running the job as root",
 			 queue ? queue : "(none)", queue ? queue : "NAME");
@@ -172,7 +172,7 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	}
 	/* Checked at load, and again here: the name service may map a user
 	 * to uid 0 since. Root only where the section says user = root. */
-	if (ids->uid == 0 && !(geteuid() == 0 && d->user && strcmp(d->user, "root") == 0)) {
+	if (ids->uid == 0 && !(p->self->uid == 0 && d->user && strcmp(d->user, "root") == 0)) {
 		snprintf(err, errlen, "queue %s: rule user: user '%s' is uid 0 (root), and the section "
 			 "does not say user = root", queue, ids->name);
 		return NULL;
@@ -181,19 +181,18 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 }
 
 /* The directory a job starts in: its row's, its section's, or for a
- * queue with a section its user's home (/ if the home is missing: system
- * users often have none); without a section, kyud's own. */
+ * queue with a section its user's home (/ if the home was missing at the
+ * lookup, at most a second ago: system users often have none); without a
+ * section, kyud's own. */
 static const char *job_cwd(const struct claimed *c, const struct domain *d, const struct domain_ids *ids)
 {
-	struct stat st;
-
 	if (c->cwd && *c->cwd)
 		return c->cwd;
 	if (!d)
 		return NULL;
 	if (d->cwd)
 		return d->cwd;
-	return stat(ids->home, &st) == 0 && S_ISDIR(st.st_mode) ? ids->home : "/";
+	return ids->home_is_dir ? ids->home : "/";
 }
 
 /* Look spec's program up in its own PATH (never kyud's), then spawn. */

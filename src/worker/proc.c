@@ -2,7 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -27,8 +27,13 @@
  * Not CLONE_VFORK: once the child has switched to the job's user, any
  * process of that user may SIGSTOP it before it reaches exec, and a vfork
  * parent would then wait for ever, its leases and fences with it. We wait
- * instead for a close-on-exec pipe to close, at most SPAWN_TIMEOUT_MS, and
- * kill a child that takes longer (stopped, or stuck on a hung file system). */
+ * instead, at most SPAWN_TIMEOUT_MS, and kill a child that takes longer
+ * (stopped, or stuck on a hung file system). The wait is the kernel's
+ * CLONE_CHILD_CLEARTID: when a process that shares its memory with another
+ * leaves that memory, by execve or by exit, the kernel zeroes the word it
+ * was given and wakes a futex on it. That is the moment a close-on-exec
+ * pipe would tell, without the pipe: five system calls fewer per start
+ * (pipe2, two closes, poll, read; tests/bench/spawn, notes/DESIGN.md). */
 #define SPAWN_TIMEOUT_MS 3000
 
 /* Where the child was when it failed; it writes this and the errno into
@@ -56,7 +61,6 @@ struct child_args {
 	const struct proc_creds *cr;
 	int out_fd;
 	int status_fd; /* becomes JOB_STATUS_FD, the one descriptor left open for exec */
-	int exec_fd; /* close-on-exec, above JOB_STATUS_FD: its closing tells us exec happened */
 	/* written by the child, read once it is gone */
 	volatile int stage;
 	volatile int err;
@@ -64,7 +68,10 @@ struct child_args {
 
 /* The child's stack: one per process, which runs one child at a time (we
  * wait until it has called execve or exited). Replaced, and the old one
- * left mapped, when a child we gave up on might still be on it. */
+ * left mapped, when a child we gave up on might still be on it. Its lowest
+ * word (the stack grows down, far from it) is the child's CLONE_CHILD_CLEARTID
+ * word: the kernel writes it when the child finally goes, so it must live
+ * in memory that outlives a child we gave up on, which our own stack does not. */
 #define CHILD_STACK ((size_t)256 * 1024)
 static void *child_stack;
 
@@ -109,30 +116,25 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		fail_at(a, ST_OUTPUT);
 	/* The status channel (kyu_jobs(7)): dup2 leaves the copy open across
 	 * exec; a pipe end that already has the number keeps its
-	 * close-on-exec flag, which is cleared instead. exec_fd is never
-	 * JOB_STATUS_FD (proc_spawn moves it). */
+	 * close-on-exec flag, which is cleared instead. */
 	if (a->status_fd == JOB_STATUS_FD
 		    ? syscall(SYS_fcntl, JOB_STATUS_FD, F_SETFD, 0) < 0
 		    : syscall(SYS_dup2, a->status_fd, JOB_STATUS_FD) < 0)
 		fail_at(a, ST_STATUS);
 	/* Everything of ours is close-on-exec already; this also covers
-	 * descriptors opened by libraries that forget to. All but
-	 * JOB_STATUS_FD and exec_fd, which exec closes for us (it is above
-	 * JOB_STATUS_FD). close_range fails with ENOSYS before Linux 5.9 and
+	 * descriptors opened by libraries that forget to. All above
+	 * JOB_STATUS_FD. close_range fails with ENOSYS before Linux 5.9 and
 	 * with EPERM under some seccomp profiles: then one close per possible
 	 * descriptor, up to the limit no descriptor of ours can reach (raw
 	 * calls, as everywhere in here). */
-	if ((a->exec_fd > JOB_STATUS_FD + 1 &&
-	     syscall(SYS_close_range, JOB_STATUS_FD + 1U, (unsigned)a->exec_fd - 1, 0U) < 0) ||
-	    syscall(SYS_close_range, (unsigned)a->exec_fd + 1, ~0U, 0U) < 0) {
+	if (syscall(SYS_close_range, JOB_STATUS_FD + 1U, ~0U, 0U) < 0) {
 		struct rlimit nofile;
 		unsigned long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) == 0 &&
 					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
 				    ? (unsigned long)nofile.rlim_cur
 				    : 1UL << 20;
 		for (unsigned long f = JOB_STATUS_FD + 1; f < top; f++)
-			if (f != (unsigned long)a->exec_fd)
-				(void)syscall(SYS_close, (int)f);
+			(void)syscall(SYS_close, (int)f);
 	}
 	if (cr) {
 		const struct domain_ids *ids = cr->ids;
@@ -252,22 +254,25 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Wait until the child has executed or exited (exec_fd's end closes), at
- * most SPAWN_TIMEOUT_MS. Returns false on a timeout. */
-static bool wait_exec(int fd)
+/* Wait until the child has executed or exited (the kernel zeroes *tid
+ * and wakes the futex on it), at most SPAWN_TIMEOUT_MS. Returns false on
+ * a timeout. Not FUTEX_PRIVATE_FLAG: the kernel's wake is a shared one.
+ * Every signal is blocked meanwhile, so no EINTR; EAGAIN means *tid was
+ * no longer 1 when the kernel looked. */
+static bool wait_exec(int *tid)
 {
 	int64_t deadline = now_ms() + SPAWN_TIMEOUT_MS;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
 
-	for (;;) {
+	while (__atomic_load_n(tid, __ATOMIC_ACQUIRE) != 0) {
 		int64_t left = deadline - now_ms();
-		int n = poll(&p, 1, left > 0 ? (int)left : 0);
-		if (n > 0 && read(fd, &c, 1) <= 0)
-			return true;
-		if (n == 0)
+		struct timespec ts;
+		if (left <= 0)
 			return false;
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000L;
+		(void)syscall(SYS_futex, tid, FUTEX_WAIT, 1, &ts, NULL, 0);
 	}
+	return true;
 }
 
 /* Reap a child that failed or that we killed, so that no one else takes
@@ -284,28 +289,14 @@ static bool reap(pid_t pid)
 	return false;
 }
 
-/* Move *fd, close-on-exec, above JOB_STATUS_FD if it is that number. */
-static int off_status_fd(int *fd)
-{
-	int moved;
-
-	if (*fd != JOB_STATUS_FD)
-		return 0;
-	moved = fcntl(*fd, F_DUPFD_CLOEXEC, JOB_STATUS_FD + 1);
-	if (moved < 0)
-		return -1;
-	close(*fd);
-	*fd = moved;
-	return 0;
-}
-
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status,
 	       int *exec_errno, char *err, size_t errlen)
 {
 	struct child_args a = { .path = path, .argv = spec->argv, .envp = spec->envp, .cwd = cwd, .cr = cr };
 	sigset_t all, old;
-	int pipefd[2] = { -1, -1 }, execfd[2] = { -1, -1 }, statusfd[2] = { -1, -1 };
+	int pipefd[2] = { -1, -1 }, statusfd[2] = { -1, -1 };
+	int *tid;
 	pid_t pid;
 	int r;
 
@@ -320,8 +311,7 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		}
 		child_stack = s;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(statusfd, O_CLOEXEC) < 0 || pipe2(execfd, O_CLOEXEC) < 0 ||
-	    off_status_fd(&execfd[1]) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(statusfd, O_CLOEXEC) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
 		goto fail;
@@ -334,17 +324,18 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	}
 	a.out_fd = pipefd[1];
 	a.status_fd = statusfd[1];
-	a.exec_fd = execfd[1];
+	tid = child_stack;
+	*tid = 1;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = clone(child_main, (char *)child_stack + CHILD_STACK, CLONE_VM | SIGCHLD, &a);
+	pid = clone(child_main, (char *)child_stack + CHILD_STACK, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, &a,
+		    NULL, NULL, tid);
 	r = errno;
 	/* The child has copies of these: ours must go for the EOF to come. */
 	close(pipefd[1]);
 	close(statusfd[1]);
-	close(execfd[1]);
-	pipefd[1] = statusfd[1] = execfd[1] = -1;
-	if (pid >= 0 && !wait_exec(execfd[0])) {
+	pipefd[1] = statusfd[1] = -1;
+	if (pid >= 0 && !wait_exec(tid)) {
 		(void)kill(pid, SIGKILL);
 		a.stage = ST_TIMEOUT;
 		a.err = ETIMEDOUT;
@@ -367,7 +358,6 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		r = -(a.err ? a.err : EIO);
 		goto fail;
 	}
-	close(execfd[0]);
 	*ret_pid = pid;
 	*ret_out = pipefd[0];
 	*ret_status = statusfd[0];
@@ -379,8 +369,6 @@ fail:
 			close(pipefd[i]);
 		if (statusfd[i] >= 0)
 			close(statusfd[i]);
-		if (execfd[i] >= 0)
-			close(execfd[i]);
 	}
 	return r;
 }

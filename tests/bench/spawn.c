@@ -5,11 +5,13 @@
  *
  * For each parent size (MiB of touched heap, default 0 and 256) and each
  * method (fork+exec, vfork+exec, posix_spawn) it starts /bin/true COUNT
- * times, one at a time, waits for each, and prints spawns per second and
- * microseconds per spawn. fork copies the page tables of the parent, so its
+ * times, one at a time, waits for each, and prints spawns per second,
+ * microseconds per spawn, and self_us: the starting process's own CPU
+ * (user + system, not its children's) per spawn, which is what a worker
+ * pays whatever the machine's cores do meanwhile. fork copies the page tables of the parent, so its
  * cost grows with the parent; vfork and posix_spawn (CLONE_VFORK in glibc)
  * do not. This is why kyud's workers share their memory with the child
- * as those do (src/proc.c).
+ * as those do (src/worker/proc.c).
  *
  * Two more methods time kyud's own start of a job (everything job_start
  * does before the process runs, without the database): "kyu-plain", a
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,9 +170,19 @@ static const struct method {
 	{ "kyu-domain", by_kyu_domain },
 };
 
-static int run(const struct method *m, int count, double *secs)
+static double self_cpu(void)
 {
-	double t0 = now();
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* secs: wall time; cpu: our own CPU (not the children's), which is what a
+ * worker pays per start whatever the machine's core count. */
+static int run(const struct method *m, int count, double *secs, double *cpu)
+{
+	double t0 = now(), c0 = self_cpu();
 	for (int i = 0; i < count; i++) {
 		int st;
 		pid_t p = m->start();
@@ -181,6 +194,7 @@ static int run(const struct method *m, int count, double *secs)
 			;
 	}
 	*secs = now() - t0;
+	*cpu = self_cpu() - c0;
 	return 0;
 }
 
@@ -213,7 +227,8 @@ int main(int argc, char **argv)
 		sizes[nsizes++] = 0;
 		sizes[nsizes++] = 256;
 	}
-	printf("%-12s %8s %8s %10s %10s\n", "method", "rss_MiB", "count", "spawns/s", "us/spawn");
+	printf("%-12s %8s %8s %10s %10s %10s\n", "method", "rss_MiB", "count", "spawns/s", "us/spawn",
+	       "self_us");
 	for (int s = 0; s < nsizes; s++) {
 		size_t bytes = (size_t)sizes[s] << 20;
 		char *ballast = bytes ? malloc(bytes) : NULL;
@@ -224,11 +239,11 @@ int main(int argc, char **argv)
 		if (ballast)
 			memset(ballast, 1, bytes); /* touched: real pages to copy */
 		for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
-			double secs;
-			if (run(&methods[i], count, &secs) < 0)
+			double secs, cpu;
+			if (run(&methods[i], count, &secs, &cpu) < 0)
 				return 1;
-			printf("%-12s %8ld %8d %10.0f %10.1f\n", methods[i].name, sizes[s], count,
-			       count / secs, secs / count * 1e6);
+			printf("%-12s %8ld %8d %10.0f %10.1f %10.1f\n", methods[i].name, sizes[s], count,
+			       count / secs, secs / count * 1e6, cpu / count * 1e6);
 		}
 		free(ballast);
 	}

@@ -64,20 +64,44 @@ KYUD_PIDS=()
 NODE_PIDS=(0 0 0 0)
 PLAIN_PID=0
 
+# A free port below the kernel's ephemeral range: a port the kernel hands
+# out (bind to 0) can be handed out again, as the local end of some
+# outgoing connection (an SST's, a node's), before the node it was picked
+# for binds it; CI saw node 3 fail that way ("Address already in use").
+# Ports below the range are only ever taken by name. Never one picked
+# before in this run. Sets PORT_PICKED (not in a subshell, so that PICKED
+# keeps the list).
+PICKED=" "
 pick_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+	local p
+	p=$(python3 -c 'import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+taken = set(int(x) for x in sys.argv[1].split())
+for _ in range(1000):
+    p = random.randrange(10000, max(low, 10001))
+    if p in taken:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break' "$PICKED")
+	[ -n "$p" ] || { echo "galera: no free port below the ephemeral range" >&2; exit 1; }
+	PICKED="$PICKED$p "
+	PORT_PICKED=$p
 }
 
 # Ports: client, group communication, IST, SST of nodes 1-3.
 declare -A PORT GCOMM IST SST
 for n in 1 2 3; do
-	PORT[$n]=$(pick_port)
-	GCOMM[$n]=$(pick_port)
-	IST[$n]=$(pick_port)
-	SST[$n]=$(pick_port)
+	pick_port; PORT[$n]=$PORT_PICKED
+	pick_port; GCOMM[$n]=$PORT_PICKED
+	pick_port; IST[$n]=$PORT_PICKED
+	pick_port; SST[$n]=$PORT_PICKED
 done
 cluster="gcomm://127.0.0.1:${GCOMM[1]},127.0.0.1:${GCOMM[2]},127.0.0.1:${GCOMM[3]}"
 
@@ -520,7 +544,8 @@ run_bench() {
 	cluster_up
 	load_schema node_sql 1
 	mkdir -p "$top/plain"
-	PLAIN_PORT=$(pick_port)
+	pick_port
+	PLAIN_PORT=$PORT_PICKED
 	"$src/scripts/sandbox-db" start "$top/plain" "$PLAIN_PORT" >/dev/null
 	PLAIN_PID=1
 	mariadb --no-defaults -uroot --socket="$top/plain/mysqld.sock" -D kyu <"$src/sql/schema.sql"
