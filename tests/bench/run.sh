@@ -102,8 +102,9 @@
 #            one's finished_at), and plain (WF_N jobs without upstreams: the
 #            baseline). Also what inserting the shape and settling its 'new'
 #            items costs.
-#   intake   what the max_waiting trigger costs an INSERT: INTAKE_N single-row
-#            INSERTs (one session) without the trigger, with it and no
+#   intake   what the INSERT check triggers (max_waiting, after, traceparent)
+#            cost an INSERT: INTAKE_N single-row INSERTs (one session), and one
+#            INSERT ... SELECT of INTAKE_BULK rows, without them, with them and no
 #            kyu_queues row, and into a queue holding its bound of waiting
 #            jobs for each bound in INTAKE_BOUNDS (every INSERT refused).
 #
@@ -152,6 +153,7 @@
 #   LIVE_LINES    lines each job prints per second [10]   LIVE_SECS  measuring window [30]
 #   LIVE_INTERVALS  [kyud] live_output values ["0 1 2 3 5"]
 #   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
+#   INTAKE_BULK   rows of the intake case's INSERT ... SELECT, with and without the checks [50000]
 #   HIST_KEEP     kept rows of the history table [9000000]  HIST_DROP  rows in the dropped partition [1000000]
 #   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
 #   DAEMON_MODES  true (N /bin/true jobs) and/or sleep (DAEMON_SLEEP_N per daemon of
@@ -193,6 +195,7 @@ QUEUE_WORKERS=${QUEUE_WORKERS:-2}
 QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
 QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
 INTAKE_N=${INTAKE_N:-3000}
+INTAKE_BULK=${INTAKE_BULK:-50000}
 LIVE_JOBS=${LIVE_JOBS:-64}
 LIVE_WORKERS=${LIVE_WORKERS:-2}
 LIVE_LINES=${LIVE_LINES:-10}
@@ -1214,7 +1217,7 @@ if has_case workflow && [ "$kyud_ok" = 1 ]; then
 	wf_reset
 fi
 
-# --- intake: the max_waiting trigger's cost per INSERT -------------------------------
+# --- intake: the INSERT check triggers' cost per INSERT (max_waiting and the rest) ---
 intake_run() { # intake_run LABEL: INTAKE_N single-row INSERTs into queue 'in', one session
 	local t0 t1 ok
 	t0=$(date +%s.%N)
@@ -1224,12 +1227,25 @@ intake_run() { # intake_run LABEL: INTAKE_N single-row INSERTs into queue 'in', 
 	ok=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")
 	row "$intake_res" "$1" "$INTAKE_N" "$ok" "$(awk -v a="$t0" -v b="$t1" -v n="$INTAKE_N" 'BEGIN {printf "%.1f", (b - a) * 1e6 / n}')"
 }
+intake_bulk() { # intake_bulk LABEL: one INSERT ... SELECT of INTAKE_BULK rows (a bulk submitter)
+	local t0 t1 ok
+	echo "TRUNCATE TABLE kyu_jobs;" | sql
+	t0=$(date +%s.%N)
+	sql -e "INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[]' FROM seq_1_to_$INTAKE_BULK"
+	t1=$(date +%s.%N)
+	ok=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")
+	row "$intake_res" "$1" "$INTAKE_BULK" "$ok" "$(awk -v a="$t0" -v b="$t1" -v n="$INTAKE_BULK" 'BEGIN {printf "%.1f", (b - a) * 1e6 / n}')"
+	echo "TRUNCATE TABLE kyu_jobs;" | sql
+}
 if has_case intake; then
-	echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DROP TRIGGER IF EXISTS kyu_jobs_max_waiting;" | sql_root
+	echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DROP TRIGGER IF EXISTS kyu_jobs_max_waiting;
+	      DROP TRIGGER IF EXISTS kyu_jobs_after_check; DROP TRIGGER IF EXISTS kyu_jobs_traceparent_check;" | sql_root
 	intake_run "no trigger"
+	intake_bulk "bulk, no trigger"
 	sql <"$root/sql/schema.sql"
 	echo "TRUNCATE TABLE kyu_jobs;" | sql
 	intake_run "trigger, no row"
+	intake_bulk "bulk, triggers"
 	for b in $INTAKE_BOUNDS; do
 		echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues;
 		      INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[]' FROM seq_1_to_$b;
@@ -1808,7 +1824,9 @@ fi
 if [ -s "$intake_res" ]; then
 	echo
 	echo "Intake bound: single-row INSERTs into one queue, one session (us per INSERT, client included;"
-	echo "'full at B' = the queue holds B waiting jobs and max_waiting B: every INSERT is refused)"
+	echo "'full at B' = the queue holds B waiting jobs and max_waiting B: every INSERT is refused);"
+	echo "bulk = one INSERT ... SELECT of INTAKE_BULK rows (us per row); no trigger = without the three"
+	echo "BEFORE INSERT checks (max_waiting, after, traceparent; the workflows' AFTER INSERT trigger stays)"
 	table "$intake_res" '%-18s %6s %8s %8s\n' case inserts rows_now us/insert
 fi
 
