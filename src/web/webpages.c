@@ -61,7 +61,8 @@ int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned lo
 static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
 					    "priority", "time_limit", "exit_code", "signal", "duration",
 					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
-					    "after_left", "after_bad", "has_downstream", "progress", NULL };
+					    "after_left", "after_bad", "has_downstream", "progress", "key_slot",
+					    NULL };
 
 /* A read of kyu_jobs that names the status channel's columns (schema
  * version 6, kyu_jobs(7)): sql as built with them (status true), else,
@@ -191,9 +192,10 @@ static void job_sql(struct strbuf *sb, bool status, const void *arg)
 	if (a->workflows)
 		sb_adds(sb, ", after, after_policy, batch, after_batch, after_left, after_bad, "
 			     "cancelled_by, has_downstream");
-	/* Schema version 6 (kyu_jobs(7), "The status channel"). */
+	/* Schema version 6 (kyu_jobs(7), "The status channel", "Unique
+	 * keys", "Trace context", "Per-key limits"). */
 	if (status)
-		sb_adds(sb, ", progress, progress_note, result");
+		sb_adds(sb, ", progress, progress_note, result, unique_key, traceparent, key_slot");
 	sb_adds(sb, " FROM kyu_jobs WHERE id = ");
 	db_quotes(sb, a->id);
 }

@@ -540,11 +540,13 @@ const JOB_ORDER = ["id", "status", "queue", "priority", "command", "argv", "env"
   "attempts", "max_attempts", "tempfails", "time_limit", "exit_code", "signal", "error", "started_at",
   "finished_at", "duration", "cpu_user", "cpu_sys", "max_rss", "host", "pid", "owner", "lease_until",
   "concurrency_key", "created_at", "updated_at", "seq", "after", "after_policy", "batch", "after_batch",
-  "after_left", "after_bad", "cancelled_by", "has_downstream", "progress", "progress_note", "result"];
-// The workflow columns (schema version 5) and the status channel's
-// (version 6): shown when the page has them.
+  "after_left", "after_bad", "cancelled_by", "has_downstream", "progress", "progress_note", "result",
+  "unique_key", "traceparent", "key_slot"];
+// The workflow columns (schema version 5) and those of version 6 (the
+// status channel, unique keys, trace context, per-key slots): shown when
+// the page has them.
 const JOB_FLOW = ["after", "after_policy", "batch", "after_batch", "after_left", "after_bad", "cancelled_by",
-  "has_downstream", "progress", "progress_note", "result"];
+  "has_downstream", "progress", "progress_note", "result", "unique_key", "traceparent", "key_slot"];
 
 // What a job said on its status channel (kyu_jobs(7), "The status
 // channel"): its progress as a bar with its note; null when it said none.
@@ -625,6 +627,11 @@ async function pageJob(main, id) {
     el("span", {}, "queue ", queueLink(j.queue, j.status === "waiting" && j.attempts ? "retrying" : j.status)),
     sched ? el("span", {}, "schedule ", el("a", { href: "#/schedules" + filterQuery({}, { from: sched }), class: "mono", id: "job-schedule" }, sched)) : null,
     j.batch ? el("span", {}, "batch ", batchLink(j.batch, { id: "job-batch" })) : null,
+    j.unique_key ? el("span", {}, "unique key ", el("span", { class: "mono", id: "job-unique-key" }, j.unique_key)) : null,
+    j.concurrency_key ? el("span", {}, "key ", el("span", { class: "mono", id: "job-key" }, j.concurrency_key),
+      running && j.key_slot ? " (slot " + j.key_slot + ")" : "") : null,
+    j.traceparent ? el("span", {}, "trace ", el("span", { class: "mono", id: "job-trace", title: j.traceparent },
+      j.traceparent.substring(3, 35))) : null,
     j.cancelled_by ? el("span", {}, "cancelled by ", el("a", { href: "#/job/" + encodeURIComponent(j.cancelled_by), class: "mono", id: "job-cancelled-by" }, j.cancelled_by)) : null,
     ended ? el("span", {}, "ended " + when(j.finished_at, d.now, d.zone)) : null,
     j.status === "waiting" ? el("span", {}, "due " + when(j.run_at, d.now, d.zone)) : null,

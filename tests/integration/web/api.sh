@@ -22,9 +22,11 @@ sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('a-due1', 'alpha', 'true'
      ('a-due3', 'alpha', 'true')"
 sql "INSERT INTO kyu_jobs (id, queue, command, run_at) VALUES ('a-later1', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY),
      ('a-later2', 'alpha', 'true', NOW(6) + INTERVAL 1 DAY)"
-sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at)
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_until, host, pid, started_at,
+                           unique_key, traceparent, concurrency_key, key_slot)
      VALUES ('a-run', 'alpha', 'sleep 100', 'running', 1, 5169991159545666686, NOW(6) + INTERVAL 50 SECOND, 'host-a', 4242,
-             NOW(6) - INTERVAL 5 SECOND)"
+             NOW(6) - INTERVAL 5 SECOND, 'u-a-run', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+             'tenant-1', 2)"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, finished_at)
      VALUES ('a-fail1', 'alpha', 'exit 3', 'failed', 3, 3, 3, 'exited with status 3', NOW(6)),
             ('a-fail2', 'alpha', 'exit 4', 'failed', 1, 1, 4, 'exited with status 4', NOW(6))"
@@ -127,8 +129,11 @@ case $body in *'</script>'* | *'</pre>'*) fail "the JSON holds '</' unescaped: $
 assert_eq '200 "a\ufffdb\ufffd"' "$(webq "$u/api/job?id=binary" "json.dumps(d['job']['output'])")" "bytes that are not UTF-8"
 assert_eq "200 [\"a-run\", \"running\", 4242, 1, \"sleep 100\"]" \
 	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('id', 'status', 'pid', 'attempts', 'command')]")" "a job's columns"
-assert_eq 43 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" \
-	"columns of a job (32, 8 of workflows and 3 of the status channel)"
+assert_eq 46 "$(webq "$u/api/job?id=a-run" "len(d['job'])" | cut -d' ' -f2)" \
+	"columns of a job (32, 8 of workflows and 6 of schema version 6)"
+assert_eq "200 [\"u-a-run\", \"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\", \"tenant-1\", 2]" \
+	"$(webq "$u/api/job?id=a-run" "[d['job'][k] for k in ('unique_key', 'traceparent', 'concurrency_key', 'key_slot')]")" \
+	"a job's unique key, trace context, key and slot"
 # 64-bit identifiers as strings: a JavaScript number would round this owner
 # (above 2^53) to 5169991159545667000.
 assert_eq "200 [\"5169991159545666686\", true]" \

@@ -42,9 +42,10 @@ wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'failed'" 2 60
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" 6 60
 # What a job may print: written as kyud would have recorded it.
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, finished_at, output, progress, progress_note,
-     result) VALUES ('hostile', 'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
+     result, unique_key, traceparent) VALUES ('hostile', 'thumbnails', 'cat page.html', 'succeeded', 1, NOW(6),
      '<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">', 100,
-     '<img src=x onerror=\"window.pwned = 3\">', '{\"html\": \"<script>window.pwned = 4</script>\", \"n\": [1]}')"
+     '<img src=x onerror=\"window.pwned = 3\">', '{\"html\": \"<script>window.pwned = 4</script>\", \"n\": [1]}',
+     '<b id=\"ukey\">u</b>', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')"
 sql "INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, host, pid, started_at, finished_at, outcome, exit_code,
      error, output_tail) SELECT seq, id, 1, queue, 'h', 1, NOW(6), NOW(6), 'succeeded', 0,
      '<b id=\"bold\">err</b>', '<script>window.pwned = 3</script>' FROM kyu_jobs WHERE id = 'hostile'"
@@ -141,6 +142,13 @@ try:
             "children": 0, "pwned": None}
     if got != want:
         raise SystemExit("hostile progress and result: %s, expected %s" % (json.dumps(got), json.dumps(want)))
+    # Its unique key (as text) and trace id among the facts.
+    got = b.js("""const u = document.getElementById('job-unique-key'), t = document.getElementById('job-trace');
+        return {key: u.textContent, bold: !!document.getElementById('ukey'), trace: t.textContent, title: t.title};""")
+    want = {"key": '<b id="ukey">u</b>', "bold": False, "trace": "0af7651916cd43dd8448eb211c80319c",
+            "title": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    if got != want:
+        raise SystemExit("unique key and trace: %s, expected %s" % (json.dumps(got), json.dumps(want)))
     print(victim)
 finally:
     b.close()
