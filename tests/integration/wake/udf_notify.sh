@@ -299,6 +299,18 @@ sql -e "UPDATE kyu_jobs SET status = 'running', owner = 1, lease_until = NOW(6) 
 	UPDATE kyu_jobs SET status = 'failed', owner = NULL WHERE id = 'later'"
 expect "claim and finish send nothing" ""
 
+# The cancel hint ("kyu:" and the byte 0x18, which kyu_udp_recv prints as
+# \x18) for a running job cancelled in plain SQL; nothing for one cancelled
+# before it ran.
+sql -e "INSERT INTO kyu_jobs (id, queue, command, status, owner, lease_until)
+	VALUES ('runs', 'q3', 'sleep 1', 'running', 1, NOW(6) + INTERVAL 60 SECOND),
+	       ('waits', 'q3', 'true', 'waiting', NULL, NULL)"
+received
+sql -e "UPDATE kyu_jobs SET status = 'cancelled' WHERE id = 'runs'"
+expect "a running job cancelled in plain SQL sends the cancel hint" 'kyu:\x18'
+sql -e "UPDATE kyu_jobs SET status = 'cancelled' WHERE id = 'waits'"
+expect "a waiting job cancelled sends nothing" ""
+
 sql -e "UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6) + INTERVAL 10 SECOND WHERE id = 'later'"
 expect "a retry with backoff sends nothing" ""
 sql -e "UPDATE kyu_jobs SET status = 'failed' WHERE id = 'later';
