@@ -127,12 +127,3 @@ int cmdline_split(const char *line, char ***argv_out)
 	*argv_out = argv;
 	return 1;
 }
-
-void cmdline_free(char **argv)
-{
-	if (!argv)
-		return;
-	for (char **p = argv; *p; p++)
-		free(*p);
-	free(argv);
-}

@@ -27,10 +27,9 @@
 #define KYU_CMDLINE_H
 
 /* Returns 1 if line is plain, with *argv_out a NULL-terminated vector of
- * its words, each word and the vector malloc'd (cmdline_free, or free each
- * then the vector). Returns 0 if line needs a shell, with *argv_out NULL.
- * Never fails otherwise: allocation failure aborts, as everywhere. */
+ * its words, each word and the vector malloc'd (strv_free, common/util.h).
+ * Returns 0 if line needs a shell, with *argv_out NULL. Never fails
+ * otherwise: allocation failure aborts, as everywhere. */
 int cmdline_split(const char *line, char ***argv_out);
-void cmdline_free(char **argv);
 
 #endif

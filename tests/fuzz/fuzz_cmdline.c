@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "worker/cmdline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (total != nonblank || words == 0)
 			__builtin_trap();
 	}
-	cmdline_free(argv);
+	strv_free(argv);
 	free(line);
 	return 0;
 }

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "worker/cmdline.h"
 #include "check.h"
 
@@ -125,7 +126,7 @@ static void check_case(const struct line_case *c)
 		CHECK(r == 0 && argv == NULL);
 		if (r != 0)
 			fprintf(stderr, "  line \"%s\" should need the shell\n", c->line);
-		cmdline_free(r ? argv : NULL);
+		strv_free(r ? argv : NULL);
 		return;
 	}
 	CHECK(r == 1 && argv != NULL);
@@ -141,7 +142,7 @@ static void check_case(const struct line_case *c)
 	CHECK(argv[i] == NULL);
 	if (argv[i])
 		fprintf(stderr, "  line \"%s\": extra word \"%s\"\n", c->line, argv[i]);
-	cmdline_free(argv);
+	strv_free(argv);
 }
 
 static void check_needs_shell(const char *line)
@@ -166,7 +167,7 @@ int main(void)
 	/* Only the first word counts: a builtin's name as an argument is plain. */
 	CHECK(cmdline_split("/usr/bin/nice true", &argv) == 1);
 	CHECK_STR(argv[1], "true");
-	cmdline_free(argv);
-	cmdline_free(NULL);
+	strv_free(argv);
+	strv_free(NULL);
 	return check_done("cmdline");
 }
