@@ -113,8 +113,13 @@ sql "INSERT INTO kyu_jobs (id, command) VALUES ('taken', '$(chatty taken)')"
 wait_for "SELECT COUNT(*) > 0 FROM live_writes WHERE id = 'taken'" 1 30
 # Another claim's token, as a daemon that took the expired row would leave.
 # Until its next heartbeat the worker still runs the job and sends its
-# live writes: two of them at least (the log counts each sent), and the
-# row is not changed by any.
+# live writes (the log counts each sent), and the row is not changed by
+# any. Taken over right after a heartbeat (the row's lease_until moves),
+# so that the next one is 20 s away: taken at a random moment, the next
+# heartbeat was once 2 s away on a loaded machine, and only two writes
+# went out before it.
+lease0=$(sql "SELECT lease_until FROM kyu_jobs WHERE id = 'taken'")
+wait_for "SELECT lease_until > '$lease0' FROM kyu_jobs WHERE id = 'taken'" 1 60
 n0=$(grep -c 'wrote the output tail' "$KYUD_LOG")
 # Its lease too, as that claim would set it: the row is not due again
 # however long a loaded machine takes for the rest of this part.
