@@ -11,8 +11,7 @@
 . "$KYU_SRC/tests/lib.sh"
 
 start_kyud kyud.workers=2 job.backoff_base=0
-sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('reports', 1, 5), ('exports', 1, 1)"
-sql "UPDATE kyu_queues SET paused = 0 WHERE name = 'exports'"
+sql "INSERT INTO kyu_queues (name, paused, max_running) VALUES ('reports', 1, 5), ('exports', 0, 1)"
 sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('long-', seq), 'mail', 'sleep 300' FROM seq_1_to_4"
 sql "INSERT INTO kyu_jobs (id, queue, command, run_at) SELECT CONCAT('report-', seq), 'reports', 'true',
      NOW(6) - INTERVAL 90 SECOND FROM seq_1_to_3"
