@@ -174,21 +174,50 @@ void sb_adds(struct strbuf *sb, const char *s)
 	sb_add(sb, s, strlen(s));
 }
 
+/* Formatted straight into the room left, and a second time only when
+ * it did not fit: the hot statements are built from many small pieces. */
 void sb_printf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
+	size_t room;
 	int n;
 
+	sb_reserve(sb, 63);
+	room = sb->cap - sb->len;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(sb->buf + sb->len, room, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		abort();
-	sb_reserve(sb, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	if ((size_t)n >= room) {
+		sb_reserve(sb, (size_t)n);
+		va_start(ap, fmt);
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	sb->len += (size_t)n;
+}
+
+void sb_addu64(struct strbuf *sb, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sb_add(sb, d + i, sizeof(d) - i);
+}
+
+void sb_addi64(struct strbuf *sb, int64_t v)
+{
+	if (v < 0) {
+		sb_add(sb, "-", 1);
+		sb_addu64(sb, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	sb_addu64(sb, (uint64_t)v);
 }
 
 void sb_reset(struct strbuf *sb)

@@ -39,6 +39,10 @@ void sb_reserve(struct strbuf *sb, size_t extra);
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_adds(struct strbuf *sb, const char *s);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A number in decimal: what "%" PRIu64 and "%" PRId64 print, without
+ * the printf machinery, for the statements built per job. */
+void sb_addu64(struct strbuf *sb, uint64_t v);
+void sb_addi64(struct strbuf *sb, int64_t v);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 

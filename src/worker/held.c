@@ -122,9 +122,9 @@ void held_start(struct held *h)
 	if (h->ring.n == 0)
 		return;
 	/* A job that has exited frees its slot now, not after the held jobs
-	 * started before its SIGCHLD is handled: a spawn waits for the new
-	 * process to exec, and meanwhile short jobs end (one wait4 that finds
-	 * nothing costs a microsecond). */
+	 * started before its SIGCHLD is handled: short jobs end while the
+	 * next ones start (one wait4 that finds nothing costs a
+	 * microsecond). */
 	jobs_reap(js);
 	if (js->n_running < h->cfg->slots)
 		(void)parent_alive(h->parent);

@@ -23,11 +23,21 @@ struct idcache_entry {
 	const struct domain *d;
 	struct domain_ids ids;
 	double at; /* when it was looked up (mono_now) */
+	char **env; /* idcache_env's, built from these ids; NULL until asked */
+};
+
+/* The base environment of a section whose jobs run as kyud's own user,
+ * which does not change until a reload. */
+struct idcache_self_env {
+	const struct domain *d;
+	char **env;
 };
 
 struct idcache {
 	struct idcache_entry *e;
 	int n, cap;
+	struct idcache_self_env *s;
+	int n_self, cap_self;
 };
 
 /* d's ids, from the cache when its entry is younger than IDCACHE_TTL at
@@ -35,6 +45,12 @@ struct idcache {
  * in err): NULL on failure. The entry stays valid until the next call. */
 const struct domain_ids *idcache_get(struct idcache *c, const struct domain *d, double now, int *r,
 				     char *err, size_t errlen);
+/* The environment every job of section d (NULL: none) starts from
+ * (domain_env_base), for ids: those idcache_get just returned for d, or
+ * kyud's own, which never change. Built once per lookup and kept with it,
+ * instead of once per job; valid until the next idcache_get or clear. */
+char *const *idcache_env(struct idcache *c, const struct domain *d, const struct domain_ids *ids,
+			 char *const *kyud_env);
 /* Forget every entry (the sections they point to are about to go). */
 void idcache_clear(struct idcache *c);
 void idcache_free(struct idcache *c);

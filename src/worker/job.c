@@ -20,7 +20,7 @@ static void close_output(struct job *j)
 	if (j->out_fd < 0)
 		return;
 	ev_io_stop(j->loop, &j->out_w);
-	close(j->out_fd);
+	proc_close(j->out_fd);
 	j->out_fd = -1;
 }
 
@@ -48,7 +48,7 @@ static void close_status(struct job *j)
 	if (j->status_fd < 0)
 		return;
 	ev_io_stop(j->loop, &j->status_w);
-	close(j->status_fd);
+	proc_close(j->status_fd);
 	j->status_fd = -1;
 	status_end(&j->status);
 }
@@ -92,9 +92,67 @@ static void on_output(EV_P_ ev_io *io, int revents)
 	read_output(io->data, 16);
 }
 
+/* Settle j's start (proc_settle); false once it is settled. A failure
+ * is kept for the end: the process exits by itself. */
+static bool settle(struct job *j)
+{
+	char err[512], ruled[600];
+	int exec_errno, r;
+
+	if (!j->start)
+		return false;
+	r = proc_settle(&j->start, &exec_errno, err, sizeof(err));
+	if (r >= 0)
+		return r > 0;
+	/* A rule of the queue's section could not be applied: say which
+	 * queue's. */
+	if (strncmp(err, "rule ", 5) == 0)
+		snprintf(ruled, sizeof(ruled), "queue %s: %s", j->queue, err);
+	else
+		snprintf(ruled, sizeof(ruled), "%s", err);
+	free(j->start_err);
+	j->start_err = xstrdup(ruled);
+	/* The machine's trouble is not the job's (issue 25, item 3). */
+	j->start_temporary = proc_temporary(-r);
+	return false;
+}
+
+bool job_starting(struct job *j, double now, double *deadline)
+{
+	if (!settle(j))
+		return false;
+	*deadline = proc_start_deadline(j->start);
+	if (now < *deadline)
+		return true;
+	log_warn("job %s: its process did not reach exec within %.0f s: killing it", j->id, PROC_EXEC_TIMEOUT);
+	proc_start_kill(j->start);
+	/* Settled when it is reaped (or by a later call). */
+	*deadline = now + 1;
+	return true;
+}
+
+/* The pipes are watched once the job has run JOB_WATCH_DELAY: a job that
+ * ends sooner is known from its SIGCHLD and its pipes are read then, so
+ * most short jobs cost the event loop's epoll set nothing (an ADD per
+ * pipe, and its removal at the close, two fifths of a busy worker's
+ * system calls per job otherwise). A job that fills a pipe (64 KiB)
+ * before then waits that long at most. */
+static void on_watch(EV_P_ ev_timer *t, int revents)
+{
+	struct job *j = t->data;
+	(void)revents;
+	if (j->out_fd >= 0)
+		ev_io_start(EV_A_ &j->out_w);
+	if (j->status_fd >= 0)
+		ev_io_start(EV_A_ &j->status_w);
+}
+
 void job_reaped(struct job *j, int wstatus, const struct rusage *ru)
 {
+	/* A reaped child is off our memory: settled now. */
+	(void)settle(j);
 	ev_timer_stop(j->loop, &j->limit_w);
+	ev_timer_stop(j->loop, &j->watch_w);
 	j->wstatus = wstatus;
 	j->rusage = *ru;
 	/* The attempt is over: nothing it started may outlive it. */
@@ -121,6 +179,8 @@ static void on_limit(EV_P_ ev_timer *t, int revents)
 		log_info("job %s: time limit of %u s reached; terminating", j->id, j->time_limit);
 		job_terminate(j, END_TIMEOUT);
 	} else {
+		if (settle(j))
+			(void)kill(j->pid, SIGKILL);
 		proc_kill_group(j->pid, SIGKILL);
 	}
 }
@@ -195,21 +255,25 @@ static const char *job_cwd(const struct claimed *c, const struct domain *d, cons
 	return ids->home_is_dir ? ids->home : "/";
 }
 
-/* Look spec's program up in its own PATH (never kyud's), then spawn. */
-static int spawn_spec(const struct jobspec *spec, const char *path, const char *cwd,
-		      const struct proc_creds *cr, struct job *j, int *exec_errno, char *err, size_t errlen)
+/* Look spec's program up in its own PATH (never kyud's), then start it;
+ * fallback: what proc_start runs when it cannot be executed. *exec_errno:
+ * the lookup found no program to run. */
+static int start_spec(const struct jobspec *spec, const char *path, const char *cwd,
+		      const struct proc_creds *cr, const char *const *fallback, struct job *j, int *exec_errno,
+		      char *err, size_t errlen)
 {
 	char *found = path ? NULL : domain_env_find_program(spec->argv[0], spec->envp);
 	int r;
 
+	*exec_errno = 0;
 	if (!path && !found) {
 		*exec_errno = errno;
 		snprintf(err, errlen, "cannot execute %s: %s", spec->argv[0],
 			 errno == EACCES ? "permission denied" : "not found");
 		return -*exec_errno;
 	}
-	r = proc_spawn(spec, path ? path : found, cwd, cr, &j->pid, &j->out_fd, &j->status_fd, exec_errno, err,
-		       errlen);
+	r = proc_start(spec, path ? path : found, cwd, cr, fallback, &j->start, &j->pid, &j->out_fd,
+		       &j->status_fd, err, errlen);
 	free(found);
 	return r;
 }
@@ -234,7 +298,8 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	struct proc_creds cr;
 	struct jobspec spec;
 	struct job *j = NULL;
-	char **base = NULL, *path = NULL;
+	char *path = NULL;
+	const char *fallback[4];
 	char err[512];
 	unsigned long long start_ticks;
 	int exec_errno, r;
@@ -252,8 +317,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 			outcome_unstarted(err, fail);
 		goto out;
 	}
-	base = domain_base_env(d, ids, p->kyud_env);
-	in.base_env = base;
+	in.base_env = idcache_env(p->ids, d, ids, p->kyud_env);
 	if (jobspec_build(&in, &spec, err, sizeof(err)) < 0) {
 		outcome_unstarted(err, fail);
 		goto out;
@@ -289,14 +353,20 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	 * in /proc (orphans.h): what the leftover rule compares with, without
 	 * reading /proc for every job. */
 	start_ticks = orphans_now_ticks();
-	r = spawn_spec(&spec, path, job_cwd(c, d, ids), &cr, j, &exec_errno, err, sizeof(err));
+	/* A line run without the shell that cannot be executed goes to the
+	 * shell, so that a missing program, a script without #! or a file
+	 * without x permission ends exactly as it would have (127, run as a
+	 * script, 126, with the shell's message): here when no program is
+	 * found, in the child when its exec fails (proc.c). */
+	fallback[0] = p->shell;
+	fallback[1] = "-c";
+	fallback[2] = c->command;
+	fallback[3] = NULL;
+	r = start_spec(&spec, path, job_cwd(c, d, ids), &cr, spec.direct ? fallback : NULL, j, &exec_errno, err,
+		       sizeof(err));
 	if (r < 0 && exec_errno && spec.direct) {
-		/* A line run without the shell could not be executed: let the
-		 * shell try, so that a missing program, a script without #! or
-		 * a file without x permission ends exactly as it would have
-		 * (127, run as a script, 126, with the shell's message). */
 		jobspec_use_shell(&in, &spec);
-		r = spawn_spec(&spec, NULL, job_cwd(c, d, ids), &cr, j, &exec_errno, err, sizeof(err));
+		r = start_spec(&spec, NULL, job_cwd(c, d, ids), &cr, NULL, j, &exec_errno, err, sizeof(err));
 	}
 	if (r < 0) {
 		char ruled[600];
@@ -324,10 +394,11 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 
 	ev_io_init(&j->out_w, on_output, j->out_fd, EV_READ);
 	j->out_w.data = j;
-	ev_io_start(loop, &j->out_w);
 	ev_io_init(&j->status_w, on_status, j->status_fd, EV_READ);
 	j->status_w.data = j;
-	ev_io_start(loop, &j->status_w);
+	ev_timer_init(&j->watch_w, on_watch, JOB_WATCH_DELAY, 0.);
+	j->watch_w.data = j;
+	ev_timer_start(loop, &j->watch_w);
 	ev_init(&j->limit_w, on_limit);
 	j->limit_w.data = j;
 	if (j->time_limit) {
@@ -338,7 +409,6 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	store_claimed_clear(c);
 out:
 	free(path);
-	domain_env_free(base);
 	return j;
 }
 
@@ -349,6 +419,10 @@ void job_terminate(struct job *j, enum end_reason why)
 	if (j->term_sent)
 		return;
 	j->term_sent = true;
+	/* Before its exec it may have no group of its own yet: the process
+	 * itself (its signals are blocked until just before the exec). */
+	if (settle(j))
+		(void)kill(j->pid, SIGTERM);
 	proc_kill_group(j->pid, SIGTERM);
 	ev_timer_stop(j->loop, &j->limit_w);
 	ev_timer_set(&j->limit_w, j->kill_grace > 0 ? j->kill_grace : 0.001, 0.);
@@ -361,6 +435,8 @@ void job_kill(struct job *j, enum end_reason why)
 		j->reason = why;
 	j->term_sent = true;
 	ev_timer_stop(j->loop, &j->limit_w);
+	if (settle(j))
+		(void)kill(j->pid, SIGKILL);
 	proc_kill_group(j->pid, SIGKILL);
 }
 
@@ -372,7 +448,12 @@ void job_free(struct job *j)
 	close_status(j);
 	status_free(&j->status);
 	ev_timer_stop(j->loop, &j->limit_w);
+	ev_timer_stop(j->loop, &j->watch_w);
 	capture_free(&j->cap);
+	/* Still starting (the worker is going away): its copy stays, it may
+	 * still be reading it. */
+	(void)settle(j);
+	free(j->start_err);
 	free(j->id);
 	free(j->queue);
 	free(j);

@@ -43,6 +43,9 @@ struct job_params {
 	struct idcache *ids;
 };
 
+/* How long a job runs before its pipes are watched (s). */
+#define JOB_WATCH_DELAY 0.02
+
 struct job {
 	/* The row, taken over from its claim. */
 	uint64_t seq, token;
@@ -50,7 +53,13 @@ struct job {
 	char *id, *queue;
 	unsigned attempts, tempfails, max_attempts, time_limit;
 
-	pid_t pid; /* also its process group */
+	pid_t pid; /* also its process group, once it has its session */
+	/* Until its process has executed (proc.h): what proc_settle needs.
+	 * A start that failed there leaves start_err, and the attempt ends
+	 * as one that never started when its process is reaped. */
+	struct proc_start *start;
+	char *start_err;
+	bool start_temporary; /* proc_temporary: the machine's trouble */
 	bool pid_reported; /* the pid rode along with a heartbeat */
 	enum end_reason reason;
 	bool term_sent;
@@ -84,6 +93,7 @@ struct job {
 	ev_io out_w;
 	ev_io status_w;
 	ev_timer limit_w;
+	ev_timer watch_w; /* starts out_w and status_w (job.c: on_watch) */
 	job_end_fn *end;
 	void *ctx;
 };
@@ -98,6 +108,10 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
  * over. Kills what is left of its group, reads the rest of its output and
  * calls the end callback, which frees j. */
 void job_reaped(struct job *j, int wstatus, const struct rusage *ru);
+/* Whether j's process has not executed yet (job.start): settles it when
+ * it has, kills it when it is past the deadline (*deadline: the moment to
+ * ask again). */
+bool job_starting(struct job *j, double now, double *deadline);
 /* End the attempt for why: TERM to its group now, KILL after kill_grace.
  * The first reason given is kept, except that END_LOST overrides. */
 void job_terminate(struct job *j, enum end_reason why);

@@ -53,7 +53,13 @@ struct jobs {
 	 * (keep_child); ULLONG_MAX between sweeps. */
 	unsigned long long sweep_from;
 	bool sweep_wanted; /* a job ended: sweep before the loop sleeps */
-	ev_timer sweep_w;  /* repeats the orphan sweep while it finds some */
+	double swept_at;   /* the last sweep (mono_now) */
+	/* the sweep put off until JOBS_SWEEP_GAP after the last, or repeated
+	 * while it finds some */
+	ev_timer sweep_w;
+	/* the earliest deadline of a job's process that has not executed
+	 * yet (proc.h: killed past it) */
+	ev_timer start_w;
 	ev_signal chld_w;  /* reaps jobs and their orphans (on_sigchld) */
 
 	bool draining;
@@ -78,7 +84,8 @@ void jobs_start(struct jobs *js, struct claimed *c, bool gated);
 /* Reap every child that has exited (one wait4 that finds nothing costs a
  * microsecond). */
 void jobs_reap(struct jobs *js);
-/* Once per loop iteration: kill what the jobs that ended left behind. */
+/* Once per loop iteration: kill what the jobs that ended left behind (at
+ * most every JOBS_SWEEP_GAP, 50 ms: jobs.c). */
 void jobs_sweep(struct jobs *js);
 /* Stop starting jobs: the shutdown grace, then interrupt what runs; now:
  * interrupt at once (also when already draining). */

@@ -80,23 +80,44 @@ static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char
 	return 0;
 }
 
-/* Replace or append NAME=VALUE in a NULL-terminated vector of n entries. */
-static void env_set(char ***envp, size_t *n, const char *name, const char *value)
-{
-	size_t nl = strlen(name);
-	char *entry = xmalloc(nl + strlen(value) + 2);
+/* A job's environment while it is built: envp's first entries are the
+ * base's (borrowed), the rest and any that replaced one are in own. */
+struct envb {
+	struct jobspec *spec;
+	size_t n, cap, n_own, cap_own;
+};
 
-	sprintf(entry, "%s=%s", name, value);
-	for (size_t i = 0; i < *n; i++) {
-		if (strncmp((*envp)[i], name, nl) == 0 && (*envp)[i][nl] == '=') {
-			free((*envp)[i]);
-			(*envp)[i] = entry;
+static void grow(char ***v, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	*cap = need > 2 * *cap ? need : 2 * *cap;
+	*v = xrealloc(*v, *cap * sizeof(char *));
+}
+
+/* Replace or append NAME=VALUE. A replaced entry may be borrowed: it is
+ * left where it is (in own, when it was the job's, freed with the spec). */
+static void env_set(struct envb *b, const char *name, const char *value)
+{
+	struct jobspec *spec = b->spec;
+	size_t nl = strlen(name), vl = strlen(value);
+	char *entry = xmalloc(nl + vl + 2);
+
+	memcpy(entry, name, nl);
+	entry[nl] = '=';
+	memcpy(entry + nl + 1, value, vl + 1);
+	grow(&spec->own, &b->cap_own, b->n_own + 2);
+	spec->own[b->n_own++] = entry;
+	spec->own[b->n_own] = NULL;
+	for (size_t i = 0; i < b->n; i++) {
+		if (strncmp(spec->envp[i], name, nl) == 0 && spec->envp[i][nl] == '=') {
+			spec->envp[i] = entry;
 			return;
 		}
 	}
-	*envp = xrealloc(*envp, (*n + 2) * sizeof(char *));
-	(*envp)[(*n)++] = entry;
-	(*envp)[*n] = NULL;
+	grow(&spec->envp, &b->cap, b->n + 2);
+	spec->envp[b->n++] = entry;
+	spec->envp[b->n] = NULL;
 }
 
 static int valid_env_name(const char *s)
@@ -111,14 +132,20 @@ static int valid_env_name(const char *s)
 
 static int build_env(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen)
 {
-	size_t n = 0;
+	struct envb b = { .spec = spec };
 	char attempt[16];
 
 	for (char *const *e = in->base_env; e && *e; e++)
-		n++;
-	spec->envp = xcalloc(n + 1, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		spec->envp[i] = xstrdup(in->base_env[i]);
+		b.n++;
+	/* Room for the six set below at most: one allocation of each. */
+	b.cap = b.n + 7;
+	b.cap_own = 7;
+	spec->envp = xmalloc(b.cap * sizeof(char *));
+	spec->own = xmalloc(b.cap_own * sizeof(char *));
+	spec->own[0] = NULL;
+	if (b.n)
+		memcpy(spec->envp, in->base_env, b.n * sizeof(char *));
+	spec->envp[b.n] = NULL;
 
 	if (in->env_json) {
 		json_error_t jerr;
@@ -149,22 +176,22 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 				json_decref(root);
 				return -1;
 			}
-			env_set(&spec->envp, &n, key, json_string_value(v));
+			env_set(&b, key, json_string_value(v));
 		}
 		json_decref(root);
 	}
 	/* Set last, so that a job's env cannot pretend to be another job. */
 	snprintf(attempt, sizeof(attempt), "%u", in->attempt);
-	env_set(&spec->envp, &n, "KYU_JOB_ID", in->job_id);
-	env_set(&spec->envp, &n, "KYU_QUEUE", in->queue);
-	env_set(&spec->envp, &n, "KYU_ATTEMPT", attempt);
+	env_set(&b, "KYU_JOB_ID", in->job_id);
+	env_set(&b, "KYU_QUEUE", in->queue);
+	env_set(&b, "KYU_ATTEMPT", attempt);
 	snprintf(attempt, sizeof(attempt), "%d", JOB_STATUS_FD);
-	env_set(&spec->envp, &n, "KYU_STATUS_FD", attempt);
+	env_set(&b, "KYU_STATUS_FD", attempt);
 	if (in->after_json)
-		env_set(&spec->envp, &n, "KYU_AFTER", in->after_json);
+		env_set(&b, "KYU_AFTER", in->after_json);
 	/* Only when the row has one: a TRACEPARENT of the job's env stays. */
 	if (in->traceparent)
-		env_set(&spec->envp, &n, "TRACEPARENT", in->traceparent);
+		env_set(&b, "TRACEPARENT", in->traceparent);
 	return 0;
 }
 
@@ -189,6 +216,7 @@ void jobspec_use_shell(const struct jobspec_input *in, struct jobspec *spec)
 void jobspec_free(struct jobspec *spec)
 {
 	strv_free(spec->argv);
-	strv_free(spec->envp);
-	spec->argv = spec->envp = NULL;
+	free(spec->envp);
+	strv_free(spec->own);
+	spec->argv = spec->envp = spec->own = NULL;
 }

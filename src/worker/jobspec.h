@@ -12,7 +12,10 @@
 
 struct jobspec {
 	char **argv; /* NULL-terminated */
-	char **envp; /* NULL-terminated */
+	/* NULL-terminated; its entries point into base_env (borrowed) or
+	 * into own */
+	char **envp;
+	char **own; /* the entries built for this job, NULL-terminated */
 	int use_path; /* argv[0] is looked up in PATH (argv mode, direct lines) */
 	/* argv is a command line split by cmdline_split, run without the
 	 * shell. The job must still end as the shell would have made it end,
@@ -33,7 +36,8 @@ struct jobspec_input {
 				 * the shell (cmdline.h says which are plain) */
 	const char *argv_json;  /* JSON array of strings, or NULL */
 	const char *env_json;   /* JSON object of strings, or NULL */
-	char *const *base_env;  /* inherited environment */
+	char *const *base_env;  /* inherited environment: borrowed by the spec,
+				 * so it must outlive it */
 	const char *job_id;
 	const char *queue;
 	const char *after_json; /* the upstreams' ids (kyu_jobs.after), or NULL */

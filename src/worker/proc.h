@@ -6,6 +6,7 @@
 #ifndef KYU_PROC_H
 #define KYU_PROC_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -23,16 +24,69 @@ struct proc_creds {
 	const bool *limit_set;
 };
 
-/* path is the program to execute (spec->argv[0] looked up already: the
- * child never searches PATH); cr may be NULL. On success *ret_pid is the
- * child (also its process group id), *ret_out the non-blocking read end of
- * its output pipe and *ret_status that of its status pipe. On failure
- * returns -errno with a message in err naming what failed; *exec_errno is
- * that errno when the program itself could not be executed (not the
- * working directory or the pipe), else 0. */
+/* How long a child may take from its clone to its exec (s). */
+#define PROC_EXEC_TIMEOUT 3.0
+
+/* A child between its clone and its exec: the copy of what it reads and
+ * the stack it runs on. */
+struct proc_start;
+
+/* Start a process for spec without waiting for its exec. path is the
+ * program (spec->argv[0] looked up already: the child never searches
+ * PATH); cr may be NULL; fallback, when not NULL, is the argv run instead
+ * when path cannot be executed (the shell, for a command line run
+ * directly: jobspec.h). On success *ret_pid is the child (also its
+ * process group id, once it has its session), *ret_out the non-blocking
+ * read end of its output pipe, *ret_status that of its status pipe and
+ * *ret_start what proc_settle needs; nothing of spec, path, cwd, cr or
+ * fallback is used after the return. On failure (no pipe, no process)
+ * returns -errno with a message in err. */
+int proc_start(const struct jobspec *spec, const char *path, const char *cwd, const struct proc_creds *cr,
+	       const char *const *fallback, struct proc_start **ret_start, pid_t *ret_pid, int *ret_out,
+	       int *ret_status, char *err, size_t errlen);
+/* Whether *sp's child has executed, without a system call: 1 not yet
+ * (nothing changes); 0 it has (*sp is freed and NULL); -errno it failed
+ * before (*sp is freed and NULL, the message in err, the process exits
+ * by itself with 127 and is the caller's to reap). *exec_errno is that
+ * errno when the program itself could not be executed (not the working
+ * directory, a rule or the timeout), else 0. A child that has been
+ * reaped is always settled. 0 for a NULL *sp. */
+int proc_settle(struct proc_start **sp, int *exec_errno, char *err, size_t errlen);
+/* When s's child must have executed (mono_now), else proc_start_kill. */
+double proc_start_deadline(const struct proc_start *s);
+/* SIGKILL s's child if it has not executed: proc_settle then reports the
+ * timeout. */
+void proc_start_kill(struct proc_start *s);
+/* Wait (on the futex) until s's child has executed or exited, at most
+ * until its deadline, and kill it then. */
+void proc_start_wait(struct proc_start *s);
+
+/* Close a descriptor of ours that the event loop may have watched: at
+ * once, or when no start is pending any more (proc_settle), since until
+ * then a child may hold a copy of it (proc.c says why that matters). */
+void proc_close(int fd);
+
+/* proc_start, proc_start_wait and proc_settle in one: returns once the
+ * child has executed (0, as proc_start) or with the error of a child
+ * that could not (reaped, its pipes closed; *exec_errno as
+ * proc_settle's). */
 int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status, int *exec_errno,
 	       char *err, size_t errlen);
+
+/* The signals the kernel delivers to the thread that caused them, whatever
+ * its mask (a fault, abort): blocking them is no protection. */
+bool proc_synchronous_signal(int sig);
+
+/* For a process that keeps every other signal blocked for good (the
+ * worker), called once its dispositions are final. When no such signal
+ * has a handler, proc_spawn from then on neither blocks signals around
+ * its clone (no handler of ours can run in the child, which shares our
+ * memory until exec) nor resets in the child more than the dispositions
+ * that exec would keep (SIG_IGN), and this returns true. Otherwise
+ * nothing changes, *handled gets the signals that have a handler, and
+ * false is returned. */
+bool proc_settle_signals(sigset_t *handled);
 
 /* Whether a start that failed with err (proc_spawn's -r, a lookup's
  * errno) is the machine's trouble, which may pass (out of processes,

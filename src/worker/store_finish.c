@@ -66,7 +66,14 @@ static const char *const cost_cols[N_COST_COLS] = {
  * counted rather than rounded through a double. */
 static void add_seconds(struct strbuf *sb, uint64_t us)
 {
-	sb_printf(sb, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+	char frac[8];
+	uint64_t f = us % 1000000;
+
+	sb_addu64(sb, us / 1000000);
+	frac[0] = '.';
+	for (int i = 6; i >= 1; i--, f /= 10)
+		frac[i] = (char)('0' + f % 10);
+	sb_add(sb, frac, 7);
 }
 
 static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum cost_col col)
@@ -78,7 +85,7 @@ static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum
 	else if (col == COST_SYS)
 		add_seconds(sb, c->sys_us);
 	else
-		sb_printf(sb, "%" PRIu64, c->max_rss);
+		sb_addu64(sb, c->max_rss);
 }
 
 /* ", cpu_user = CASE seq WHEN … END, …" for the plain successes among f:
@@ -86,11 +93,15 @@ static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum
 static void add_bulk_cost(struct strbuf *sb, const struct finish *f, int n)
 {
 	for (enum cost_col col = 0; col < N_COST_COLS; col++) {
-		sb_printf(sb, ", %s = CASE seq", cost_cols[col]);
+		sb_adds(sb, ", ");
+		sb_adds(sb, cost_cols[col]);
+		sb_adds(sb, " = CASE seq");
 		for (int i = 0; i < n; i++) {
 			if (!store_finish_plain(&f[i]))
 				continue;
-			sb_printf(sb, " WHEN %" PRIu64 " THEN ", f[i].seq);
+			sb_adds(sb, " WHEN ");
+			sb_addu64(sb, f[i].seq);
+			sb_adds(sb, " THEN ");
 			add_cost_value(sb, &f[i].cost, col);
 		}
 		sb_adds(sb, " END");
@@ -108,7 +119,10 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
 	for (int i = 0; i < n; i++) {
 		if (!store_finish_plain(&f[i]))
 			continue;
-		sb_printf(sb, " WHEN %" PRIu64 " THEN %d", f[i].seq, f[i].pid);
+		sb_adds(sb, " WHEN ");
+		sb_addu64(sb, f[i].seq);
+		sb_adds(sb, " THEN ");
+		sb_addi64(sb, f[i].pid);
 		count++;
 	}
 	if (count == 0) {
@@ -120,13 +134,22 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
 	sb_adds(sb, " ELSE pid END");
 	add_bulk_cost(sb, f, n);
 	sb_adds(sb, ", status = IF(status = 'cancelled', 'cancelled', 'succeeded') WHERE seq IN (");
-	for (int i = 0, k = 0; i < n; i++)
-		if (store_finish_plain(&f[i]))
-			sb_printf(sb, "%s%" PRIu64, k++ ? "," : "", f[i].seq);
+	for (int i = 0, k = 0; i < n; i++) {
+		if (!store_finish_plain(&f[i]))
+			continue;
+		if (k++)
+			sb_add(sb, ",", 1);
+		sb_addu64(sb, f[i].seq);
+	}
 	sb_adds(sb, ") AND owner = CASE seq");
-	for (int i = 0; i < n; i++)
-		if (store_finish_plain(&f[i]))
-			sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, f[i].seq, f[i].token);
+	for (int i = 0; i < n; i++) {
+		if (!store_finish_plain(&f[i]))
+			continue;
+		sb_adds(sb, " WHEN ");
+		sb_addu64(sb, f[i].seq);
+		sb_adds(sb, " THEN ");
+		sb_addu64(sb, f[i].token);
+	}
 	sb_adds(sb, " END AND status IN ('running', 'cancelled')");
 	return count;
 }

@@ -50,6 +50,7 @@
 #include "lease.h"
 #include "live.h"
 #include "parent.h"
+#include "proc.h"
 #include "pump.h"
 #include "record.h"
 #include "retention.h"
@@ -203,6 +204,31 @@ static void build(struct worker *w, const char *daemon_id)
 	ev_prepare_start(w->loop, &w->prep_w);
 }
 
+static void block_async_signals(void)
+{
+	sigset_t set;
+
+	sigfillset(&set);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (proc_synchronous_signal(sig))
+			sigdelset(&set, sig);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/* libev reads the signals of its watchers from a signalfd when it can
+ * make one, and otherwise installs a handler for them, which a blocked
+ * signal never reaches: then unblock what has a handler, and proc_spawn
+ * blocks everything around each clone instead. */
+static void settle_signals(void)
+{
+	sigset_t handled;
+
+	if (proc_settle_signals(&handled))
+		return;
+	log_notice("signals are handled without a signalfd: each job's start blocks them around its clone");
+	sigprocmask(SIG_UNBLOCK, &handled, NULL);
+}
+
 int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 {
 	struct worker w = { .index = index };
@@ -244,11 +270,20 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 		config_free(&w.cfg);
 		return EX_OSERR;
 	}
-	/* Not the default loop: that one reaps every child with waitpid in
+	/* Every asynchronous signal stays blocked for the worker's whole
+	 * life, and the two it handles (SIGTERM, SIGCHLD) are read from a
+	 * signalfd: no handler of ours can then run in a job's child before
+	 * its exec, so proc_spawn need not block and unblock them around
+	 * every clone (two system calls per job), and an exit costs a read
+	 * of the signalfd per loop turn instead of a signal frame per job
+	 * (notes/DESIGN.md, "Where a worker's time goes"). Jobs get an empty
+	 * mask and default dispositions from proc_spawn.
+	 *
+	 * Not the default loop: that one reaps every child with waitpid in
 	 * its own SIGCHLD handler, and the worker reaps with wait4
-	 * (jobs_reap). Jobs get an empty signal mask and default
-	 * dispositions from proc_spawn whatever this loop installs. */
-	w.loop = ev_loop_new(EVFLAG_AUTO);
+	 * (jobs_reap). */
+	block_async_signals();
+	w.loop = ev_loop_new(EVFLAG_AUTO | EVFLAG_SIGNALFD);
 	if (!w.loop) {
 		log_err("cannot create the event loop");
 		domain_ids_free(&w.jobs.self);
@@ -257,6 +292,7 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	}
 	map_board(&w);
 	build(&w, daemon_id);
+	settle_signals();
 
 	w.parent.heard_at = mono_now();
 	conn_start(&w.conn);

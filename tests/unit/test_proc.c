@@ -2,7 +2,9 @@
  * has executed, with its output and status pipes; a program that cannot be
  * executed or a directory that cannot be entered is an error naming it,
  * found before proc_spawn returns; and a child that never reaches exec is
- * killed after the spawn timeout, after which the next start still works.
+ * killed after the spawn timeout, after which the next start still works;
+ * the start without the wait (proc_start, proc_settle) gives the same
+ * answers from memory, and falls back to the shell in the child.
  *
  * The last case holds the child in the kernel deterministically: a seccomp
  * filter (inherited by the child) turns its setsid, the first thing it
@@ -150,6 +152,108 @@ static void test_failures(void)
 	}
 }
 
+/* proc_start without the wait: argv_json's spec, optionally a fallback. */
+static int start_async(const char *argv_json, const char *path, const char *const *fallback,
+		       struct proc_start **ps, struct started *s)
+{
+	struct jobspec_input in = { .shell = "/bin/sh", .argv_json = argv_json, .job_id = "p",
+				    .queue = "q", .attempt = 1, .base_env = environ };
+	struct jobspec spec;
+
+	memset(s, 0, sizeof(*s));
+	s->out = s->status = -1;
+	if (jobspec_build(&in, &spec, s->err, sizeof(s->err)) < 0)
+		return -EINVAL;
+	s->r = proc_start(&spec, path, NULL, NULL, fallback, ps, &s->pid, &s->out, &s->status, s->err,
+			  sizeof(s->err));
+	/* Nothing of the spec is needed once proc_start is back. */
+	memset(spec.argv[0], 'x', strlen(spec.argv[0]));
+	jobspec_free(&spec);
+	return s->r;
+}
+
+/* Settle without waiting in the kernel: spins on proc_settle, which
+ * reads memory only. Returns its result, or 1 after 10 s. */
+static int settle_spin(struct proc_start **ps, int *exec_errno, char *err, size_t errlen)
+{
+	double until = 0;
+	int r;
+
+	for (long i = 0;; i++) {
+		if ((r = proc_settle(ps, exec_errno, err, errlen)) != 1)
+			return r;
+		if (i % 100000 == 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			if (!until)
+				until = (double)ts.tv_sec + 10;
+			else if ((double)ts.tv_sec > until)
+				return 1;
+		}
+	}
+}
+
+/* The start that does not wait for the exec (proc_start, proc_settle):
+ * the child reads its own copy of what it runs, its failure is known
+ * from memory and leaves our errno alone, and a command line's program
+ * that cannot be executed falls back to the shell in the child. */
+static void test_async(void)
+{
+	struct proc_start *ps = NULL;
+	struct started s;
+	char buf[256], err[512];
+	int exec_errno = -1, r;
+	const char *fallback[] = { "/bin/sh", "-c", "echo fell back; exit 7", NULL };
+
+	/* Runs, though its spec was scribbled over and freed at once. */
+	CHECK(start_async("[\"/bin/sh\", \"-c\", \"echo async\"]", "/bin/sh", NULL, &ps, &s) == 0);
+	CHECK(ps != NULL);
+	if (s.r == 0) {
+		CHECK(settle_spin(&ps, &exec_errno, err, sizeof(err)) == 0 && ps == NULL && exec_errno == 0);
+		drain(s.out, buf, sizeof(buf));
+		CHECK_STR(buf, "async\n");
+		CHECK(exit_status(s.pid) == 0);
+		close(s.out);
+		close(s.status);
+	}
+
+	/* A failed exec: known from memory, named, errno untouched. */
+	CHECK(start_async("[\"/nonexistent/kyu-async\"]", "/nonexistent/kyu-async", NULL, &ps, &s) == 0);
+	if (s.r == 0) {
+		errno = 4242;
+		r = settle_spin(&ps, &exec_errno, err, sizeof(err));
+		CHECK(errno == 4242);
+		CHECK(r == -ENOENT && exec_errno == ENOENT && ps == NULL);
+		CHECK_STR(err, "cannot execute /nonexistent/kyu-async: not found");
+		/* It exits by itself, with 127. */
+		CHECK(exit_status(s.pid) == 127);
+		close(s.out);
+		close(s.status);
+	}
+
+	/* The program of a command line run directly cannot be executed:
+	 * the shell runs the line instead, in the same child. */
+	CHECK(start_async("[\"/nonexistent/kyu-direct\"]", "/nonexistent/kyu-direct", fallback, &ps, &s) == 0);
+	if (s.r == 0) {
+		CHECK(settle_spin(&ps, &exec_errno, err, sizeof(err)) == 0);
+		drain(s.out, buf, sizeof(buf));
+		CHECK_STR(buf, "fell back\n");
+		CHECK(exit_status(s.pid) == 7);
+		close(s.out);
+		close(s.status);
+	}
+	/* And when the shell cannot either, the error names the shell. */
+	fallback[0] = "/nonexistent/kyu-shell";
+	CHECK(start_async("[\"/nonexistent/kyu-direct\"]", "/nonexistent/kyu-direct", fallback, &ps, &s) == 0);
+	if (s.r == 0) {
+		CHECK(settle_spin(&ps, &exec_errno, err, sizeof(err)) == -ENOENT);
+		CHECK_STR(err, "cannot execute /nonexistent/kyu-shell: not found");
+		CHECK(exit_status(s.pid) == 127);
+		close(s.out);
+		close(s.status);
+	}
+}
+
 static double mono(void)
 {
 	struct timespec ts;
@@ -177,6 +281,26 @@ static int timeout_case(void)
 	listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0)
 		return 77;
+	/* Without the wait: proc_start is back at once, the child still
+	 * short of its exec; killed, it settles as the timeout. */
+	{
+		struct proc_start *ps = NULL;
+		char err[512];
+		int exec_errno;
+		t0 = mono();
+		CHECK(start_async("[\"/bin/true\"]", "/bin/true", NULL, &ps, &s) == 0);
+		CHECK(mono() - t0 < 1.0);
+		CHECK(proc_settle(&ps, &exec_errno, err, sizeof(err)) == 1 && ps != NULL);
+		CHECK(proc_start_deadline(ps) > mono() + 1.0);
+		if (ps) {
+			proc_start_kill(ps);
+			CHECK(exit_status(s.pid) == 128 + SIGKILL);
+			CHECK(proc_settle(&ps, &exec_errno, err, sizeof(err)) == -ETIMEDOUT && ps == NULL);
+			CONTAINS(err, "did not reach exec within 3000 ms");
+			close(s.out);
+			close(s.status);
+		}
+	}
 	t0 = mono();
 	start("[\"/bin/true\"]", "/bin/true", NULL, &s);
 	CHECK(s.r == -ETIMEDOUT);
@@ -220,6 +344,7 @@ int main(void)
 	signal(SIGCHLD, SIG_DFL);
 	test_runs();
 	test_failures();
+	test_async();
 	test_timeout();
 	return check_done("test_proc");
 }

@@ -1,5 +1,7 @@
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,5 +53,32 @@ int main(void)
 	CHECK(parse_bool("0", &b) == 0 && !b);
 	CHECK(parse_bool("", &b) < 0);
 	CHECK(parse_bool("yess", &b) < 0);
+
+	/* The statements' numbers, as printf would print them. */
+	{
+		struct strbuf sb = { 0 };
+		char big[300];
+		sb_addu64(&sb, 0);
+		sb_adds(&sb, " ");
+		sb_addu64(&sb, UINT64_MAX);
+		sb_adds(&sb, " ");
+		sb_addi64(&sb, INT64_MIN);
+		sb_adds(&sb, " ");
+		sb_addi64(&sb, -7);
+		sb_adds(&sb, " ");
+		sb_addi64(&sb, 1234567890);
+		CHECK_STR(sb.buf, "0 18446744073709551615 -9223372036854775808 -7 1234567890");
+		CHECK(sb.len == strlen(sb.buf));
+		/* sb_printf writes in place when it fits, again when not. */
+		sb_reset(&sb);
+		sb_printf(&sb, "%s=%" PRIu64, "a", (uint64_t)42);
+		CHECK_STR(sb.buf, "a=42");
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		sb_printf(&sb, "[%s]", big);
+		CHECK(sb.len == 4 + 2 + sizeof(big) - 1 && sb.buf[4] == '[' && sb.buf[sb.len - 1] == ']' &&
+		      sb.buf[sb.len] == '\0');
+		sb_free(&sb);
+	}
 	return check_done("util");
 }

@@ -49,16 +49,17 @@ assert_eq '    progress: 90% almost|      result: {"n": 3, "s": "x"}' \
 	"$(grep -E '^ *(progress|result):' <<<"$shown" | paste -sd '|')" "kyu show: progress and result"
 
 # ---- short jobs: what they said is recorded at the end
-sql "INSERT INTO kyu_jobs (id, command) VALUES
-       ('badjson', 'echo \"result {not: json\" $S'),
-       ('noline', 'printf \"progress 70 no newline\" $S'),
-       ('empty', 'echo result $S'),
-       ('malformed', 'printf \"hello world\\\\nprogress 101\\\\nprogress 50\\\\nprogress abc\\\\n\\\\nprogress 5 \\\\377\\\\n\" $S'),
-       ('long', '{ head -c 2000 /dev/zero | tr \"\\\\0\" x; echo; } | sed \"s/^/result /\" $S; echo \"progress 3\" $S'),
-       ('failing', 'echo \"progress 20 tried\" $S; echo \"result [1]\" $S; exit 9'),
-       ('closed', 'exec 3>&-; echo hi'),
-       ('plain', 'true')"
-sql "UPDATE kyu_jobs SET max_attempts = 1 WHERE id = 'failing'"
+# One attempt for 'failing', set in the INSERT: an UPDATE after it could
+# come after its first attempt.
+sql "INSERT INTO kyu_jobs (id, command, max_attempts) VALUES
+       ('badjson', 'echo \"result {not: json\" $S', NULL),
+       ('noline', 'printf \"progress 70 no newline\" $S', NULL),
+       ('empty', 'echo result $S', NULL),
+       ('malformed', 'printf \"hello world\\\\nprogress 101\\\\nprogress 50\\\\nprogress abc\\\\n\\\\nprogress 5 \\\\377\\\\n\" $S', NULL),
+       ('long', '{ head -c 2000 /dev/zero | tr \"\\\\0\" x; echo; } | sed \"s/^/result /\" $S; echo \"progress 3\" $S', NULL),
+       ('failing', 'echo \"progress 20 tried\" $S; echo \"result [1]\" $S; exit 9', 1),
+       ('closed', 'exec 3>&-; echo hi', NULL),
+       ('plain', 'true', NULL)"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status IN ('succeeded', 'failed')" 9 60
 assert_eq 'succeeded | NULL | NULL | NULL | kyu: result on KYU_STATUS_FD is not valid JSON: {not: json' \
 	"$(row badjson)" "a result that is not JSON"
