@@ -376,7 +376,7 @@ void jobs_init(struct jobs *js, struct ev_loop *loop, const struct kyu_config *c
 	js->ended_ctx = ended_ctx;
 	js->sweep_from = ULLONG_MAX;
 	js->swept_at = -JOBS_SWEEP_GAP;
-	js->slots = xcalloc((size_t)cfg->slots, sizeof(*js->slots));
+	js->slots = xcalloc((size_t)cfg->slots, sizeof(struct job *));
 	jobs_configure(js);
 	ev_init(&js->grace_w, on_grace);
 	js->grace_w.data = js;

@@ -101,11 +101,11 @@ static void env_set(struct envb *b, const char *name, const char *value)
 {
 	struct jobspec *spec = b->spec;
 	size_t nl = strlen(name), vl = strlen(value);
-	char *entry = xmalloc(nl + vl + 2);
+	char *entry = xmalloc(nl + vl + 2), *e;
 
-	memcpy(entry, name, nl);
-	entry[nl] = '=';
-	memcpy(entry + nl + 1, value, vl + 1);
+	e = stpcpy(entry, name);
+	*e++ = '=';
+	memcpy(e, value, vl + 1);
 	grow(&spec->own, &b->cap_own, b->n_own + 2);
 	spec->own[b->n_own++] = entry;
 	spec->own[b->n_own] = NULL;

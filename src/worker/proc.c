@@ -209,7 +209,9 @@ static void *stack_get(void)
 		return stack_pool[--n_pooled];
 	s = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
 		 -1, 0);
-	return s == MAP_FAILED ? NULL : s;
+	if (s == MAP_FAILED)
+		return NULL;
+	return s;
 }
 
 static void stack_put(void *s)
@@ -287,7 +289,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	 * with EPERM under some seccomp profiles: then one close per possible
 	 * descriptor, up to the limit no descriptor of ours can reach. */
 	if (SYS(SYS_close_range, JOB_STATUS_FD + 1U, ~0U, 0U) < 0) {
-		struct rlimit nofile;
+		struct rlimit nofile = { 0, 0 };
 		unsigned long top = SYS(SYS_getrlimit, RLIMIT_NOFILE, &nofile, 0) == 0 &&
 					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
 				    ? (unsigned long)nofile.rlim_cur
@@ -307,7 +309,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 		/* Limits and nice before giving up the privileges that may be
 		 * needed to set them. */
 		for (int i = 0; i < DLIM_N; i++) {
-			struct rlimit rl = { a->limit[i], a->limit[i] }, cur;
+			struct rlimit rl = { a->limit[i], a->limit[i] }, cur = { 0, 0 };
 			if (!a->limit_set[i])
 				continue;
 			/* At the soft CPU limit the kernel sends SIGXCPU, at the
@@ -674,8 +676,8 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 
 	*exec_errno = 0;
 	r = proc_start(spec, path, cwd, cr, NULL, &s, ret_pid, ret_out, ret_status, err, errlen);
-	if (r < 0)
-		return r;
+	if (r < 0 || !s)
+		return r < 0 ? r : -EIO;
 	proc_start_wait(s);
 	if (s->killed && !off_our_memory(s)) {
 		/* Killed and not gone yet: reaped below, or later by whoever
