@@ -1,8 +1,9 @@
-/* Start one job process (proc_spawn): own session and process group, stdin /dev/null,
- * stdout and stderr into a pipe, JOB_STATUS_FD the write end of a second
- * one (the status channel, status.h), clean signal state, no other descriptors,
- * and the user, groups, umask, nice and resource limits of its queue's
- * protection domain (domain.h), all set before exec. */
+/* Start one job process (proc_start, without waiting for its exec; or
+ * proc_spawn, which waits): own session and process group, stdin
+ * /dev/null, stdout and stderr into a pipe, JOB_STATUS_FD the write end of
+ * a second one (the status channel, status.h), clean signal state, no
+ * other descriptors, and the user, groups, umask, nice and resource limits
+ * of its queue's protection domain (domain.h), all set before exec. */
 #ifndef KYU_PROC_H
 #define KYU_PROC_H
 
