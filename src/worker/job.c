@@ -92,11 +92,31 @@ static void on_output(EV_P_ ev_io *io, int revents)
 	read_output(io->data, 16);
 }
 
+/* The outcome of an attempt whose process could not be started (r, err:
+ * proc_start's or proc_settle's). */
+static void start_failed(const char *queue, unsigned tempfails, int r, const char *err,
+			 struct outcome_out *out)
+{
+	char ruled[600];
+
+	/* A rule of the queue's section could not be applied: say which
+	 * queue's. */
+	if (strncmp(err, "rule ", 5) == 0)
+		snprintf(ruled, sizeof(ruled), "queue %s: %s", queue, err);
+	else
+		snprintf(ruled, sizeof(ruled), "%s", err);
+	/* The machine's trouble is not the job's (issue 25, item 3). */
+	if (proc_temporary(-r))
+		outcome_unstarted_temporary(ruled, tempfails, out);
+	else
+		outcome_unstarted(ruled, out);
+}
+
 /* Settle j's start (proc_settle); false once it is settled. A failure
  * is kept for the end: the process exits by itself. */
 static bool settle(struct job *j)
 {
-	char err[512], ruled[600];
+	char err[512];
 	int exec_errno, r;
 
 	if (!j->start)
@@ -104,16 +124,9 @@ static bool settle(struct job *j)
 	r = proc_settle(&j->start, &exec_errno, err, sizeof(err));
 	if (r >= 0)
 		return r > 0;
-	/* A rule of the queue's section could not be applied: say which
-	 * queue's. */
-	if (strncmp(err, "rule ", 5) == 0)
-		snprintf(ruled, sizeof(ruled), "queue %s: %s", j->queue, err);
-	else
-		snprintf(ruled, sizeof(ruled), "%s", err);
-	free(j->start_err);
-	j->start_err = xstrdup(ruled);
-	/* The machine's trouble is not the job's (issue 25, item 3). */
-	j->start_temporary = proc_temporary(-r);
+	if (!j->start_fail)
+		j->start_fail = xmalloc(sizeof(*j->start_fail));
+	start_failed(j->queue, j->tempfails, r, err, j->start_fail);
 	return false;
 }
 
@@ -369,18 +382,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 		r = start_spec(&spec, NULL, job_cwd(c, d, ids), &cr, NULL, j, &exec_errno, err, sizeof(err));
 	}
 	if (r < 0) {
-		char ruled[600];
-		/* A rule of the queue's section could not be applied: say which
-		 * queue's. */
-		if (strncmp(err, "rule ", 5) == 0)
-			snprintf(ruled, sizeof(ruled), "queue %s: %s", c->queue, err);
-		else
-			snprintf(ruled, sizeof(ruled), "%s", err);
-		/* The machine's trouble is not the job's (issue 25, item 3). */
-		if (proc_temporary(-r))
-			outcome_unstarted_temporary(ruled, c->tempfails, fail);
-		else
-			outcome_unstarted(ruled, fail);
+		start_failed(c->queue, c->tempfails, r, err, fail);
 		jobspec_free(&spec);
 		capture_free(&j->cap);
 		free(j);
@@ -453,7 +455,7 @@ void job_free(struct job *j)
 	/* Still starting (the worker is going away): its copy stays, it may
 	 * still be reading it. */
 	(void)settle(j);
-	free(j->start_err);
+	free(j->start_fail);
 	free(j->id);
 	free(j->queue);
 	free(j);

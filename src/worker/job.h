@@ -55,11 +55,10 @@ struct job {
 
 	pid_t pid; /* also its process group, once it has its session */
 	/* Until its process has executed (proc.h): what proc_settle needs.
-	 * A start that failed there leaves start_err, and the attempt ends
-	 * as one that never started when its process is reaped. */
+	 * A start that failed there leaves start_fail, the outcome of an
+	 * attempt that never started, recorded when its process is reaped. */
 	struct proc_start *start;
-	char *start_err;
-	bool start_temporary; /* proc_temporary: the machine's trouble */
+	struct outcome_out *start_fail;
 	bool pid_reported; /* the pid rode along with a heartbeat */
 	enum end_reason reason;
 	bool term_sent;

@@ -35,12 +35,13 @@ static void count_outcome(struct jobs *js, const char *queue, const struct outco
 }
 
 /* A row whose attempt could not start: its result all the same. */
-static void never_started(struct jobs *js, const struct claimed *c, const struct outcome_out *o)
+static void never_started(struct jobs *js, const char *id, const char *queue, uint64_t seq, uint64_t token,
+			  bool downstream, const struct outcome_out *o)
 {
-	count_outcome(js, c->queue, o, END_NONE);
-	results_add(js->results, c->seq, c->token, c->downstream, 0, o, NULL);
+	count_outcome(js, queue, o, END_NONE);
+	results_add(js->results, seq, token, downstream, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
-		log_info("job %s %s: %s", c->id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
+		log_info("job %s %s: %s", id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
 }
 
 static void log_end(const struct job *j, const struct outcome_out *o)
@@ -77,17 +78,10 @@ static void on_job_end(void *ctx, struct job *j)
 	char said[CAPTURE_LINE_MAX + 4]; /* the line, and "…" when it was cut */
 
 	js->ended(js->ended_ctx, j);
-	if (j->start_err) {
+	if (j->start_fail) {
 		/* Its process failed before its exec (proc.h): an attempt
 		 * that never started, as if the spawn had failed at once. */
-		if (j->start_temporary)
-			outcome_unstarted_temporary(j->start_err, j->tempfails, &o);
-		else
-			outcome_unstarted(j->start_err, &o);
-		count_outcome(js, j->queue, &o, END_NONE);
-		results_add(js->results, j->seq, j->token, j->downstream, 0, &o, NULL);
-		if (o.outcome != OUT_RELEASE)
-			log_info("job %s %s: %s", j->id, o.outcome == OUT_RETRY ? "will retry" : "failed", o.error);
+		never_started(js, j->id, j->queue, j->seq, j->token, j->downstream, j->start_fail);
 		goto free;
 	}
 	if (capture_line_get(&j->last_line, &j->cap, said, sizeof(said)))
@@ -115,7 +109,9 @@ free:
 
 /* Settle the starts of jobs whose process has not executed yet (their
  * stacks go back to the pool), kill those past their deadline, and have
- * start_w look again at the earliest deadline left. No system call. */
+ * start_w look again at the earliest deadline left. No system call. Run
+ * before each start and before the loop sleeps (jobs_sweep), so a new
+ * start's deadline is armed before the loop waits. */
 static void check_starts(struct jobs *js)
 {
 	double now = 0, next = 0, dl;
@@ -157,7 +153,7 @@ void jobs_start(struct jobs *js, struct claimed *c, bool gated)
 		;
 	j = job_start(js->loop, c, &js->params, on_job_end, js, &fail);
 	if (!j) {
-		never_started(js, c, &fail);
+		never_started(js, c->id, c->queue, c->seq, c->token, c->downstream, &fail);
 		store_claimed_clear(c);
 		return;
 	}
@@ -169,10 +165,6 @@ void jobs_start(struct jobs *js, struct claimed *c, bool gated)
 		js->lease->next_beat = mono_now() + js->lease->interval;
 	js->n_running++;
 	js->n_started++;
-	if (j->start && !ev_is_active(&js->start_w)) {
-		ev_timer_set(&js->start_w, PROC_EXEC_TIMEOUT, 0.);
-		ev_timer_start(js->loop, &js->start_w);
-	}
 	board_count(js->bw, j->queue, BJ_STARTED);
 	/* Due to claimed by the database's clock, claimed to started by ours. */
 	if (c->waited_us >= 0)

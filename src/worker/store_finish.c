@@ -88,6 +88,14 @@ static void add_cost_value(struct strbuf *sb, const struct attempt_cost *c, enum
 		sb_addu64(sb, c->max_rss);
 }
 
+/* " WHEN seq THEN " of a CASE seq. */
+static void add_when(struct strbuf *sb, uint64_t seq)
+{
+	sb_adds(sb, " WHEN ");
+	sb_addu64(sb, seq);
+	sb_adds(sb, " THEN ");
+}
+
 /* ", cpu_user = CASE seq WHEN … END, …" for the plain successes among f:
  * the bulk UPDATE names every one of them in its WHERE, so no ELSE. */
 static void add_bulk_cost(struct strbuf *sb, const struct finish *f, int n)
@@ -99,9 +107,7 @@ static void add_bulk_cost(struct strbuf *sb, const struct finish *f, int n)
 		for (int i = 0; i < n; i++) {
 			if (!store_finish_plain(&f[i]))
 				continue;
-			sb_adds(sb, " WHEN ");
-			sb_addu64(sb, f[i].seq);
-			sb_adds(sb, " THEN ");
+			add_when(sb, f[i].seq);
 			add_cost_value(sb, &f[i].cost, col);
 		}
 		sb_adds(sb, " END");
@@ -119,9 +125,7 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
 	for (int i = 0; i < n; i++) {
 		if (!store_finish_plain(&f[i]))
 			continue;
-		sb_adds(sb, " WHEN ");
-		sb_addu64(sb, f[i].seq);
-		sb_adds(sb, " THEN ");
+		add_when(sb, f[i].seq);
 		sb_addi64(sb, f[i].pid);
 		count++;
 	}
@@ -145,9 +149,7 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
 	for (int i = 0; i < n; i++) {
 		if (!store_finish_plain(&f[i]))
 			continue;
-		sb_adds(sb, " WHEN ");
-		sb_addu64(sb, f[i].seq);
-		sb_adds(sb, " THEN ");
+		add_when(sb, f[i].seq);
 		sb_addu64(sb, f[i].token);
 	}
 	sb_adds(sb, " END AND status IN ('running', 'cancelled')");

@@ -217,7 +217,7 @@ static void block_async_signals(void)
 
 /* libev reads the signals of its watchers from a signalfd when it can
  * make one, and otherwise installs a handler for them, which a blocked
- * signal never reaches: then unblock what has a handler, and proc_spawn
+ * signal never reaches: then unblock what has a handler, and proc_start
  * blocks everything around each clone instead. */
 static void settle_signals(void)
 {
@@ -273,11 +273,11 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	/* Every asynchronous signal stays blocked for the worker's whole
 	 * life, and the two it handles (SIGTERM, SIGCHLD) are read from a
 	 * signalfd: no handler of ours can then run in a job's child before
-	 * its exec, so proc_spawn need not block and unblock them around
+	 * its exec, so proc_start need not block and unblock them around
 	 * every clone (two system calls per job), and an exit costs a read
 	 * of the signalfd per loop turn instead of a signal frame per job
 	 * (notes/DESIGN.md, "Where a worker's time goes"). Jobs get an empty
-	 * mask and default dispositions from proc_spawn.
+	 * mask and default dispositions from proc_start.
 	 *
 	 * Not the default loop: that one reaps every child with waitpid in
 	 * its own SIGCHLD handler, and the worker reaps with wait4
