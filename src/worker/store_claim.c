@@ -349,27 +349,89 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 	return stmts;
 }
 
-static void add_directory(struct strbuf *sb, const struct kyu_config *cfg)
+/* Distinct queue names the directory's walk visits before it falls back
+ * to GROUP BY: each costs the compound statement two lookups (about 30 us
+ * of the server's time together, against a few for a loose index scan),
+ * so a table of many queues is read the old way (notes/DESIGN.md, "The
+ * directory's plan"). */
+#define DIR_WALK_MAX 32
+
+/* The directory's columns over d (queue, next): each served queue with due
+ * rows, its first due time and its kyu_queues settings. For a restricted
+ * queue also when its first running lease expires: the claim takes expired
+ * rows over only when there may be one (one dive on (queue, status) per
+ * restricted queue); for a rated one when its oldest start counted leaves
+ * the window (one dive on (queue, at)): a queue its limits stopped is asked
+ * again at these moments (queues_claimed). Read after the claims of the
+ * same round trip, so its own starts are counted. d's queue has the
+ * collation of kyu_queues.name, so the join is one key lookup. */
+static void add_dir_select(struct strbuf *sb, const char *from)
 {
-	/* GROUP BY on the (queue, due, priority) index is a loose index scan:
-	 * one dive per queue, however many rows each holds. */
-	/* For a restricted queue also when its first running lease expires:
-	 * the claim takes expired rows over only when there may be one (one
-	 * dive on (queue, status) per restricted queue); for a rated one when
-	 * its oldest start counted leaves the window (one dive on (queue,
-	 * at)): a queue its limits stopped is asked again at these moments
-	 * (queues_claimed). Read after the claims of the same round trip, so
-	 * its own starts are counted. */
 	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
 		    "q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
 		    "q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
 		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))), "
 		    "IF(q.rate_limit IS NULL, NULL, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(s.at) "
 		    "+ INTERVAL q.rate_period SECOND) FROM kyu_queue_starts AS s WHERE s.queue = d.queue "
-		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)), q.key_max_running FROM (SELECT "
-		    "queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL");
-	add_queue_filter(sb, cfg);
-	sb_adds(sb, " GROUP BY queue) AS d LEFT JOIN kyu_queues AS q ON q.name = d.queue; ");
+		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)), q.key_max_running FROM "
+		    "JSON_TABLE(");
+	sb_adds(sb, from);
+	sb_adds(sb, ", '$[*]' COLUMNS (queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin "
+		    "PATH '$[0]', next DATETIME(6) PATH '$[1]')) AS d "
+		    "LEFT JOIN kyu_queues AS q ON q.name = d.queue WHERE d.next IS NOT NULL");
+}
+
+/* The directory, as one statement; returns the results it adds in front
+ * of its rows (0 or 1: a compound statement's own status comes after).
+ *
+ * Each queue's first due time is MIN(due) with the queue a constant, which
+ * the server answers from the (queue, due, priority) index in one dive
+ * without reading rows, whatever its statistics say. A GROUP BY queue
+ * alone, meant as a loose index scan, is costed from the statistics a
+ * table handle had when the server opened it: one opened while the table
+ * was small (a fresh install, a bench) scanned the whole index, finished
+ * rows included, or every due row, in every claim (notes/DESIGN.md, "The
+ * directory's plan"). With a [kyud] queues list the queues are constants.
+ * Without, a compound statement finds them the same way, from one name to
+ * the next (MIN(queue) above the last), with variables of the columns' own
+ * types (of another collation they miss the index); past DIR_WALK_MAX
+ * names it takes the GROUP BY after all. */
+static int add_directory(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	if (cfg->n_queues > 0) {
+		struct strbuf list = { 0 };
+
+		sb_adds(&list, "JSON_ARRAY(");
+		for (int i = 0; i < cfg->n_queues; i++) {
+			sb_adds(&list, i ? ", JSON_ARRAY(" : "JSON_ARRAY(");
+			db_quotes(&list, cfg->queues[i]);
+			sb_adds(&list, ", (SELECT MIN(due) FROM kyu_jobs WHERE queue = ");
+			db_quotes(&list, cfg->queues[i]);
+			sb_adds(&list, "))");
+		}
+		sb_adds(&list, ")");
+		add_dir_select(sb, list.buf);
+		sb_adds(sb, "; ");
+		sb_free(&list);
+		return 0;
+	}
+	sb_printf(sb,
+		  "BEGIN NOT ATOMIC DECLARE q, p TYPE OF kyu_jobs.queue; "
+		  "DECLARE t TYPE OF kyu_jobs.due; DECLARE n INT DEFAULT 0; "
+		  "DECLARE dir LONGTEXT DEFAULT '[]'; "
+		  "SELECT MIN(queue) INTO q FROM kyu_jobs; "
+		  "WHILE q IS NOT NULL AND n < %d DO "
+		  "SELECT MIN(due) INTO t FROM kyu_jobs WHERE queue = q; "
+		  "IF t IS NOT NULL THEN SET dir = JSON_ARRAY_APPEND(dir, '$', JSON_ARRAY(q, t)); END IF; "
+		  "SET p = q, n = n + 1; SELECT MIN(queue) INTO q FROM kyu_jobs WHERE queue > p; "
+		  "END WHILE; "
+		  "IF q IS NOT NULL THEN SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') "
+		  "INTO dir FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL GROUP BY "
+		  "queue) AS g; END IF; ",
+		  DIR_WALK_MAX);
+	add_dir_select(sb, "dir");
+	sb_adds(sb, "; END; ");
+	return 1;
 }
 
 /* The row's column, or when it is NULL the default of its queue's section
@@ -493,8 +555,9 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 	/* After the claims: a queue that got due rows before they ran is in
 	 * it, so the next claim, planned from it, is not blind to that queue. */
 	if (plan->directory) {
-		add_directory(sb, cfg);
+		int tail = add_directory(sb, cfg);
 		lay->dir_at = stmts++;
+		stmts += tail;
 	}
 	add_select(sb, cfg, token);
 	lay->sel_at = stmts++;
