@@ -54,7 +54,7 @@ static const struct key_def keys[] = {
 
 	{ "kyud", "workers", T_INT, OFF(workers), "2", 1, 256, RELOAD },
 	{ "kyud", "slots", T_INT, OFF(slots), "8", 1, 1024, RESTART },
-	{ "kyud", "prefetch", T_INT, OFF(prefetch), "64", 0, 1024, RESTART },
+	{ "kyud", "prefetch", T_INT, OFF(prefetch), "256", 0, 1024, RESTART },
 	{ "kyud", "lease", T_INT, OFF(lease), "60", 2, 86400, RELOAD },
 	{ "kyud", "heartbeat", T_INT, OFF(heartbeat), "0", 0, 86400, RELOAD },
 	{ "kyud", "queues", T_QUEUES, OFF(queues_raw), "", 0, 0, RELOAD },

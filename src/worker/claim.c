@@ -76,9 +76,11 @@ void claim_free(struct claim *cl)
 void claim_ended(void *claim, const struct job *j)
 {
 	struct claim *cl = claim;
+	double now = mono_now();
 
 	if (j->reason == END_NONE)
-		prefetch_ran(&cl->held->ring, mono_now() - j->spawned_at);
+		prefetch_ran(&cl->held->ring, now - j->spawned_at);
+	prefetch_ended(&cl->held->ring, now);
 	/* Its key or its queue's slot is free once the result is recorded:
 	 * then claim, so that a job waiting on it starts without a poll. */
 	if (j->gated) {
@@ -86,7 +88,7 @@ void claim_ended(void *claim, const struct job *j)
 		peers_ended(cl->peers, j->seq, j->queue);
 	}
 	/* A free slot is what a restricted queue's rows wait for. */
-	if (!cl->more && queues_restricted_due(&cl->dir, mono_now()))
+	if (!cl->more && queues_restricted_due(&cl->dir, now))
 		cl->wanted = true;
 }
 
@@ -178,10 +180,11 @@ void claim_reload(struct claim *cl)
 /* How many rows to claim now (0: not now). */
 static int claim_size(const struct claim *cl)
 {
-	int room = cl->cfg->slots + prefetch_target(&cl->held->ring);
+	double now = mono_now();
+	int room = cl->cfg->slots + prefetch_room(&cl->held->ring);
 	int want = room - cl->jobs->n_running - cl->held->ring.n;
 
-	if (cl->jobs->draining || want <= 0 || mono_now() < cl->claim_after)
+	if (cl->jobs->draining || want <= 0 || now < cl->claim_after)
 		return 0;
 	if (cl->wanted)
 		return want;

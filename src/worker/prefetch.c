@@ -36,6 +36,40 @@ int prefetch_target(const struct prefetch *p)
 	return t >= p->max ? p->max : (int)t;
 }
 
+/* A worker held as many rows as its average run time said its slots would
+ * start within HOLD_HORIZON; with more workers than cores (or a box busy
+ * with other work) it could not start them that fast, held them past the
+ * hold limit and gave them back, deadlocking with the finishes of other
+ * workers (notes/DESIGN.md, "Prefetch"). The rate at which its last jobs
+ * ended is the rate at which it can start held ones: holding no more than
+ * that rate starts in half the hold limit, a held row starts in time
+ * unless the rate halves. Like the average, the rate outlives a quiet
+ * spell. */
+int prefetch_room(const struct prefetch *p)
+{
+	int t = prefetch_target(p);
+	double oldest, newest, r;
+
+	if (t == 0 || p->n_ends < 2)
+		return t;
+	newest = p->end_at[(p->end_head + p->n_ends - 1) % RATE_ENDS];
+	oldest = p->end_at[p->end_head];
+	if (newest <= oldest)
+		return t;
+	r = (p->n_ends - 1) / (newest - oldest) * p->hold_limit / 2;
+	return r < t ? (int)r : t;
+}
+
+void prefetch_ended(struct prefetch *p, double now)
+{
+	if (p->n_ends < RATE_ENDS) {
+		p->end_at[p->n_ends++] = now;
+		return;
+	}
+	p->end_at[p->end_head] = now;
+	p->end_head = (p->end_head + 1) % RATE_ENDS;
+}
+
 void prefetch_ran(struct prefetch *p, double run)
 {
 	p->avg_run = p->avg_run > 0 ? p->avg_run + (run - p->avg_run) / 8 : run;

@@ -147,7 +147,7 @@ static void check_restart_keys(void)
 	CHECK(load("[kyud]\nslots = 16\nworkers = 4\n[job]\nshell = /bin/bash\n", &nc, err,
 		   sizeof(err)) == 0);
 	CHECK(config_keep_restart_keys(&nc, &old) == 1);
-	CHECK(nc.slots == 8 && nc.prefetch == 64);
+	CHECK(nc.slots == 8 && nc.prefetch == 256);
 	CHECK(nc.workers == 4);
 	CHECK_STR(nc.shell, "/bin/bash");
 	/* Nothing left to keep. */
@@ -155,7 +155,7 @@ static void check_restart_keys(void)
 	config_free(&nc);
 	CHECK(load("[kyud]\nprefetch = 0\nslots = 1\n", &nc, err, sizeof(err)) == 0);
 	CHECK(config_keep_restart_keys(&nc, &old) == 2);
-	CHECK(nc.slots == 8 && nc.prefetch == 64);
+	CHECK(nc.slots == 8 && nc.prefetch == 256);
 	config_free(&nc);
 	config_free(&old);
 }

@@ -104,6 +104,58 @@ static void test_hold_limit(void)
 	prefetch_free(&p);
 }
 
+static void test_rate(void)
+{
+	struct prefetch p;
+
+	/* hold limit 1 s: at most what the last ends' rate starts in 0.5 s. */
+	prefetch_init(&p, 8, 256, 30, 5);
+	prefetch_ran(&p, 0.001); /* alone: 8 * 0.05 / 0.001 = 400, capped at 256 */
+	CHECK(prefetch_target(&p) == 256);
+	/* Fewer than two ends: no rate yet, the target alone. */
+	CHECK(prefetch_room(&p) == 256);
+	prefetch_ended(&p, 100.0);
+	CHECK(prefetch_room(&p) == 256);
+	/* 11 ends 10 ms apart: 100 a second, 50 in half a second. */
+	for (int i = 1; i <= 10; i++)
+		prefetch_ended(&p, 100.0 + i * 0.01);
+	CHECK(prefetch_room(&p) == 50);
+	/* Ends at once (one reap of several): no rate from them. */
+	prefetch_free(&p);
+	prefetch_init(&p, 8, 256, 30, 5);
+	prefetch_ran(&p, 0.001);
+	prefetch_ended(&p, 7.0);
+	prefetch_ended(&p, 7.0);
+	CHECK(prefetch_room(&p) == 256);
+	/* The ring keeps the last 32: 40 ends, the first 8 slow, then 1 ms
+	 * apart: the rate is that of the last 32 (1,000 a second). */
+	for (int i = 0; i < 8; i++)
+		prefetch_ended(&p, 10.0 + i);
+	for (int i = 0; i < 32; i++)
+		prefetch_ended(&p, 20.0 + i * 0.001);
+	CHECK(p.n_ends == 32);
+	CHECK(prefetch_room(&p) == 256); /* 500 > 256 */
+	/* Slow ends: 2 a second, one ahead. */
+	for (int i = 0; i < 32; i++)
+		prefetch_ended(&p, 30.0 + i * 0.5);
+	CHECK(prefetch_room(&p) == 1);
+	/* A long average bounds it below the rate's. */
+	for (int i = 0; i < 32; i++)
+		prefetch_ended(&p, 50.0 + i * 0.001);
+	prefetch_ran(&p, 3.0);
+	CHECK(prefetch_room(&p) == prefetch_target(&p));
+	CHECK(prefetch_target(&p) < 256);
+	prefetch_free(&p);
+
+	/* The quiet spell after the ends does not matter: a rate, not a count. */
+	prefetch_init(&p, 1, 16, 10, 2);
+	prefetch_ran(&p, 0.002);
+	for (int i = 0; i < 40; i++)
+		prefetch_ended(&p, 5.0 + i * 0.002);
+	CHECK(prefetch_room(&p) == 16);
+	prefetch_free(&p);
+}
+
 static void test_gave_back(void)
 {
 	struct prefetch p;
@@ -263,6 +315,7 @@ int main(void)
 {
 	test_target();
 	test_hold_limit();
+	test_rate();
 	test_gave_back();
 	test_ring();
 	test_free_held();
