@@ -381,8 +381,8 @@ static void add_dir_select(struct strbuf *sb, const char *from)
 		    "LEFT JOIN kyu_queues AS q ON q.name = d.queue WHERE d.next IS NOT NULL");
 }
 
-/* The directory, as one statement; returns the results it adds in front
- * of its rows (0 or 1: a compound statement's own status comes after).
+/* The directory, as one statement; returns the results the reply holds
+ * after its rows (1 for a compound statement's own status, else 0).
  *
  * Each queue's first due time is MIN(due) with the queue a constant, which
  * the server answers from the (queue, due, priority) index in one dive
