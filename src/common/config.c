@@ -17,7 +17,8 @@
 #include "text.h"
 #include "util.h"
 
-enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_HISTORY, T_QUEUES, T_CODES, T_HOSTPORT, T_HOSTS };
+enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_HISTORY, T_WAKE_BINLOG, T_QUEUES, T_CODES, T_HOSTPORT,
+		T_HOSTS };
 
 /* When a changed value takes effect. The supervisor applies all of its own
  * keys on reload (workers by growing or shrinking the pool, listen by
@@ -66,6 +67,8 @@ static const struct key_def keys[] = {
 	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0, RELOAD },
 	{ "kyud", "advertise", T_HOSTPORT, OFF(advertise), "", 0, 0, RELOAD },
 	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
+	{ "kyud", "wake_binlog", T_WAKE_BINLOG, OFF(wake_binlog), "auto", 0, 0, RELOAD },
+	{ "kyud", "wake_poll", T_INT, OFF(wake_poll), "1", 0, 3600, RELOAD },
 	{ "kyud", "metrics", T_HOSTPORT, OFF(metrics), "", 0, 0, RELOAD },
 	{ "kyud", "metrics_interval", T_INT, OFF(metrics_interval), "10", 1, 3600, RELOAD },
 	{ "kyud", "fence_margin", T_INT, OFF(fence_margin), "10", 0, 86400, RELOAD },
@@ -116,6 +119,8 @@ struct parse_ctx {
 static const char *const claim_names[] = { "plain", "join", "skip_locked" };
 static const char *const history_names[] = { [HISTORY_OFF] = "off", [HISTORY_FAILURES] = "failures",
 					      [HISTORY_ALL] = "all" };
+static const char *const wake_binlog_names[] = { [WAKE_BINLOG_AUTO] = "auto", [WAKE_BINLOG_ON] = "on",
+						 [WAKE_BINLOG_OFF] = "off" };
 
 static int split_list(char *raw, char **items, int max, int *count)
 {
@@ -187,6 +192,14 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 			}
 		}
 		return "expected all, failures or off";
+	case T_WAKE_BINLOG:
+		for (size_t i = 0; i < sizeof(wake_binlog_names) / sizeof(wake_binlog_names[0]); i++) {
+			if (strcmp(value, wake_binlog_names[i]) == 0) {
+				*(int *)field = (int)i;
+				return NULL;
+			}
+		}
+		return "expected auto, on or off";
 	case T_CLAIM:
 		for (size_t i = 0; i < sizeof(claim_names) / sizeof(claim_names[0]); i++) {
 			if (strcmp(value, claim_names[i]) == 0) {
@@ -465,6 +478,13 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 		int h = *(const int *)field;
 		sb_adds(sb, h >= 0 && (size_t)h < sizeof(history_names) / sizeof(history_names[0])
 				    ? history_names[h]
+				    : "?");
+		return;
+	}
+	case T_WAKE_BINLOG: {
+		int w = *(const int *)field;
+		sb_adds(sb, w >= 0 && (size_t)w < sizeof(wake_binlog_names) / sizeof(wake_binlog_names[0])
+				    ? wake_binlog_names[w]
 				    : "?");
 		return;
 	}

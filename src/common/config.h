@@ -14,6 +14,9 @@ enum claim_shape { CLAIM_PLAIN, CLAIM_JOIN, CLAIM_SKIP_LOCKED };
 /* [kyud] history: which ended attempts get a row of kyu_attempts. failures:
  * all but a first attempt that succeeded (whose job row says everything). */
 enum history_mode { HISTORY_OFF, HISTORY_FAILURES, HISTORY_ALL };
+/* [kyud] wake_binlog: follow the server's binary log for wake-ups (auto:
+ * where the server writes one and kyud's user may read it). */
+enum wake_binlog_mode { WAKE_BINLOG_AUTO, WAKE_BINLOG_ON, WAKE_BINLOG_OFF };
 
 #define KYU_MAX_QUEUES 32
 #define KYU_MAX_PERM_CODES 32
@@ -48,6 +51,8 @@ struct kyu_config {
 	char *listen;
 	char *advertise; /* "": listen's address */
 	int wake_rate;
+	int wake_binlog; /* enum wake_binlog_mode */
+	int wake_poll;   /* seconds between the watcher's change checks; 0: none */
 	char *metrics; /* "": no metrics process */
 	int metrics_interval;
 	int fence_margin;

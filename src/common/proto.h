@@ -36,7 +36,16 @@ enum msg_type {
 	KYU_MORE,       /* acquisition was full: more work is likely waiting */
 	KYU_STATE,      /* value = proto_state_pack(): sent from a timer of the worker's
 			 * loop, so its arrival also says that the loop turns */
+	/* watcher -> supervisor */
+	KYU_HINT = 32, /* value: what changed, KYU_HINT_* bits (watch/follow.h) */
 };
+
+/* The bits of KYU_HINT's value: a committed change made a job due in a
+ * queue this daemon serves; a running job may have been cancelled; a
+ * schedule may have changed. */
+#define KYU_HINT_WAKE 1
+#define KYU_HINT_CANCEL 2
+#define KYU_HINT_SCHEDULES 4
 
 #define KYU_WAKE_HINTED 1
 

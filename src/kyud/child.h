@@ -44,6 +44,7 @@ struct child {
 	 * metrics process): not restarted as a death. */
 	bool retired;
 	bool metrics; /* the metrics process, not a worker */
+	bool watcher; /* the watcher process (watchproc.h), not a worker */
 };
 
 /* A slot with no process: worker index (1-based), or the metrics process. */

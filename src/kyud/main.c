@@ -1,5 +1,5 @@
 /* kyud: the job-queue daemon. The same binary is the supervisor and, when
- * started by it with --worker N, a worker. */
+ * started by it with --worker N, a worker (with --watcher, its watcher). */
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/registry.h"
 #include "common/util.h"
+#include "watch/watch.h"
 #include "worker/worker.h"
 #include "sup.h"
 
@@ -45,6 +46,21 @@ static int run_worker(int index, int config_fd, const char *path, const char *da
 	char role[32], err[512];
 	int r;
 
+	if (index == 0) {
+		signal(SIGHUP, SIG_IGN);
+		log_set_role("watcher");
+		r = config_fd >= 0 ? config_load_fd(config_fd, path, &cfg, err, sizeof(err))
+				   : config_load(path, &cfg, err, sizeof(err));
+		if (config_fd >= 0)
+			close(config_fd);
+		if (r < 0) {
+			log_err("%s", err);
+			return EX_CONFIG;
+		}
+		log_set_level((enum log_level)cfg.log_level);
+		return watch_main(&cfg, daemon_id);
+	}
+
 	/* First: the supervisor relays reloads, and a HUP sent to the whole
 	 * process group must not kill a worker. (The supervisor starts us
 	 * with it ignored already; this covers a worker started by hand.) */
@@ -72,6 +88,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
 		{ "worker", required_argument, NULL, 'W' },
+		{ "watcher", no_argument, NULL, 'w' },
 		{ "config-fd", required_argument, NULL, 'F' },
 		{ "daemon-id", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
@@ -81,7 +98,7 @@ int main(int argc, char **argv)
 	const char *path = DEFAULT_CONFIG, *daemon_id = NULL;
 	struct kyu_config cfg;
 	char err[512];
-	bool check = false;
+	bool check = false, watcher = false;
 	int64_t worker = 0, config_fd = -1;
 	int c, r, fd = -1;
 
@@ -101,6 +118,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kyud: --worker: bad index '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 'w':
+			watcher = true;
 			break;
 		case 'F':
 			if (parse_i64(optarg, 0, INT_MAX, &config_fd) < 0) {
@@ -131,8 +151,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (worker)
-		return run_worker((int)worker, (int)config_fd, path, daemon_id);
+	if (worker || watcher)
+		return run_worker(watcher ? 0 : (int)worker, (int)config_fd, path, daemon_id);
 
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */

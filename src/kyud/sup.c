@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "sdnotify.h"
 #include "sweep.h"
+#include "watchproc.h"
 
 struct sup {
 	/* The configuration in force (each room reads it through a pointer
@@ -37,6 +38,7 @@ struct sup {
 	struct fanout fan;
 	struct listener lis;
 	struct metricsproc mp;
+	struct watchproc wp;
 	struct sweep sweep;
 };
 
@@ -62,7 +64,7 @@ static void add_slots(struct sup *s, int n)
 
 static bool all_exited(const struct sup *s)
 {
-	return pool_all_exited(&s->pool) && s->mp.child.pid == 0;
+	return pool_all_exited(&s->pool) && s->mp.child.pid == 0 && s->wp.child.pid == 0;
 }
 
 static void stopped_if_all_exited(struct sup *s)
@@ -96,7 +98,9 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 		}
 		if ((size_t)n != sizeof(m))
 			continue;
-		if (m.type == KYU_STATE) {
+		if (c->watcher) {
+			watchproc_msg(&s->wp, &m);
+		} else if (m.type == KYU_STATE) {
 			if (!c->metrics)
 				sdnotify_report(&s->sdn, c->index - 1, m.value);
 		} else {
@@ -113,6 +117,8 @@ static void on_restart(EV_P_ ev_timer *t, int revents)
 	(void)revents;
 	if (c->metrics)
 		metricsproc_spawn(&s->mp, s->cfg_fd, s->pool.board_fd);
+	else if (c->watcher)
+		watchproc_spawn(&s->wp, s->cfg_fd);
 	else
 		pool_restart(&s->pool, c, s->cfg_fd);
 }
@@ -129,7 +135,7 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 	(void)revents;
 
 	child_reaped(EV_A_ c);
-	if (!c->metrics)
+	if (!c->metrics && !c->watcher)
 		sdnotify_exited(&s->sdn, c->index - 1);
 	describe_wait_status(st, how, sizeof(how));
 	{
@@ -140,6 +146,16 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 				 c->index, (int)w->rpid, killed);
 	}
 
+	if (c->watcher) {
+		bool refused;
+		if (watchproc_exited(&s->wp, w->rpid, st, how, ran, s->cfg_fd, &refused))
+			stopped_if_all_exited(s);
+		if (refused) {
+			s->exit_status = EX_CONFIG;
+			begin_stop(s, false);
+		}
+		return;
+	}
 	if (c->metrics) {
 		if (metricsproc_exited(&s->mp, w->rpid, how, ran, s->cfg_fd, s->pool.board_fd))
 			stopped_if_all_exited(s);
@@ -168,6 +184,7 @@ static void on_kill_deadline(EV_P_ ev_timer *t, int revents)
 	(void)revents;
 	pool_kill(&s->pool);
 	metricsproc_kill(&s->mp);
+	watchproc_kill(&s->wp);
 }
 
 static void begin_stop(struct sup *s, bool now)
@@ -184,6 +201,7 @@ static void begin_stop(struct sup *s, bool now)
 	}
 	pool_stop(&s->pool, now);
 	metricsproc_stop(&s->mp);
+	watchproc_stop(&s->wp);
 	stopped_if_all_exited(s);
 }
 
@@ -247,6 +265,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	if (metrics_changed && metricsproc_bind(&s->mp) < 0)
 		log_err("metrics are off until the next reload");
 	metricsproc_replace(&s->mp, s->cfg_fd, s->pool.board_fd);
+	watchproc_replace(&s->wp, s->cfg_fd);
 	add_slots(s, s->cfg.workers);
 	pool_reload(&s->pool, s->cfg_fd);
 	log_set_level((enum log_level)s->cfg.log_level);
@@ -273,7 +292,10 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	listener_init(&s->lis, s->loop, &s->cfg, &s->fan);
 	metricsproc_init(&s->mp, s->loop, &s->cfg);
 	child_init(&s->mp.child, s, &ops, 0, true);
-	sweep_init(&s->sweep, s->loop, &s->pool, &s->mp);
+	watchproc_init(&s->wp, s->loop, &s->cfg, &s->fan);
+	child_init(&s->wp.child, s, &ops, 0, false);
+	s->wp.child.watcher = true;
+	sweep_init(&s->sweep, s->loop, &s->pool, &s->mp, &s->wp.child);
 	sdnotify_init(&s->sdn, s->loop, &s->cfg);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
@@ -284,6 +306,8 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	}
 	metricsproc_find_exe(&s->mp, s->pool.exe);
 	pool_make_id(&s->pool);
+	s->wp.exe = s->pool.exe;
+	s->wp.id = s->pool.id;
 	listener_set_rate(&s->lis);
 	if (listener_open(&s->lis) < 0) {
 		/* The address is the configuration's: restarting will not make
@@ -320,6 +344,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	add_slots(s, s->cfg.workers);
 	pool_start(&s->pool, s->cfg_fd);
 	metricsproc_spawn(&s->mp, s->cfg_fd, s->pool.board_fd);
+	watchproc_spawn(&s->wp, s->cfg_fd);
 	fanout_start(&s->fan);
 
 	ev_run(s->loop, 0);

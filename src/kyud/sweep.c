@@ -15,8 +15,9 @@ static void on_sweep(EV_P_ ev_timer *t, int revents)
 }
 
 void sweep_init(struct sweep *sw, struct ev_loop *loop, const struct pool *pool,
-		const struct metricsproc *mp)
+		const struct metricsproc *mp, const struct child *watcher)
 {
+	sw->watcher = watcher;
 	sw->loop = loop;
 	sw->pool = pool;
 	sw->mp = mp;
@@ -34,11 +35,11 @@ void sweep_subreaper(void)
 			 strerror(errno));
 }
 
-/* Our own children: the workers and the metrics process. */
+/* Our own children: the workers, the metrics process and the watcher. */
 static bool is_worker(void *arg, pid_t pid)
 {
 	const struct sweep *sw = arg;
-	if (sw->mp->child.pid == pid)
+	if (sw->mp->child.pid == pid || sw->watcher->pid == pid)
 		return true;
 	return pool_has(sw->pool, pid);
 }

@@ -18,11 +18,12 @@ struct sweep {
 	struct ev_loop *loop;
 	const struct pool *pool;
 	const struct metricsproc *mp;
+	const struct child *watcher; /* the watcher process (watchproc.h) */
 	ev_timer w; /* the next sweep, while some were killed */
 };
 
 void sweep_init(struct sweep *sw, struct ev_loop *loop, const struct pool *pool,
-		const struct metricsproc *mp);
+		const struct metricsproc *mp, const struct child *watcher);
 /* Become a child subreaper (a warning when we cannot). */
 void sweep_subreaper(void);
 /* Kill the children of ours that are neither a worker nor the metrics

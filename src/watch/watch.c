@@ -1,0 +1,231 @@
+#include "watch.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/prctl.h>
+
+#include "common/db.h"
+#include "common/db_binlog.h"
+#include "common/log.h"
+#include "common/proto.h"
+#include "common/util.h"
+#include "changes.h"
+#include "follow.h"
+
+/* The server's heartbeat while the log is quiet; three missed ones (the
+ * read timeout) mean the server or the network is gone. */
+#define HEARTBEAT_S 5
+/* How long a server that could not serve the log (no binary log, no
+ * privilege) is polled instead before the log is tried again. */
+#define BINLOG_RETRY_S 600.0
+/* Log a lag past this once a minute. */
+#define LAG_WARN_S 30.0
+
+struct watch {
+	const struct kyu_config *cfg;
+	const char *daemon_id;
+	struct follow follow;
+	struct changes changes;
+	double backoff;        /* seconds before the next connect after a failure */
+	double binlog_retry_at; /* mono time; 0: try the log now */
+	double slow_sent_at;   /* mono time the held-back hints last went out */
+	double lag_warned_at;
+	bool failing;          /* the last attempt failed: said once, not each time */
+	int wake_poll_said;    /* the fall-back to polling was logged */
+	bool binlog_failing;   /* the last open of the log failed (logged once) */
+	double binlog_backoff;
+};
+
+static void nap(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* The supervisor went away: nobody needs our hints. */
+static void check_parent(void)
+{
+	if (getppid() == 1)
+		_exit(0);
+}
+
+static void send_hints(unsigned hints)
+{
+	struct msg m = { .type = KYU_HINT, .value = hints };
+
+	if (!hints)
+		return;
+	if (proto_send_fd(PROTO_FD, &m, -1) < 0 && (errno == EPIPE || errno == ECONNRESET ||
+						     errno == ENOTCONN || errno == EBADF))
+		_exit(0);
+}
+
+static void failed(struct watch *w, const char *what, const char *err)
+{
+	if (!w->failing)
+		log_warn("%s: %s; trying again in %.0f s (and every %.0f s at most after that)", what,
+			 err, w->backoff < 1 ? 1 : w->backoff, 30.0);
+	w->failing = true;
+	w->backoff = w->backoff < 1 ? 1 : w->backoff * 2 > 30 ? 30 : w->backoff * 2;
+	nap(w->backoff);
+}
+
+static void note_lag(struct watch *w, const struct db_binlog *b, uint32_t ts)
+{
+	struct timespec now;
+	double lag, t;
+
+	if (!ts)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	lag = (double)now.tv_sec + db_binlog_clock_offset(b) - (double)ts;
+	t = mono_now();
+	if (lag > LAG_WARN_S && t - w->lag_warned_at > 60) {
+		w->lag_warned_at = t;
+		log_warn("the binary log of %s is read %.0f s behind its writes: wake-ups from it come "
+			 "late",
+			 db_binlog_peer(b), lag);
+	}
+}
+
+/* Follow the log until the stream is lost. */
+static void follow_stream(struct watch *w, struct db_binlog *b)
+{
+	struct binlog_event ev;
+	char err[512];
+
+	follow_init(&w->follow, w->cfg);
+	/* Whatever changed while no stream was open. */
+	send_hints(FOLLOW_WAKE | FOLLOW_CANCEL);
+	for (;;) {
+		double now;
+		unsigned hints;
+
+		if (db_binlog_next(b, &ev, err, sizeof(err)) < 0) {
+			log_warn("wake-ups: %s; reconnecting", err);
+			return;
+		}
+		check_parent();
+		follow_event(&w->follow, &ev);
+		note_lag(w, b, ev.timestamp);
+		/* A burst becomes one hint: send when nothing more is waiting
+		 * on the socket. */
+		if (db_binlog_pending(b))
+			continue;
+		now = mono_now();
+		hints = follow_take(&w->follow, now - w->slow_sent_at >= 1.0);
+		if (w->follow.slow == 0 && hints)
+			w->slow_sent_at = now;
+		send_hints(hints);
+	}
+}
+
+/* Returns 0 when the log was followed (and lost), else BINLOG_RETRY or
+ * BINLOG_IMPOSSIBLE. */
+static int try_binlog(struct watch *w)
+{
+	struct db_binlog *b = db_binlog_new();
+	uint32_t id = db_binlog_server_id(w->daemon_id);
+	char err[512];
+	int rc;
+
+	if (!b)
+		return BINLOG_RETRY;
+	rc = db_binlog_open(b, w->cfg, id, HEARTBEAT_S, err, sizeof(err));
+	if (rc == 0) {
+		log_info("wake-ups: following the binary log of %s (as replica %u)", db_binlog_peer(b),
+			 (unsigned)id);
+		w->binlog_failing = false;
+		w->binlog_backoff = 0;
+		w->wake_poll_said = 0;
+		follow_stream(w, b);
+	} else if (rc == BINLOG_IMPOSSIBLE) {
+		if (w->cfg->wake_binlog == WAKE_BINLOG_ON) {
+			log_err("[kyud] wake_binlog = on in %s, but %s", w->cfg->path, err);
+			db_binlog_free(b);
+			_exit(EX_CONFIG);
+		}
+		if (w->wake_poll_said != 1)
+			log_notice("wake-ups: not from the binary log: %s; %s", err,
+				   w->cfg->wake_poll ? "checking for changes instead"
+						     : "[kyud] wake_poll = 0: polling only every poll_interval");
+		w->wake_poll_said = 1;
+		w->binlog_retry_at = mono_now() + BINLOG_RETRY_S;
+	} else {
+		/* Checked for changes meanwhile, until the next try. */
+		if (!w->binlog_failing)
+			log_warn("wake-ups: cannot open the binary log: %s; checking for changes until it "
+				 "can be",
+				 err);
+		w->binlog_failing = true;
+		w->binlog_backoff = w->binlog_backoff < 1 ? 1 : w->binlog_backoff * 2 > 30 ? 30 : w->binlog_backoff * 2;
+		w->binlog_retry_at = mono_now() + w->binlog_backoff;
+	}
+	db_binlog_free(b);
+	return rc;
+}
+
+/* Ask for changes every wake_poll seconds until it is time to try the log
+ * again (never, with wake_binlog = off). */
+static void poll_changes(struct watch *w)
+{
+	struct db *db = db_new(NULL, 10.0);
+	const struct db_reply *reply;
+	bool connected = false;
+
+	changes_reset(&w->changes);
+	while (w->cfg->wake_binlog == WAKE_BINLOG_OFF || mono_now() < w->binlog_retry_at) {
+		check_parent();
+		if (w->cfg->wake_poll == 0) {
+			nap(5);
+			continue;
+		}
+		if (!connected) {
+			if (db_connect(db, w->cfg) < 0) {
+				failed(w, "wake-ups: cannot check for changes", db_error(db));
+				continue;
+			}
+			connected = true;
+			w->failing = false;
+			w->backoff = 0;
+			changes_reset(&w->changes);
+		}
+		if (db_query(db, CHANGES_SQL, sizeof(CHANGES_SQL) - 1, &reply) != DB_OK ||
+		    reply->n < 1 || reply->r[0].n_rows != 1 || reply->r[0].n_cols != CHANGES_COLS) {
+			failed(w, "wake-ups: checking for changes failed", db_error(db));
+			db_close(db);
+			connected = false;
+			continue;
+		}
+		send_hints(changes_compare(&w->changes, (const char *const *)reply->r[0].cells));
+		nap(w->cfg->wake_poll);
+	}
+	db_free(db);
+}
+
+int watch_main(const struct kyu_config *cfg, const char *daemon_id)
+{
+	struct watch w = { .cfg = cfg, .daemon_id = daemon_id ? daemon_id : "" };
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* The supervisor replaces us on reload and stops us with TERM; should
+	 * it die without a word, so do we. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	check_parent();
+	for (;;) {
+		if (cfg->wake_binlog != WAKE_BINLOG_OFF && mono_now() >= w.binlog_retry_at &&
+		    try_binlog(&w) == 0)
+			continue;
+		poll_changes(&w);
+	}
+	return 0;
+}
