@@ -38,6 +38,10 @@
 #include "web.h"
 
 #define DEFAULT_CONFIG "/etc/kyu/kyu.ini"
+/* Connections the kernel queues before the server accepts them: a
+ * hundred viewers' browsers may connect at once (the kernel caps it at
+ * net.core.somaxconn). */
+#define LISTEN_BACKLOG 1024
 /* A PEM certificate chain or key; anything bigger is not one. */
 #define PEM_MAX ((size_t)1024 * 1024)
 
@@ -175,7 +179,7 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 		return -1;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
 		snprintf(err, errlen, "listen address '%s': %s", addr, strerror(errno));
 		close(fd);
 		return -1;
@@ -279,7 +283,7 @@ static int listen_unix(const struct kyu_config *cfg, const char *path, char *err
 			 cfg->web_socket_mode, strerror(errno));
 		goto fail;
 	}
-	if (listen(fd, 64) < 0) {
+	if (listen(fd, LISTEN_BACKLOG) < 0) {
 		snprintf(err, errlen, "listen socket '%s': listen: %s", path, strerror(errno));
 		goto fail;
 	}

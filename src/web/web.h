@@ -4,11 +4,15 @@
  * (assets.h), the JSON endpoints (webapi.h) and the actions, behind the
  * rules of guard.h.
  *
- * libmicrohttpd with one internal thread: every request is answered in
- * turn on that thread, which owns the one database connection. A
- * dashboard has a handful of viewers; a connection per request (or per
- * thread) would cost the database server more than it saves them, and
- * each statement is bounded (webapi.h), so none waits long.
+ * libmicrohttpd with a pool of threads (WEB_THREADS, web.c), each
+ * serving its share of the connections on epoll; a request borrows one of
+ * as many database connections (webapi.h) while it is answered, so that
+ * a slow page holds up only its own thread's connections and the
+ * database sees a bounded number of sessions. A connection must send its
+ * request within seconds and counts among a bounded number of unproven
+ * ones until a request passes the rules of guard.h (the password): a
+ * client without the password can neither hold the server's connections
+ * nor, by failing, lock out the owner (guard_fails).
  *
  *   GET  /  /index.html  /app.js  /style.css         the page
  *   GET  /api/session                                 CSRF token, read-only

@@ -6,9 +6,10 @@
  * itself; below them the
  * connection (webdb.h) and the JSON of rows (webjson.h).
  *
- * One blocking database connection, used by one thread at a time (the
- * HTTP server's): every statement is bounded by max_statement_time, and
- * the connection by the db module's deadline. Lists are pages of at most
+ * One blocking database connection per webapi, used by one thread at a
+ * time (the HTTP server has one webapi per thread and lends it to each
+ * request): every statement is bounded by max_statement_time, and the
+ * connection by the db module's deadline. Lists are pages of at most
  * WEBPAGES_PAGE rows found by keyset on indexed columns (never OFFSET); a
  * page answers "next", the cursor of the following page, or null. */
 #ifndef KYU_WEBAPI_H
@@ -55,7 +56,7 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
  * count's: what the user confirmed; absent: the rows there are now), in
  * batches of ACTION_BATCH rows, each its own transaction, each followed
  * by ACTION_SETTLE_SQL; for WEBAPI_BULK_SLICE_MS at most, so that the
- * dashboard's one thread keeps serving: the reply's "count" is the rows
+ * thread's other connections keep being served: the reply's "count" is the rows
  * changed by this request, "more" says whether to POST again with its
  * "at_queue" and "after_seq" (the walk's position) added. Then one
  * wake-up, as after one job's action. */

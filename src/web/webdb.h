@@ -1,5 +1,5 @@
-/* The dashboard's one database connection (kyu web): blocking, used by
- * one thread at a time (the HTTP server's), every statement bounded by
+/* A database connection of the dashboard (kyu web): blocking, used by
+ * one thread at a time (one per webapi, webapi.h), every statement bounded by
  * max_statement_time (WEBDB_STMT_LIMIT) and the connection by the db
  * module's deadline. A read whose connection was found gone is sent once
  * more; a lost server is logged once per spell (common/spell.h), not at

@@ -60,3 +60,7 @@ stop_web() {
 		fail "sanitizer report in kyu web's log: $(grep -E -A5 'Sanitizer|runtime error' "$WEB_LOG" | sed -n 1,30p)"
 	fi
 }
+
+# webload MODE TARGET ARGS...: bounded local load on kyu web
+# (tests/integration/web/load.py says what each mode prints).
+webload() { timeout $((300 * KYU_TIME_SCALE)) python3 "$KYU_SRC/tests/integration/web/load.py" "$@"; }
