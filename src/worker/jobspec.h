@@ -9,6 +9,9 @@
 /* The descriptor a job writes its status lines to (kyu_jobs(7), "The
  * status channel"), named in its environment as KYU_STATUS_FD. */
 #define JOB_STATUS_FD 3
+/* The job's end of its worker's life line (proc.h, proc_life_init): the
+ * kernel SIGKILLs the job's process group when the worker dies. */
+#define JOB_LIFE_FD 4
 
 struct jobspec {
 	char **argv; /* NULL-terminated */

@@ -102,6 +102,7 @@ enum stage {
 	ST_STDIN,
 	ST_OUTPUT,
 	ST_STATUS,
+	ST_LIFE,
 	ST_GROUPS,
 	ST_GID,
 	ST_LIMIT, /* + DLIM_* */
@@ -194,6 +195,37 @@ void proc_close(int fd)
 	grave[n_grave++] = fd;
 }
 
+/* The life line (proc_life_init). A job must not outlive the worker that
+ * renews its lease (issue 44): while one kyud process lives, the
+ * supervisor's sweep (kyud/sweep.c) or the orphaned worker's drain ends
+ * its jobs; when every one of them is SIGKILLed at once, none is left to
+ * do anything, and the jobs ran on beside their next attempts. So the
+ * kernel does it. The worker holds the write end of one pipe (and its
+ * read end, so that the pipe always has a reader while it lives), and
+ * never writes to it. Each child opens a read end of its own through
+ * /proc/self/fd (a new open file, which only the job holds from its exec
+ * on) and arms signal-driven I/O on it: F_SETSIG SIGKILL, F_SETOWN_EX to
+ * its own process group, O_ASYNC. When the last write end closes (the
+ * worker's, at its death, whatever killed it), the pipe's release
+ * notifies every armed reader: the kernel SIGKILLs each job's whole
+ * process group, at once.
+ *
+ * Why not another way: PR_SET_PDEATHSIG reaches only the job's own
+ * process (not the group a shell starts), and is cleared by the user
+ * switch and a set-user-ID exec; a guardian process dies with the rest of
+ * kyud when every kyud pid is killed; a PID namespace per worker changes
+ * the pids kyud records and needs privileges. Nothing is ever written to
+ * the pipe (a write would notify the readers too), and a reader's read
+ * notifies only writers armed for it, of which there are none.
+ *
+ * Each job gets its end as JOB_LIFE_FD. A job that closes that
+ * descriptor in all of its processes gives the line up; processes that
+ * left the job's process group (setsid) are not on it: while any kyud
+ * process lives, the sweeps find them (common/orphans.h). The owner is
+ * set while the child still has our credentials, so the kernel's check
+ * on the signal passes whoever the job then runs as. */
+static char life_path[32]; /* "/proc/self/fd/N" of our write end; "": no line */
+
 /* proc_settle_signals: the process keeps every asynchronous signal
  * blocked and none has a handler; then the child resets only the
  * signals ignored here, which exec would leave ignored for the job. */
@@ -247,7 +279,8 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	struct child_args *a = arg;
 	struct kernel_sigaction dfl = { SIG_DFL, 0, NULL, 0 };
 	unsigned long none = 0;
-	long fd, r;
+	long fd, r, sid;
+	unsigned top_fd = JOB_STATUS_FD;
 
 	/* Every disposition back to the default while all signals are
 	 * blocked (we blocked them before the clone, or keep them blocked
@@ -262,8 +295,8 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 			if (sig != SIGKILL && sig != SIGSTOP)
 				(void)SYS4(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	}
-	if ((r = SYS(SYS_setsid, 0, 0, 0)) < 0)
-		fail_at(a, ST_SETSID, r);
+	if ((sid = SYS(SYS_setsid, 0, 0, 0)) < 0)
+		fail_at(a, ST_SETSID, sid);
 	fd = SYS4(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY, 0);
 	if (fd < 0)
 		fail_at(a, ST_STDIN, fd);
@@ -283,18 +316,31 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 					  : SYS(SYS_dup3, a->status_fd, JOB_STATUS_FD, 0);
 	if (r < 0)
 		fail_at(a, ST_STATUS, r);
+	/* The life line (above). 0-3 are taken, so the open gets 4 or
+	 * more, and a copy above JOB_LIFE_FD goes with the rest below. */
+	if (life_path[0]) {
+		struct f_owner_ex own = { F_OWNER_PGRP, (pid_t)sid };
+		if ((fd = SYS4(SYS_openat, AT_FDCWD, life_path, O_RDONLY, 0)) < 0)
+			fail_at(a, ST_LIFE, fd);
+		if ((r = SYS(SYS_fcntl, fd, F_SETSIG, SIGKILL)) < 0 ||
+		    (r = SYS(SYS_fcntl, fd, F_SETOWN_EX, &own)) < 0 ||
+		    (r = SYS(SYS_fcntl, fd, F_SETFL, O_RDONLY | O_ASYNC)) < 0 ||
+		    (fd != JOB_LIFE_FD && (r = SYS(SYS_dup3, fd, JOB_LIFE_FD, 0)) < 0))
+			fail_at(a, ST_LIFE, r);
+		top_fd = JOB_LIFE_FD;
+	}
 	/* Everything of ours is close-on-exec already; this also covers
-	 * descriptors opened by libraries that forget to. All above
-	 * JOB_STATUS_FD. close_range fails with ENOSYS before Linux 5.9 and
-	 * with EPERM under some seccomp profiles: then one close per possible
-	 * descriptor, up to the limit no descriptor of ours can reach. */
-	if (SYS(SYS_close_range, JOB_STATUS_FD + 1U, ~0U, 0U) < 0) {
+	 * descriptors opened by libraries that forget to. All above top_fd.
+	 * close_range fails with ENOSYS before Linux 5.9 and with EPERM under
+	 * some seccomp profiles: then one close per possible descriptor, up
+	 * to the limit no descriptor of ours can reach. */
+	if (SYS(SYS_close_range, top_fd + 1U, ~0U, 0U) < 0) {
 		struct rlimit nofile = { 0, 0 };
 		unsigned long top = SYS(SYS_getrlimit, RLIMIT_NOFILE, &nofile, 0) == 0 &&
 					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
 				    ? (unsigned long)nofile.rlim_cur
 				    : 1UL << 20;
-		for (unsigned long f = JOB_STATUS_FD + 1; f < top; f++)
+		for (unsigned long f = top_fd + 1UL; f < top; f++)
 			(void)SYS(SYS_close, f, 0, 0);
 	}
 	if (a->creds) {
@@ -368,6 +414,10 @@ static void describe(const struct child_args *a, char *err, size_t errlen)
 		return;
 	case ST_STATUS:
 		snprintf(err, errlen, "cannot connect the status pipe as descriptor %d: %s", JOB_STATUS_FD, why);
+		return;
+	case ST_LIFE:
+		snprintf(err, errlen, "cannot give the job its end of the worker's life line (descriptor %d): %s",
+			 JOB_LIFE_FD, why);
 		return;
 	case ST_GROUPS:
 		snprintf(err, errlen, "rule user: cannot set the groups of %s: %s", user, why);
@@ -699,6 +749,33 @@ fail:
 	close(*ret_status);
 	*ret_out = *ret_status = -1;
 	return r;
+}
+
+int proc_life_init(char *err, size_t errlen)
+{
+	int fds[2], probe, e;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot create the jobs' life line: pipe: %s", strerror(e));
+		return -e;
+	}
+	snprintf(life_path, sizeof(life_path), "/proc/self/fd/%d", fds[1]);
+	/* What each child does first; without /proc, no line at all rather
+	 * than every start failing. */
+	probe = open(life_path, O_RDONLY | O_CLOEXEC);
+	if (probe < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot open %s for the jobs' life line: %s", life_path, strerror(e));
+		life_path[0] = '\0';
+		close(fds[0]);
+		close(fds[1]);
+		return -e;
+	}
+	close(probe);
+	/* Both ends stay open for the rest of our life (the kernel closes
+	 * them when we go: that is the point). */
+	return 0;
 }
 
 bool proc_synchronous_signal(int sig)

@@ -1,9 +1,10 @@
 /* Start one job process (proc_start, without waiting for its exec; or
  * proc_spawn, which waits): own session and process group, stdin
  * /dev/null, stdout and stderr into a pipe, JOB_STATUS_FD the write end of
- * a second one (the status channel, status.h), clean signal state, no
- * other descriptors, and the user, groups, umask, nice and resource limits
- * of its queue's protection domain (domain.h), all set before exec. */
+ * a second one (the status channel, status.h), JOB_LIFE_FD its end of the
+ * life line (proc_life_init), clean signal state, no other descriptors,
+ * and the user, groups, umask, nice and resource limits of its queue's
+ * protection domain (domain.h), all set before exec. */
 #ifndef KYU_PROC_H
 #define KYU_PROC_H
 
@@ -14,6 +15,16 @@
 
 #include "common/domain.h"
 #include "jobspec.h"
+
+/* The life line: from this call on, every process group started here is
+ * SIGKILLed by the kernel the moment this process is gone, however it
+ * went (SIGKILL, the OOM killer, a crash), with nothing of ours left to
+ * do it. Once, before the first start; a process that never calls it
+ * starts jobs without one. Costs no system call of ours per job (five in
+ * each child before its exec). -errno with a message in err when /proc
+ * cannot give us a descriptor of our own pipe (then jobs start without
+ * the line, as before). proc.c says how it works. */
+int proc_life_init(char *err, size_t errlen);
 
 /* What the child becomes before exec; each part is optional. */
 struct proc_creds {

@@ -257,6 +257,9 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	/* Orphans of a job (double forks) are re-parented to us, not to init,
 	 * so that they can be found and killed. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* And the jobs die with us, however we die (proc.c, the life line). */
+	if (proc_life_init(err, sizeof(err)) < 0)
+		log_warn("%s: if every kyud process is killed at once, its jobs run on until they end", err);
 	signal(SIGPIPE, SIG_IGN);
 	/* The supervisor decides when to stop and relays reloads; a terminal's
 	 * ^C or a HUP sent to the process group reaches us too. */

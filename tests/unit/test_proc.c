@@ -9,7 +9,10 @@
  * The last case holds the child in the kernel deterministically: a seccomp
  * filter (inherited by the child) turns its setsid, the first thing it
  * does, into a user notification nobody answers. It runs in a process of
- * its own, which keeps the filter. */
+ * its own, which keeps the filter.
+ *
+ * And the life line: the jobs' process groups die with the process that
+ * started them, however it dies. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -19,6 +22,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +342,68 @@ static void test_timeout(void)
 	CHECK(st == 0);
 }
 
+/* The life line (proc_life_init): in a process of its own, which starts
+ * two jobs, each a shell with a child in its process group, lets the
+ * first end, tells us the second's process group, and is then SIGKILLed
+ * by us: the kernel must end that whole group, with nothing of ours left
+ * to do it. We are a subreaper meanwhile, so that the orphans come to us
+ * to be reaped (a zombie still counts in its group). */
+static void test_life(void)
+{
+	int fds[2], st;
+	pid_t p, pgid = 0, msg[2] = { 0, 0 };
+	bool gone = false;
+
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+	CHECK(pipe(fds) == 0);
+	p = fork();
+	if (p == 0) {
+		struct started first, second;
+		char err[256], buf[64];
+		close(fds[0]);
+		if (proc_life_init(err, sizeof(err)) < 0) {
+			fprintf(stderr, "test_proc: %s\n", err);
+			_exit(1);
+		}
+		start("[\"/bin/sh\", \"-c\", \"sleep 0.1 & wait\"]", "/bin/sh", NULL, &first);
+		start("[\"/bin/sh\", \"-c\", \"ls /proc/$$/fd; sleep 100 & sleep 100\"]", "/bin/sh", NULL, &second);
+		if (first.r < 0 || second.r < 0 || exit_status(first.pid) != 0)
+			_exit(1);
+		/* The first job's end left the second alone, and its end of the
+		 * line is descriptor 4. */
+		drain(first.out, buf, sizeof(buf));
+		msg[0] = second.pid;
+		msg[1] = read(second.out, buf, 10) == 10 && memcmp(buf, "0\n1\n2\n3\n4\n", 10) == 0 &&
+			 kill(-second.pid, 0) == 0;
+		(void)write(fds[1], msg, sizeof(msg));
+		pause();
+		_exit(1);
+	}
+	close(fds[1]);
+	CHECK(p > 0 && read(fds[0], msg, sizeof(msg)) == sizeof(msg) && msg[0] > 1);
+	pgid = msg[0];
+	CHECK(msg[1] == 1); /* descriptor 4, and the second job outlived the first */
+	close(fds[0]);
+	if (p > 0) {
+		CHECK(kill(p, SIGKILL) == 0);
+		CHECK(waitpid(p, &st, 0) == p && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
+	/* A bound for a hang, not a figure: the kill is part of the exit. */
+	for (int i = 0; pgid > 1 && i < 1000 && !gone; i++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		gone = kill(-pgid, 0) < 0 && errno == ESRCH;
+		if (!gone)
+			(void)nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	}
+	CHECK(gone);
+	if (!gone && pgid > 1)
+		(void)kill(-pgid, SIGKILL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 int main(void)
 {
 	/* As in a worker: proc_spawn's children are reaped by waitpid. */
@@ -346,5 +412,6 @@ int main(void)
 	test_failures();
 	test_async();
 	test_timeout();
+	test_life();
 	return check_done("test_proc");
 }
