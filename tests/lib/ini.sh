@@ -27,6 +27,12 @@ write_ini() {
 	set_key kyud.lease 6
 	set_key kyud.poll_interval 1
 	set_key kyud.listen ""
+	# No watcher (kyud(8), "Wake-ups and polling") unless a test asks for
+	# it: the tests of the claim loop count its claims, statements and
+	# connections, and find jobs by the 1 s poll above; the watcher's own
+	# tests (wake/watch_*) turn it on.
+	set_key kyud.wake_binlog off
+	set_key kyud.wake_poll 0
 	set_key kyud.shutdown_grace 10
 	set_key kyud.log_level debug
 	# Tests run as root in CI: kyud refuses to run jobs as root unless a
