@@ -63,6 +63,8 @@ static void send_hints(unsigned hints)
 
 	if (!hints)
 		return;
+	log_debug("hint:%s%s%s", hints & FOLLOW_WAKE ? " wake" : "", hints & FOLLOW_CANCEL ? " cancel" : "",
+		  hints & FOLLOW_SCHEDULES ? " schedules" : "");
 	if (proto_send_fd(PROTO_FD, &m, -1) < 0 && (errno == EPIPE || errno == ECONNRESET ||
 						     errno == ENOTCONN || errno == EBADF))
 		_exit(0);
