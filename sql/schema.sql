@@ -218,6 +218,8 @@ CREATE TABLE IF NOT EXISTS kyu_queues (
   -- At most this many running jobs per concurrency_key (claimed from here).
   key_max_running INT NOT NULL DEFAULT 1,
   PRIMARY KEY (name),
+  -- What a poll of MAX(updated_at) reads: one index dive.
+  KEY kyu_queues_updated (updated_at),
   -- Limits on this small table only: a bad value fails the UPDATE that
   -- sets it, with the constraint's name, whatever the session's sql_mode.
   CONSTRAINT kyu_queues_paused CHECK (paused IN (0, 1)),
@@ -245,8 +247,10 @@ CREATE TABLE IF NOT EXISTS kyu_queue_starts (
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- Bounded intake: refuse an INSERT into a queue that already holds
--- max_waiting waiting jobs, with SQLSTATE KYU01 and a message naming the
--- queue and the bound. One primary-key read of kyu_queues per row; only a
+-- max_waiting waiting jobs, with SQLSTATE KYU01 (error 50001) and a message
+-- naming the queue and the bound, which says what was counted: the rows
+-- this transaction inserted before count too, the refused statement's own
+-- included, and the refusal takes all of the statement's rows back. One primary-key read of kyu_queues per row; only a
 -- queue with a bound also counts its waiting rows, on the (queue, status)
 -- index and never more than max_waiting of them: no table-wide COUNT and
 -- no counter row that every INSERT would have to lock. Concurrent INSERTs
@@ -257,14 +261,16 @@ EXECUTE IMMEDIATE CONCAT(
   ' BEFORE INSERT ON kyu_jobs FOR EACH ROW',
   ' BEGIN',
   '  DECLARE bound INT DEFAULT NULL;',
-  '  DECLARE msg VARCHAR(128);',
+  '  DECLARE msg VARCHAR(512);',
   '  SELECT max_waiting INTO bound FROM kyu_queues WHERE name = NEW.queue;',
   '  IF bound IS NOT NULL AND NEW.status = ''waiting'' AND bound <= (SELECT COUNT(*) FROM',
   '     (SELECT 1 FROM kyu_jobs WHERE queue = NEW.queue AND status = ''waiting'' LIMIT bound) AS w)',
   '  THEN',
-  '   SET msg = CONCAT(''kyu: queue '', NEW.queue, '' is full: '', bound,',
-  '     '' jobs waiting (kyu_queues.max_waiting)'');',
-  '   SIGNAL SQLSTATE ''KYU01'' SET MESSAGE_TEXT = msg;',
+  '   SET msg = CONCAT(''kyu: queue '', NEW.queue, '' is full: kyu_queues.max_waiting is '', bound,',
+  '     IF(bound = 0, '''', CONCAT('' and '', bound, '' jobs wait, counting those this transaction inserted'',',
+  '       '' before this row (this statement''''s included)'')),',
+  '     ''; none of the statement''''s rows were inserted'');',
+  '   SIGNAL SQLSTATE ''KYU01'' SET MYSQL_ERRNO = 50001, MESSAGE_TEXT = msg;',
   '  END IF;',
   ' END');
 
@@ -346,7 +352,7 @@ EXECUTE IMMEDIATE CONCAT(
   '   IF JSON_VALID(NEW.after) IS NOT TRUE OR JSON_TYPE(NEW.after) <> ''ARRAY'' THEN',
   '    SET msg = CONCAT(''kyu: after of job '', LEFT(NEW.id, 100), '' is not a JSON array of job ids: '',',
   '      LEFT(NEW.after, 100));',
-  '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '    SIGNAL SQLSTATE ''KYU02'' SET MYSQL_ERRNO = 50002, MESSAGE_TEXT = msg;',
   '   END IF;',
   '   SELECT t.n, t.id INTO bad_n, bad_id FROM JSON_TABLE(NEW.after, ''$[*]'' COLUMNS (',
   '     n FOR ORDINALITY, id VARCHAR(1024) CHARACTER SET utf8mb4 PATH ''$'')) AS t',
@@ -355,7 +361,7 @@ EXECUTE IMMEDIATE CONCAT(
   '    SET msg = CONCAT(''kyu: after of job '', LEFT(NEW.id, 100), '' names job '',',
   '      IFNULL(LEFT(bad_id, 100), CONCAT(''(element '', bad_n, '', not a string)'')),',
   '      '', which does not exist'');',
-  '    SIGNAL SQLSTATE ''KYU02'' SET MESSAGE_TEXT = msg;',
+  '    SIGNAL SQLSTATE ''KYU02'' SET MYSQL_ERRNO = 50002, MESSAGE_TEXT = msg;',
   '   END IF;',
   '  END IF;',
   '  SET NEW.after_left = NULL, NEW.after_bad = NULL, NEW.has_downstream = 0, NEW.after_seen = NULL;',
@@ -738,7 +744,7 @@ EXECUTE IMMEDIATE CONCAT(
   '   SET msg = CONCAT(''kyu: traceparent of job '', LEFT(NEW.id, 100),',
   '     '' is not a W3C traceparent (VV-TRACEID32-PARENTID16-FLAGS, lowercase hex, not all zeros): '',',
   '     LEFT(NEW.traceparent, 100));',
-  '   SIGNAL SQLSTATE ''KYU03'' SET MESSAGE_TEXT = msg;',
+  '   SIGNAL SQLSTATE ''KYU03'' SET MYSQL_ERRNO = 50003, MESSAGE_TEXT = msg;',
   '  END IF;',
   ' END');
 
@@ -782,8 +788,130 @@ CREATE TABLE IF NOT EXISTS kyu_attempts (
   KEY kyu_attempts_job (job_seq, seq)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
+-- Installations of schema version 6 get step 7 here (checks at INSERT,
+-- NULL as the default, error numbers, the index of kyu_queues.updated_at:
+-- sql/upgrade/007-checks.sql; the other triggers above carry their error
+-- numbers already). Last of the triggers made here, so that it is first.
+-- SQLSTATE and error number of each refusal (kyu_jobs(7), "Errors"):
+--   KYU01 50001 queue full, KYU02 50002 after, KYU03 50003 traceparent,
+--   KYU04 50004 argv, KYU05 50005 env, KYU06 50006 status.
+-- First of the BEFORE INSERT triggers: the defaults, then what kyud would
+-- refuse when it claims the row (src/worker/jobspec.c), so that a wrong
+-- bind (PHP's 'Array', JavaScript's '[object Object]', a number in env)
+-- fails the INSERT, naming the column, instead of the job. A NULL the
+-- application sent for a NOT NULL column is still NULL here (the server
+-- checks NOT NULL after the BEFORE triggers, in any sql_mode), so NULL
+-- means the default for every column, as it always did for max_attempts.
+-- (The id's is CAST: UUID() is of type UUID since MariaDB 10.10, and
+-- IFNULL with it would read a given id as a UUID, and refuse it.)
+-- A status the ENUM does not hold is stored as '' when sql_mode is not
+-- strict (strict mode refuses it before any trigger runs, with the
+-- server's error 1265 naming the column). No UPDATE trigger: a row made
+-- bad by an UPDATE is failed by kyud when it claims it, naming the column.
+-- The common row (argv of a few strings, no env) costs a parse for each
+-- of JSON_VALID, JSON_TYPE, JSON_LENGTH and JSON_TABLE; the rest runs only
+-- for a row that is refused or holds an escaped NUL.
+EXECUTE IMMEDIATE CONCAT(
+  'CREATE OR REPLACE TRIGGER kyu_jobs_check',
+  ' BEFORE INSERT ON kyu_jobs FOR EACH ROW PRECEDES kyu_jobs_after_check',
+  ' BEGIN',
+  '  DECLARE bad_n INT DEFAULT NULL;',
+  '  DECLARE bad VARCHAR(200) DEFAULT NULL;',
+  '  DECLARE env_names MEDIUMTEXT DEFAULT NULL;',
+  '  DECLARE msg VARCHAR(512);',
+  '  IF NEW.id IS NULL OR NEW.queue IS NULL OR NEW.status IS NULL OR NEW.priority IS NULL',
+  '     OR NEW.run_at IS NULL OR NEW.attempts IS NULL OR NEW.tempfails IS NULL',
+  '     OR NEW.created_at IS NULL OR NEW.updated_at IS NULL OR NEW.after_policy IS NULL',
+  '     OR NEW.has_downstream IS NULL OR NEW.key_slot IS NULL THEN',
+  '   SET NEW.id = IFNULL(NEW.id, CAST(UUID() AS CHAR)), NEW.queue = IFNULL(NEW.queue, ''default''),',
+  '    NEW.status = IFNULL(NEW.status, ''waiting''), NEW.priority = IFNULL(NEW.priority, 0),',
+  '    NEW.run_at = IFNULL(NEW.run_at, NOW(6)), NEW.attempts = IFNULL(NEW.attempts, 0),',
+  '    NEW.tempfails = IFNULL(NEW.tempfails, 0), NEW.created_at = IFNULL(NEW.created_at, NOW(6)),',
+  '    NEW.updated_at = IFNULL(NEW.updated_at, NOW(6)),',
+  '    NEW.after_policy = IFNULL(NEW.after_policy, ''succeeded''),',
+  '    NEW.has_downstream = IFNULL(NEW.has_downstream, 0), NEW.key_slot = IFNULL(NEW.key_slot, 0);',
+  '  END IF;',
+  '  IF NEW.status = '''' THEN',
+  '   SET msg = CONCAT(''kyu: status of job '', LEFT(NEW.id, 100), '' is not one of waiting, running,'',',
+  '     '' succeeded, failed, cancelled, blocked (without a strict sql_mode, any other value is stored as '''''''')'');',
+  '   SIGNAL SQLSTATE ''KYU06'' SET MYSQL_ERRNO = 50006, MESSAGE_TEXT = msg;',
+  '  END IF;',
+  '  IF NEW.argv IS NOT NULL THEN',
+  '   IF JSON_VALID(NEW.argv) IS NOT TRUE THEN',
+  '    SET bad = ''not valid JSON'';',
+  '   ELSEIF JSON_TYPE(NEW.argv) <> ''ARRAY'' THEN',
+  '    SET bad = CONCAT(''a JSON '', LOWER(JSON_TYPE(NEW.argv)));',
+  '   ELSEIF JSON_LENGTH(NEW.argv) = 0 THEN',
+  '    SET bad = ''empty'';',
+  '   ELSE',
+  '    SELECT MIN(t.n) INTO bad_n FROM JSON_TABLE(NEW.argv, ''$[*]'' COLUMNS (',
+  '      n FOR ORDINALITY, v JSON PATH ''$'')) AS t WHERE LEFT(t.v, 1) <> ''"'';',
+  '    IF bad_n IS NOT NULL THEN',
+  '     SET bad = CONCAT(''argv['', bad_n - 1, ''] is not a string'');',
+  '    ELSEIF JSON_VALUE(NEW.argv, ''$[0]'') = '''' THEN',
+  '     SET bad = ''argv[0] is empty'';',
+  '    ELSEIF INSTR(NEW.argv, CONCAT(CHAR(92), ''u0000'')) > 0 THEN',
+  '     SELECT MIN(t.n) INTO bad_n FROM JSON_TABLE(NEW.argv, ''$[*]'' COLUMNS (',
+  '       n FOR ORDINALITY, s LONGTEXT PATH ''$'')) AS t WHERE INSTR(t.s, CHAR(0)) > 0;',
+  '     IF bad_n IS NOT NULL THEN',
+  '      SET bad = CONCAT(''argv['', bad_n - 1, ''] holds a NUL character, which no program can be passed'');',
+  '     END IF;',
+  '    END IF;',
+  '   END IF;',
+  '   IF bad IS NOT NULL THEN',
+  '    SET msg = CONCAT(''kyu: argv of job '', LEFT(NEW.id, 100),',
+  '      '' is not a non-empty JSON array of strings ('', bad, ''): '', LEFT(NEW.argv, 100));',
+  '    SIGNAL SQLSTATE ''KYU04'' SET MYSQL_ERRNO = 50004, MESSAGE_TEXT = msg;',
+  '   END IF;',
+  '  END IF;',
+  '  IF NEW.env IS NOT NULL THEN',
+  '   IF JSON_VALID(NEW.env) IS NOT TRUE THEN',
+  '    SET bad = ''not valid JSON'';',
+  '   ELSEIF JSON_TYPE(NEW.env) <> ''OBJECT'' THEN',
+  '    SET bad = CONCAT(''a JSON '', LOWER(JSON_TYPE(NEW.env)));',
+  '   ELSE',
+  '    SET env_names = JSON_KEYS(NEW.env);',
+  '    SELECT MIN(t.n) INTO bad_n FROM JSON_TABLE(NEW.env, ''$.*'' COLUMNS (',
+  '      n FOR ORDINALITY, v JSON PATH ''$'')) AS t WHERE LEFT(t.v, 1) <> ''"'';',
+  '    IF JSON_LENGTH(env_names) < JSON_LENGTH(NEW.env) THEN',
+  '     SET bad = ''a variable named twice'';',
+  '    ELSEIF bad_n IS NOT NULL THEN',
+  '     SET bad = CONCAT(''value of '', LEFT(JSON_VALUE(env_names, CONCAT(''$['', bad_n - 1, '']'')), 64),',
+  '       '' is not a string'');',
+  '    ELSE',
+  '     IF INSTR(env_names, ''='') > 0 OR INSTR(env_names, ''""'') > 0 THEN',
+  '      SELECT MIN(t.n) INTO bad_n FROM JSON_TABLE(env_names, ''$[*]'' COLUMNS (',
+  '        n FOR ORDINALITY, k LONGTEXT PATH ''$'')) AS t WHERE t.k = '''' OR INSTR(t.k, ''='') > 0;',
+  '      IF bad_n IS NOT NULL THEN',
+  '       SET bad = CONCAT(''invalid variable name '''''', LEFT(JSON_VALUE(env_names, CONCAT(''$['', bad_n - 1, '']'')), 64),',
+  '         '''''''');',
+  '      END IF;',
+  '     END IF;',
+  '     IF bad IS NULL AND INSTR(NEW.env, CONCAT(CHAR(92), ''u0000'')) > 0 THEN',
+  '      SELECT MIN(t.n) INTO bad_n FROM JSON_TABLE(NEW.env, ''$.*'' COLUMNS (',
+  '        n FOR ORDINALITY, s LONGTEXT PATH ''$'')) AS t WHERE INSTR(t.s, CHAR(0)) > 0;',
+  '      IF bad_n IS NOT NULL OR INSTR(env_names, CONCAT(CHAR(92), ''u0000'')) > 0 THEN',
+  '       SET bad = ''a NUL character in a name or value, which no program can be passed'';',
+  '      END IF;',
+  '     END IF;',
+  '    END IF;',
+  '   END IF;',
+  '   IF bad IS NOT NULL THEN',
+  '    SET msg = CONCAT(''kyu: env of job '', LEFT(NEW.id, 100),',
+  '      '' is not a JSON object of strings ('', bad, ''): '', LEFT(NEW.env, 100));',
+  '    SIGNAL SQLSTATE ''KYU05'' SET MYSQL_ERRNO = 50005, MESSAGE_TEXT = msg;',
+  '   END IF;',
+  '  END IF;',
+  ' END');
+
+-- A poll that reads MAX(updated_at) of kyu_queues every second (to see a
+-- setting changed soon) gets it in one index dive with this key. Built in
+-- place; kyu_queues holds a row per configured queue.
+ALTER TABLE kyu_queues ADD KEY IF NOT EXISTS kyu_queues_updated (updated_at),
+  ALGORITHM = INPLACE, LOCK = NONE;
+
 -- The version, last: recorded only once everything above is there; only
 -- ever raised, so that this file run over a newer installation changes
 -- nothing.
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 6), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 7), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <mysqld_error.h>
 
+#include "common/schema.h"
 #include "common/util.h"
 #include "cli.h"
 
@@ -48,9 +49,9 @@ static bool submit_after_refused(const struct db_reply *reply)
 	static const char names[] = " names job ", tail[] = ", which does not exist";
 	const char *msg, *up, *end;
 
-	if (!reply || reply->n < 1 || reply->r[reply->n - 1].err_no != ER_SIGNAL_EXCEPTION)
+	if (!reply || reply->n < 1 || !schema_is_refusal(reply->r[reply->n - 1].err_no))
 		return false;
-	/* The server's text, without db_error's "error 1644: ". */
+	/* The server's text, without db_error's "error N: ". */
 	msg = reply->r[reply->n - 1].err;
 	if (!msg || strncmp(msg, "kyu: after of job ", 18) != 0)
 		return false;
@@ -95,13 +96,14 @@ static bool submit_unique_taken(struct db *db, const char *key)
 }
 
 /* A refusal of a trigger of sql/schema.sql other than the two above
- * (SQLSTATE KYU03, a bad traceparent): its message, which names the
- * column and value, after "kyu: submit: not submitted: "; true. */
+ * (SQLSTATE KYU03 to KYU06: traceparent, argv, env, status): its message,
+ * which names the column and value, after "kyu: submit: not submitted: ";
+ * true. */
 static bool submit_signal_refused(const struct db_reply *reply)
 {
 	const char *msg;
 
-	if (!reply || reply->n < 1 || reply->r[reply->n - 1].err_no != ER_SIGNAL_EXCEPTION)
+	if (!reply || reply->n < 1 || !schema_is_refusal(reply->r[reply->n - 1].err_no))
 		return false;
 	msg = reply->r[reply->n - 1].err;
 	if (!msg || strncmp(msg, "kyu: ", 5) != 0)
@@ -319,9 +321,11 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 	sb_adds(&sb, ")");
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		/* The intake bound's trigger (sql/schema.sql) signals SQLSTATE
-		 * KYU01; the message names the queue and the bound. */
-		if (reply && reply->n > 0 && reply->r[reply->n - 1].err_no == 1644 &&
-		    strstr(db_error(db), "kyu: queue ")) {
+		 * KYU01, error 50001 (1644 before schema version 7); the
+		 * message names the queue and the bound. */
+		unsigned e = reply && reply->n > 0 ? reply->r[reply->n - 1].err_no : 0;
+
+		if (e == SCHEMA_ERR_QUEUE_FULL || (e == ER_SIGNAL_EXCEPTION && strstr(db_error(db), "kyu: queue "))) {
 			fprintf(stderr, "kyu: submit: not submitted, the queue is full: %s\n", db_error(db));
 			rc = EXIT_QUEUE_FULL;
 			goto out;

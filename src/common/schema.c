@@ -96,3 +96,8 @@ enum schema_verdict schema_judge(const struct schema_state *st, int knows, int n
 	}
 	return SCHEMA_OK;
 }
+
+bool schema_is_refusal(unsigned err_no)
+{
+	return err_no == ER_SIGNAL_EXCEPTION || (err_no >= SCHEMA_ERR_FIRST && err_no <= SCHEMA_ERR_LAST);
+}

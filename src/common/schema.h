@@ -21,11 +21,27 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 /* The oldest database version kyud works on. 6: it writes kyu_attempts,
  * progress, result and key_slot (step 6); its claims read the workflow
  * columns of step 5. */
 #define SCHEMA_NEEDS 6
+
+/* The error numbers the triggers of sql/schema.sql signal, each with its
+ * own SQLSTATE (kyu_jobs(7), "Errors"), from schema version 7; before it,
+ * KYU01 to KYU03 were all ER_SIGNAL_EXCEPTION (1644). */
+#define SCHEMA_ERR_QUEUE_FULL 50001 /* KYU01: kyu_queues.max_waiting */
+#define SCHEMA_ERR_AFTER 50002      /* KYU02: after names no job, or is no array */
+#define SCHEMA_ERR_TRACEPARENT 50003 /* KYU03 */
+#define SCHEMA_ERR_ARGV 50004       /* KYU04 */
+#define SCHEMA_ERR_ENV 50005        /* KYU05 */
+#define SCHEMA_ERR_STATUS 50006     /* KYU06 */
+#define SCHEMA_ERR_FIRST SCHEMA_ERR_QUEUE_FULL
+#define SCHEMA_ERR_LAST SCHEMA_ERR_STATUS
+
+/* Whether err_no is a refusal by one of those triggers: its number, or
+ * 1644 from a schema older than 7 (the message then begins "kyu: "). */
+bool schema_is_refusal(unsigned err_no);
 
 struct schema_step {
 	int number; /* the version the step brings the database to */

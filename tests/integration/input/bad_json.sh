@@ -20,6 +20,9 @@ ulimit -s 8192
 # hexlit TEXT: TEXT as an SQL expression of exactly these bytes.
 hexlit() { printf "CONVERT(X'%s' USING utf8mb4)" "$(printf %s "$1" | od -An -v -tx1 | tr -d ' \n')"; }
 
+# The INSERT checks (kyu_jobs_check, schema version 7) would refuse these
+# rows; kyud must still fail the ones an UPDATE or an older schema lets in.
+root_sql -D "$T_DB" -e "DROP TRIGGER kyu_jobs_check"
 m=$T_DIR/marker
 good_n=0
 stmts=$T_DIR/inserts.sql

@@ -5,6 +5,9 @@
 # the good rows inserted around them all succeed.
 . "$KYU_SRC/tests/lib.sh"
 
+# The INSERT checks (kyu_jobs_check, schema version 7) would refuse these
+# rows; kyud must still fail the ones an UPDATE or an older schema lets in.
+root_sql -D "$T_DB" -e "DROP TRIGGER kyu_jobs_check"
 start_kyud kyud.workers=1 job.max_attempts=2
 sql "SET SESSION check_constraint_checks = 0;
      INSERT INTO kyu_jobs (id, command, attempts) VALUES ('big-attempts', 'true', 4294967295);

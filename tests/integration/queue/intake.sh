@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bounded intake and bad input around queues:
-# - max_waiting 3: the fourth INSERT fails with SQLSTATE KYU01 naming the
-#   queue and the bound, kyu submit says so and exits 75; room comes back as
-#   jobs leave 'waiting'; other queues are not bounded;
+# - max_waiting 3: the fourth INSERT fails with error 50001, SQLSTATE KYU01,
+#   naming the queue and the bound, kyu submit says so and exits 75; room
+#   comes back as jobs leave 'waiting'; other queues are not bounded;
 # - bad kyu_queues values are refused by name; kyu pause/limit refuse bad
 #   arguments (status 64) and a queue without jobs or settings (1, no row
 #   made); --create makes its row, which is harmless and kyu queues lists;
@@ -23,12 +23,12 @@ rc=0
 "${KYU_CMD[@]}" submit -i in4 -q in -s true >"$T_DIR/out" 2>"$T_DIR/err" || rc=$?
 echo "kyu submit into a full queue: status $rc: $(cat "$T_DIR/err")"
 assert_eq 75 "$rc" "kyu submit's status when the queue is full"
-grep -q 'queue in is full: 3 jobs waiting (kyu_queues.max_waiting)' "$T_DIR/err" ||
+grep -q 'queue in is full: kyu_queues.max_waiting is 3 and 3 jobs wait' "$T_DIR/err" ||
 	fail "kyu submit's message does not name the queue and the bound: $(cat "$T_DIR/err")"
 if out=$(root_sql -D "$T_DB" -e "INSERT INTO kyu_jobs (id, queue, command) VALUES ('in5', 'in', 'true')" 2>&1); then
 	fail "a plain INSERT into the full queue succeeded"
 fi
-grep -q '(KYU01).*kyu: queue in is full' <<<"$out" || fail "plain INSERT: no SQLSTATE KYU01 error: $out"
+grep -q '^ERROR 50001 (KYU01).*kyu: queue in is full' <<<"$out" || fail "plain INSERT: no error 50001, SQLSTATE KYU01: $out"
 assert_eq 3 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")" "rows in the bounded queue"
 # Not bounded: another queue, and a multi-row INSERT elsewhere.
 sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('o', seq), 'other', 'true' FROM seq_1_to_20"

@@ -24,13 +24,17 @@ kyu() { "$KYU" -c "$T_DIR/kyu.ini" "$@"; }
 write_ini "$T_DIR/kyu.ini"
 tables=(kyu_jobs kyu_queues kyu_queue_starts kyu_schedules kyu_locks kyu_meta kyu_daemons kyu_minutes
 	kyu_after kyu_after_todo kyu_attempts)
-shape() { # shape DB: every table's definition, and the triggers
+shape() { # shape DB: every table's definition, the triggers and their order
 	local t
 	for t in "${tables[@]}"; do
 		root_sql -N -B -D "$1" -e "SHOW CREATE TABLE $t" | sed 's/ AUTO_INCREMENT=[0-9]*//'
 	done
 	root_sql -N -B -D "$1" -e "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS
 		WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY TRIGGER_NAME"
+	# The order in which each event's triggers run (kyu_jobs_check first).
+	root_sql -N -B -D "$1" -e "SELECT EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER, TRIGGER_NAME
+		FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()
+		ORDER BY EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER"
 	root_sql -N -B -D "$1" -e "SELECT ROUTINE_NAME, ROUTINE_DEFINITION FROM information_schema.ROUTINES
 		WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME"
 }
@@ -49,7 +53,7 @@ assert_eq "old1 waiting 0,old2 waiting 0,oldf succeeded 1" \
 
 kyu schema status >"$T_DIR/status" || fail "kyu schema status"
 grep -Fx "installed	1 (or older: no kyu_meta table)" "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
-grep -E "^expected	6 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
+grep -E "^expected	7 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 grep -Fx 'upgrade needed: run `kyu schema upgrade`' "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 
 kyu schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
@@ -59,13 +63,14 @@ step 003-daemons: applying... done
 step 004-minutes: applying... done
 step 005-after: applying... done
 step 006-attempts: applying... done
-schema is now at version 6" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
-assert_eq "schema_compat 1,schema_version 6" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
+step 007-checks: applying... done
+schema is now at version 7" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
+assert_eq "schema_compat 1,schema_version 7" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
 before=$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")
-assert_eq "schema is at version 6: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
+assert_eq "schema is at version 7: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after a second upgrade"
 # sql/schema.sql over it changes nothing either.
-root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 6"
+root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 7"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after sql/schema.sql"
 grep -Fx "up to date" <(kyu schema status) >/dev/null || fail "status after the upgrade: $(kyu schema status)"
 "$KYU" -c "$T_DIR/kyu.ini" check >"$T_DIR/check" 2>&1 || fail "kyu check after the upgrade: $(cat "$T_DIR/check")"
@@ -77,24 +82,24 @@ stop_kyud
 assert_eq "1" "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'oldf'")" "the finished row"
 
 # ---- a schema that needs a newer kyud: refused; kyu check says so.
-sql "UPDATE kyu_meta SET value = 7"
+sql "UPDATE kyu_meta SET value = 8"
 refused
-grep -E '^kyud\[worker [0-9]+\]: database schema is version 7 and needs a kyud that knows version 7 or later; this one knows 6: install a newer kyu$' \
+grep -E '^kyud\[worker [0-9]+\]: database schema is version 8 and needs a kyud that knows version 8 or later; this one knows 7: install a newer kyu$' \
 	"$T_DIR/refused.log" >/dev/null || fail "no line refusing a schema that needs a newer kyud"
 rc=0
 "$KYU" -c "$T_DIR/kyu.ini" check 2>"$T_DIR/check" || rc=$?
 [ "$rc" != 0 ] || fail "kyu check passed a schema that needs a newer kyud"
-assert_eq "kyu: check: schema: database schema is version 7 and needs a kyud that knows version 7 or later; this one knows 6: install a newer kyu" \
+assert_eq "kyu: check: schema: database schema is version 8 and needs a kyud that knows version 8 or later; this one knows 7: install a newer kyu" \
 	"$(cat "$T_DIR/check")" "kyu check's lines"
-assert_eq "schema is at version 7, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
+assert_eq "schema is at version 8, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
 
 # ---- newer, but compatible with this kyud: runs, with one notice per worker.
-sql "UPDATE kyu_meta SET value = 6 WHERE name = 'schema_compat'"
+sql "UPDATE kyu_meta SET value = 7 WHERE name = 'schema_compat'"
 start_kyud
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('newer1', 'true')"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'newer1' AND status = 'succeeded'" 1 30
 stop_kyud
-assert_eq 2 "$(grep -c 'database schema is version 7, newer than the 6 this kyud knows, and compatible with it (schema_compat 6): running' "$KYUD_LOG")" \
+assert_eq 2 "$(grep -c 'database schema is version 8, newer than the 7 this kyud knows, and compatible with it (schema_compat 7): running' "$KYUD_LOG")" \
 	"notices (one per worker)"
 
 # ---- the steps from an empty database make what sql/schema.sql makes.
