@@ -237,16 +237,16 @@ static int call_phase(struct db *db, bool first, int ready)
 	return 0;
 }
 
-/* The session set-up's statements: the server's packet limit, and whether
- * it is a Galera node that cannot serve yet. Such a node accepts
- * connections and statements without tables, but refuses the first claim
- * (1047), and it would be first in the list again at the next try: it is
- * passed over here instead. SHOW answers on a node cut off from the
+/* The session set-up's statements: the server's packet limit, whether it
+ * is a Galera node that cannot serve yet, and the session's character set
+ * (db_session.h). Such a node accepts connections and statements without
+ * tables, but refuses the first claim (1047), and it would be first in the
+ * list again at the next try: it is passed over here instead. SHOW answers on a node cut off from the
  * cluster, needs no privilege, and gives no row on a server without wsrep
  * (MySQL included). */
 #define SETUP_SQL                                                                                  \
 	"SELECT @@max_allowed_packet; SHOW GLOBAL VARIABLES LIKE 'wsrep\\_on'; "                 \
-	"SHOW GLOBAL STATUS LIKE 'wsrep\\_ready'"
+	"SHOW GLOBAL STATUS LIKE 'wsrep\\_ready'; " DB_SESSION_CHECK_SQL
 
 /* The value of a SHOW ... LIKE reply's one row, or NULL. */
 static const char *show_value(const struct db_result *r)
@@ -256,10 +256,19 @@ static const char *show_value(const struct db_result *r)
 
 /* The session set-up is done: read the server's packet limit. Statements
  * larger than it would cost the connection, so db_send refuses them
- * before sending. Returns false for a Galera node not ready to serve. */
+ * before sending. Returns false for a Galera node not ready to serve, and
+ * for a session not in utf8mb4 (whose quoting would not hold): a lost
+ * connection, so that a host list moves on to the next server. */
 static bool setup_done(struct db *db)
 {
-	if (db->got.n == 3 && db->got.r[0].n_rows == 1 && db->got.r[0].n_cols == 1) {
+	static const struct db_result none = { 0 };
+
+	if (db_session_check(db->my, db->got.n == 4 ? &db->got.r[3] : &none, db->peer, db->err,
+			     sizeof(db->err)) < 0) {
+		db->err_no = CR_UNKNOWN_ERROR;
+		return false;
+	}
+	if (db->got.n == 4 && db->got.r[0].n_rows == 1 && db->got.r[0].n_cols == 1) {
 		const char *on = show_value(&db->got.r[1]), *ready = show_value(&db->got.r[2]);
 		if (db->got.r[0].cells[0]) {
 			unsigned long long v = strtoull(db->got.r[0].cells[0], NULL, 10);

@@ -9,6 +9,8 @@
 
 #include "util.h"
 
+/* The only character set kyu's sessions run in (db_session_check). */
+#define DB_CHARSET "utf8mb4"
 #define SQL_MODE "sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
 static char *dup_or_null(const char *s)
@@ -97,6 +99,11 @@ struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char 
 	 * sql_mode makes the escaping of db_quote exact (no
 	 * NO_BACKSLASH_ESCAPES) and refuses bad values instead of mangling
 	 * them. */
+	/* First, and after the server's init_connect (which may SET NAMES
+	 * sjis), whatever the handshake got: a server with
+	 * skip-character-set-client-handshake ignores the charset asked for
+	 * there. db_session_check makes sure it held. */
+	mysql_options(my, MYSQL_INIT_COMMAND, "SET NAMES " DB_CHARSET);
 	mysql_options(my, MYSQL_INIT_COMMAND,
 		      in_loop ? "SET SESSION innodb_lock_wait_timeout = 1, " SQL_MODE
 			      : "SET SESSION innodb_lock_wait_timeout = 3, " SQL_MODE);
@@ -105,6 +112,51 @@ struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char 
 	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
 	mysql_options(my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
 	mysql_options(my, MYSQL_INIT_COMMAND, "SET " DB_SESSION_START " = NOW(6)");
-	mysql_options(my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(my, MYSQL_SET_CHARSET_NAME, DB_CHARSET);
 	return my;
+}
+
+int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer, char *err,
+		     size_t errlen)
+{
+	static const char *const names[] = { "character_set_client", "character_set_connection",
+					      "character_set_results" };
+	/* What Connector/C believes: its own escaping (which kyu does not use)
+	 * and its conversions follow it. */
+	const char *client = mysql_character_set_name(my);
+
+	if (!client || strcmp(client, DB_CHARSET) != 0) {
+		snprintf(err, errlen,
+			 "cannot use %s: Connector/C set up the session in %s, not " DB_CHARSET
+			 " (kyu quotes text for " DB_CHARSET " only)",
+			 peer, client ? client : "an unknown character set");
+		return -1;
+	}
+	if (r->err_no || r->n_rows != 1 || r->n_cols != 4) {
+		snprintf(err, errlen,
+			 "cannot use %s: could not read the session's character set (%s)", peer,
+			 r->err_no ? r->err : "unexpected reply");
+		return -1;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		const char *v = r->cells[i];
+		if (!v || strcmp(v, DB_CHARSET) != 0) {
+			snprintf(err, errlen,
+				 "cannot use %s: the session's %s is %s after SET NAMES " DB_CHARSET
+				 "; kyu quotes text for " DB_CHARSET " only, and in another character "
+				 "set a quoted text could end its literal. Let the session keep the "
+				 "character set the client asks for (no init_connect that runs SET "
+				 "NAMES, no proxy that rewrites it)",
+				 peer, names[i], v ? v : "NULL");
+			return -1;
+		}
+	}
+	if (r->cells[3] && strstr(r->cells[3], "NO_BACKSLASH_ESCAPES")) {
+		snprintf(err, errlen,
+			 "cannot use %s: the session's sql_mode has NO_BACKSLASH_ESCAPES after kyu set "
+			 "it; kyu quotes text with backslashes (is a proxy rewriting SET statements?)",
+			 peer);
+		return -1;
+	}
+	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "db_reply.h"
 #include "hosts.h"
 
 /* A session variable set when each session begins: NOW(6) then, by the
@@ -45,5 +46,23 @@ void db_session_free(struct db_session *s);
  * a process with an event loop, else for a command-line tool. NULL when
  * out of memory. */
 struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char *peer, size_t peerlen);
+
+/* The session's character set, checked once it is set up: the statement
+ * (one result set) db.c sends with its set-up, and the check of its reply
+ * and of Connector/C's own view. Every kyu session asks for utf8mb4 twice,
+ * in the handshake and with SET NAMES as its first init command (which
+ * runs after the server's init_connect), because db_quote escapes for
+ * utf8mb4 and a server or proxy that imposes a multibyte charset whose
+ * characters may end in a backslash byte (gbk, sjis, big5, cp932,
+ * gb18030) would let a quoted text close its literal: SQL from a job's
+ * output or a search. The mode db_quote relies on (no
+ * NO_BACKSLASH_ESCAPES) is checked with it. */
+#define DB_SESSION_CHECK_SQL                                                                       \
+	"SELECT @@character_set_client, @@character_set_connection, @@character_set_results, "   \
+	"@@sql_mode"
+/* 0 when the session is utf8mb4 on both sides and backslashes escape;
+ * else -1 with err naming the server (peer), what it found, and the fix. */
+int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer, char *err,
+		     size_t errlen);
 
 #endif

@@ -94,6 +94,8 @@ sql() { root_sql -N -B -D "$T_DB" -e "$1"; }
 #                            # now on sql, root_sql and start_kyud use it
 #     private_db_stop        # stop it (clean shutdown)
 #     private_db_start       # again: same directory and port, data kept
+#     private_db_start OPT.. # either, with mariadbd options of the test's
+#                            # (given at each start that wants them)
 #
 # Its data directory is made by mktemp -d under ${TMPDIR:-/tmp} (not in
 # the build tree: it is about 270 MB), linked from $T_DIR/db. It is stopped
@@ -105,10 +107,11 @@ PRIVATE_DB_PORT=
 # SHARED_DB_SOCKET: the fixture's server, set by tests/lib.sh once it has
 # read db.env; private_db_exit points KYU_DB_SOCKET back at it.
 
-# private_db_try PORT: start the server in $PRIVATE_DB_DIR on PORT, and check
-# that the server answering on its socket is really the one on PORT.
+# private_db_try PORT [OPTION...]: start the server in $PRIVATE_DB_DIR on
+# PORT, and check that the server answering on its socket is really the one
+# on PORT.
 private_db_try() {
-	"$KYU_SRC/scripts/sandbox-db" start "$PRIVATE_DB_DIR" "$1" >>"$T_DIR/private-db.log" 2>&1 &&
+	"$KYU_SRC/scripts/sandbox-db" start "$PRIVATE_DB_DIR" "$@" >>"$T_DIR/private-db.log" 2>&1 &&
 		[ "$(mariadb --no-defaults -uroot --socket="$PRIVATE_DB_DIR/mysqld.sock" -N -e 'SELECT @@port')" = "$1" ]
 }
 
@@ -116,7 +119,7 @@ private_db_start() {
 	local base port
 	if [ -n "$PRIVATE_DB_PORT" ]; then
 		# The same port: kyud's config (the socket) and the data stay valid.
-		private_db_try "$PRIVATE_DB_PORT" ||
+		private_db_try "$PRIVATE_DB_PORT" "$@" ||
 			fail "private_db_start: could not restart mariadbd on port $PRIVATE_DB_PORT (see $T_DIR/private-db.log)"
 		return
 	fi
@@ -131,7 +134,7 @@ private_db_start() {
 	base=$((20000 + RANDOM % 30000))
 	for port in $(seq "$base" $((base + 40))); do
 		port_in_use "$port" && continue
-		if private_db_try "$port"; then
+		if private_db_try "$port" "$@"; then
 			PRIVATE_DB_PORT=$port
 			break
 		fi
