@@ -17,6 +17,7 @@ struct db_binlog {
 	MYSQL *my;
 	MARIADB_RPL *rpl;
 	MARIADB_RPL_EVENT *ev; /* the last event fetched; reused for the next */
+	bool first_pending;    /* ev is the open's first event, not handed out yet */
 	double clock_offset;
 	char peer[300];
 };
@@ -31,6 +32,7 @@ void db_binlog_close(struct db_binlog *b)
 	if (b->ev)
 		mariadb_free_rpl_event(b->ev);
 	b->ev = NULL;
+	b->first_pending = false;
 	if (b->rpl)
 		mariadb_rpl_close(b->rpl);
 	b->rpl = NULL;
@@ -219,6 +221,7 @@ int db_binlog_open(struct db_binlog *b, const struct kyu_config *cfg, uint32_t s
 		rc = access_denied(e) ? BINLOG_IMPOSSIBLE : BINLOG_RETRY;
 		goto fail;
 	}
+	b->first_pending = true;
 	return 0;
 fail:
 	db_binlog_close(b);
@@ -289,13 +292,11 @@ int db_binlog_next(struct db_binlog *b, struct binlog_event *ev, char *err, size
 		snprintf(err, errlen, "no binary log stream open");
 		return -1;
 	}
-	if (b->ev) {
+	if (b->first_pending) {
 		/* The first event came with the open. */
-		if (b->ev->raw_data) {
-			fill(ev, b->ev);
-			b->ev->raw_data = NULL; /* handed out once */
-			return 1;
-		}
+		b->first_pending = false;
+		fill(ev, b->ev);
+		return 1;
 	}
 	/* On failure the library frees the event it was given. */
 	b->ev = mariadb_rpl_fetch(b->rpl, b->ev);

@@ -110,14 +110,21 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 	for (;;) {
 		double now;
 		unsigned hints;
+		uint64_t unreadable;
 
 		if (db_binlog_next(b, &ev, err, sizeof(err)) < 0) {
 			log_warn("wake-ups: %s; reconnecting", err);
 			return;
 		}
 		check_parent();
+		unreadable = w->follow.unreadable;
 		follow_event(&w->follow, &ev);
-		note_lag(w, b, ev.timestamp);
+		if (w->follow.unreadable != unreadable)
+			log_debug("a rows event of kyu_jobs could not be decoded: waking every queue");
+		/* Only what was written now tells the lag (a rotation or the
+		 * format description carries its file's time). */
+		if (ev.kind == BINLOG_ROWS || ev.kind == BINLOG_QUERY || ev.kind == BINLOG_COMMIT)
+			note_lag(w, b, ev.timestamp);
 		/* A burst becomes one hint: send when nothing more is waiting
 		 * on the socket. */
 		if (db_binlog_pending(b))

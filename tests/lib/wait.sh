@@ -60,6 +60,17 @@ wait_for_log() {
 	done
 }
 
+# wait_for_log_count ERE N TIMEOUT_S: until kyud's log has N lines matching
+# ERE (a thing that happens again: a reconnect).
+wait_for_log_count() {
+	local deadline=$(($(date +%s) + $3 * KYU_TIME_SCALE))
+	until [ "$(grep -c -E -- "$1" "$KYUD_LOG" 2>/dev/null)" -ge "$2" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] ||
+			fail "fewer than $2 kyud log lines matching /$1/ after $(($3 * KYU_TIME_SCALE)) s"
+		sleep 0.1
+	done
+}
+
 # True while PID runs (a zombie whose parent has not reaped it yet is dead).
 pid_alive() {
 	local state
