@@ -48,7 +48,7 @@ assert_eq "$(id -g kyut_a)" "${r[1]}" "ida: gid"
 [[ " ${r[2]} " == *" $extra "* ]] || fail "ida: supplementary groups '${r[2]}' lack kyut_extra ($extra)"
 assert_eq 0027 "${r[3]}" "ida: umask"
 assert_eq /var/tmp/kyut_a "${r[4]}" "ida: working directory (the user's home)"
-assert_eq "0 1 2 3" "$(tr -s ' ' <<<"${r[5]}")" "ida: the shell's open descriptors (3: KYU_STATUS_FD)"
+assert_eq "0 1 2 3 4" "$(tr -s ' ' <<<"${r[5]}")" "ida: the shell's open descriptors (3: KYU_STATUS_FD, 4: the life line)"
 env_a=$(out ida | sed -n '7,$p')
 for line in "HOME=/var/tmp/kyut_a" "USER=kyut_a" "LOGNAME=kyut_a" "SHELL=/bin/sh" \
 	"KYU_TEST_PASSED=passed-value" "FIXED=fixed value" "KYU_JOB_ID=ida" "KYU_QUEUE=ida" \
