@@ -28,7 +28,13 @@
 #            kyu_notify UDF trigger (sql/notify.sql, plugin loaded from
 #            $BUILD_DIR/src/udf/kyu_notify.so), woken by the inserting client
 #            itself (it sends "kyu:QUEUE" after each INSERT commits), and by
-#            kyud's poll alone (poll_interval LAT_POLL); and the floor: no kyud,
+#            kyud's poll alone (poll_interval LAT_POLL), by the watcher following
+#            the binary log (binlog: the server restarted with a ROW binary log
+#            for this mode only, wake_poll 0, poll_interval 3600) and by the
+#            watcher's short poll (watch: wake_poll 1, poll_interval 3600); for
+#            these two also the idle cost over LAT_IDLE_SECS after the run
+#            (statements/s, mariadbd CPU) and the watcher's own CPU per 1,000
+#            INSERTs, in the note; and the floor: no kyud,
 #            the latency program itself claims each row right after its INSERT
 #            (kyud's claim, one round trip) and spawns it.  The job is the stamp
 #            program, which sends its own start time (the host's monotonic
@@ -102,10 +108,13 @@
 #            one's finished_at), and plain (WF_N jobs without upstreams: the
 #            baseline). Also what inserting the shape and settling its 'new'
 #            items costs.
-#   intake   what the INSERT check triggers (max_waiting, after, traceparent)
-#            cost an INSERT: INTAKE_N single-row INSERTs (one session), and one
-#            INSERT ... SELECT of INTAKE_BULK rows, without them, with them and no
-#            kyu_queues row, and into a queue holding its bound of waiting
+#   intake   what the INSERT check triggers (kyu_jobs_check, max_waiting, after,
+#            traceparent) cost an INSERT: INTAKE_N single-row INSERTs (one
+#            session), INTAKE_MULTI_REPS INSERT ... SELECTs of 1,000 rows (timed
+#            by the server, SYSDATE(6) around each: median and max), and one
+#            INSERT ... SELECT of INTAKE_BULK rows; without any of them, with
+#            all but kyu_jobs_check (schema version 6's), with all of them and
+#            no kyu_queues row, and into a queue holding its bound of waiting
 #            jobs for each bound in INTAKE_BOUNDS (every INSERT refused).
 #
 # Environment (defaults in brackets):
@@ -154,6 +163,9 @@
 #   LIVE_INTERVALS  [kyud] live_output values ["0 1 2 3 5"]
 #   INTAKE_N      INSERTs per intake run [3000]   INTAKE_BOUNDS ["100 1000 10000"]
 #   INTAKE_BULK   rows of the intake case's INSERT ... SELECT, with and without the checks [50000]
+#   INTAKE_MULTI_REPS  1,000-row INSERTs of each intake run [20]
+#   BENCH_SQL     a file of SQL run as root after sql/schema.sql is loaded (each
+#                 time), e.g. a draft trigger whose cost the kyud case measures []
 #   HIST_KEEP     kept rows of the history table [9000000]  HIST_DROP  rows in the dropped partition [1000000]
 #   DAEMONS       daemon counts of the daemons case ["1 2 4 8"]   DAEMON_WORKERS  workers each [2]
 #   DAEMON_MODES  true (N /bin/true jobs) and/or sleep (DAEMON_SLEEP_N per daemon of
@@ -196,6 +208,8 @@ QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
 QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
 INTAKE_N=${INTAKE_N:-3000}
 INTAKE_BULK=${INTAKE_BULK:-50000}
+INTAKE_MULTI_REPS=${INTAKE_MULTI_REPS:-20}
+BENCH_SQL=${BENCH_SQL:-}
 LIVE_JOBS=${LIVE_JOBS:-64}
 LIVE_WORKERS=${LIVE_WORKERS:-2}
 LIVE_LINES=${LIVE_LINES:-10}
@@ -222,7 +236,8 @@ IDLE_POLLS=${IDLE_POLLS:-30 5}
 IDLE_REPEAT=${IDLE_REPEAT:-1}
 LAT_N=${LAT_N:-1000}
 LAT_RATE=${LAT_RATE:-50}
-LAT_MODES=${LAT_MODES:-floor udf client poll retry handoff}
+LAT_MODES=${LAT_MODES:-floor udf client binlog watch poll retry handoff}
+LAT_IDLE_SECS=${LAT_IDLE_SECS:-10}
 LAT_RETRY_N=${LAT_RETRY_N:-100}
 LAT_HANDOFF_N=${LAT_HANDOFF_N:-200}
 LAT_HANDOFF_WORKERS=${LAT_HANDOFF_WORKERS:-1}
@@ -303,7 +318,12 @@ sock=$tmp/db/mysqld.sock
 export KYU_DB_SOCKET=$sock
 sql() { mariadb --no-defaults -ukyu -pkyu --socket="$sock" -N -B kyu "$@"; }
 sql_root() { mariadb --no-defaults -uroot --socket="$sock" -N -B kyu; } # SQL on stdin
-sql <"$root/sql/schema.sql"
+load_schema() {
+	sql <"$root/sql/schema.sql"
+	if [ -n "$BENCH_SQL" ]; then sql_root <"$BENCH_SQL"; fi
+}
+load_schema
+[ -z "$BENCH_SQL" ] || note "loaded BENCH_SQL $BENCH_SQL after sql/schema.sql"
 db_pid=$(cat "$tmp/db/mysqld.pid")
 
 status_snapshot() { # prints: questions com_update(+multi) com_select connections
@@ -484,6 +504,10 @@ write_conf() { # write_conf WORKERS FILE
 		echo "[kyud]"
 		echo "workers = $1"
 		echo "listen = $conf_listen"
+		# No watcher unless a case asks for it (the latency case's binlog
+		# and watch modes): the other cases measure the claim loop.
+		echo "wake_binlog = off"
+		echo "wake_poll = 0"
 		[ -n "$KYUD_SLOTS" ] && echo "slots = $KYUD_SLOTS"
 		[ -n "$KYUD_CLAIM" ] && echo "claim = $KYUD_CLAIM"
 		[ -n "$KYUD_EXTRA" ] && printf '%s\n' "$KYUD_EXTRA"
@@ -957,6 +981,40 @@ lat_handoff() { # lat_handoff REP slot|key
 }
 
 # --- wake-up latency: INSERT -> start of the command -------------------------------
+# The bench's server again, with mariadbd options (none: as it was started).
+lat_server() {
+	"$root/scripts/sandbox-db" stop "$tmp/db" >/dev/null 2>&1 || true
+	KYU_PLUGIN_DIR=$([ "$have_udf" = 1 ] && echo "$tmp/plugin") \
+		"$root/scripts/sandbox-db" start "$tmp/db" "$port" "$@" >/dev/null || {
+		note "latency: the server did not start with: $*"
+		return 1
+	}
+	db_pid=$(cat "$tmp/db/mysqld.pid")
+}
+# kyud's watcher process, if it has one.
+watcher_pid() {
+	local c
+	[ -n "$kyud_pid" ] || return 0
+	for c in $(children "$kyud_pid"); do
+		{ tr '\0' ' ' <"/proc/$c/cmdline"; } 2>/dev/null | grep -q -- '--watcher' && { echo "$c"; return; }
+	done
+	return 0
+}
+# lat_idle TICKS_BEFORE TICKS_AFTER: the watcher's CPU per 1,000 INSERTs of
+# the run just made, then the idle cost over LAT_IDLE_SECS: "k=v" words.
+lat_idle() {
+	local qa ua sa ca qb ub sb cb da db hz
+	hz=$(getconf CLK_TCK)
+	sleep 2
+	read -r qa ua sa ca < <(status_snapshot)
+	da=$(self_ticks "$db_pid")
+	sleep "$LAT_IDLE_SECS"
+	read -r qb ub sb cb < <(status_snapshot)
+	db=$(self_ticks "$db_pid")
+	awk -v w=$(($2 - $1)) -v n="$LAT_N" -v hz="$hz" -v q=$((qb - qa - self_q)) -v s="$LAT_IDLE_SECS" \
+		-v d=$((db - da)) 'BEGIN {printf "watcher_ms_per_1000=%.1f,idle_q/s=%.2f,idle_db_cpu%%=%.2f",
+			w * 1000 / hz / n * 1000, q / s, d * 100 / hz / s}'
+}
 if has_case latency && [ "$kyud_ok" = 1 ]; then
 	for rep in $(seq 1 "$REPEAT"); do
 		for mode in $LAT_MODES; do
@@ -974,7 +1032,15 @@ if has_case latency && [ "$kyud_ok" = 1 ]; then
 			wopt=()
 			wait_s=10
 			ok=0
-			if [ "$mode" = floor ]; then
+			if [ "$mode" = binlog ]; then
+				lat_server --log-bin=binlog --binlog-format=ROW --server-id=1 &&
+					echo "GRANT REPLICATION SLAVE ON *.* TO 'kyu'@'localhost'" | sql_root
+				conf_extra=$(printf 'wake_binlog = on\nwake_poll = 0\npoll_interval = 3600')
+				start_kyud "$LAT_WORKERS" "$log" && ok=1
+			elif [ "$mode" = watch ]; then
+				conf_extra=$(printf 'wake_binlog = off\nwake_poll = 1\npoll_interval = 3600')
+				start_kyud "$LAT_WORKERS" "$log" && ok=1
+			elif [ "$mode" = floor ]; then
 				ok=1 wopt=(--floor)
 			elif [ "$mode" = poll ]; then
 				conf_listen='' conf_extra="poll_interval = $LAT_POLL"
@@ -992,15 +1058,23 @@ if has_case latency && [ "$kyud_ok" = 1 ]; then
 				}
 			fi
 			[ "$mode" = client ] && wopt=(-w "$conf_listen")
+			watch_note=
 			if [ "$ok" = 1 ]; then
 				note "latency: $mode, $LAT_N INSERTs at $LAT_RATE/s"
 				sleep 1
+				wpid=$(watcher_pid)
+				wa=$(self_ticks "${wpid:-0}")
 				line=$("$bin/latency" -n "$LAT_N" -r "$LAT_RATE" -s "$bin/stamp" -l "$tmp/latency.sock" \
 					"${wopt[@]}" -W "$wait_s" 2>&1) || { note "latency failed: $line"; line=; }
+				if [ -n "$wpid" ]; then
+					wb=$(self_ticks "$wpid")
+					watch_note=$(lat_idle "$wa" "$wb")
+				fi
 			else
 				line=
 			fi
 			[ "$mode" = floor ] || stop_kyud
+			[ "$mode" = binlog ] && lat_server
 			if [ "$mode" = udf ]; then sql_root <"$root/sql/unnotify.sql" >/dev/null 2>&1 || true; fi
 			conf_listen='' conf_extra=''
 			if [ -z "$line" ]; then
@@ -1013,7 +1087,7 @@ if has_case latency && [ "$kyud_ok" = 1 ]; then
 				"$(kv start_p50_ms "$line")" "$(kv start_p90_ms "$line")" "$(kv start_p99_ms "$line")" \
 				"$(kv start_max_ms "$line")" "$(kv start_mean_ms "$line")" \
 				"$(kv insert_p50_ms "$line")" "$(kv insert_p99_ms "$line")" \
-				"$(kv dbclaim_p50_ms "$line")" "$(kv dbclaim_p99_ms "$line")" ok
+				"$(kv dbclaim_p50_ms "$line")" "$(kv dbclaim_p99_ms "$line")" "ok${watch_note:+,$watch_note}"
 		done
 	done
 fi
@@ -1221,7 +1295,7 @@ fi
 intake_run() { # intake_run LABEL: INTAKE_N single-row INSERTs into queue 'in', one session
 	local t0 t1 ok
 	t0=$(date +%s.%N)
-	awk -v n="$INTAKE_N" 'BEGIN {for (i = 0; i < n; i++) print "INSERT INTO kyu_jobs (queue, argv) VALUES (\x27in\x27, \x27[]\x27);"}' |
+	awk -v n="$INTAKE_N" 'BEGIN {for (i = 0; i < n; i++) print "INSERT INTO kyu_jobs (queue, argv) VALUES (\x27in\x27, \x27[\"/bin/true\"]\x27);"}' |
 		mariadb --no-defaults -ukyu -pkyu --socket="$sock" --force kyu >/dev/null 2>&1 || true
 	t1=$(date +%s.%N)
 	ok=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")
@@ -1231,24 +1305,44 @@ intake_bulk() { # intake_bulk LABEL: one INSERT ... SELECT of INTAKE_BULK rows (
 	local t0 t1 ok
 	echo "TRUNCATE TABLE kyu_jobs;" | sql
 	t0=$(date +%s.%N)
-	sql -e "INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[]' FROM seq_1_to_$INTAKE_BULK"
+	sql -e "INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[\"/bin/true\"]' FROM seq_1_to_$INTAKE_BULK"
 	t1=$(date +%s.%N)
 	ok=$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")
 	row "$intake_res" "$1" "$INTAKE_BULK" "$ok" "$(awk -v a="$t0" -v b="$t1" -v n="$INTAKE_BULK" 'BEGIN {printf "%.1f", (b - a) * 1e6 / n}')"
 	echo "TRUNCATE TABLE kyu_jobs;" | sql
 }
+intake_multi() { # intake_multi LABEL: INTAKE_MULTI_REPS INSERTs of 1,000 rows, each timed by the server
+	local t
+	echo "TRUNCATE TABLE kyu_jobs;" | sql
+	t=$(awk -v n="$INTAKE_MULTI_REPS" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			print "SET @t0 = SYSDATE(6);"
+			print "INSERT INTO kyu_jobs (queue, argv) SELECT \x27in\x27, \x27[\"/bin/true\"]\x27 FROM seq_1_to_1000;"
+			print "SELECT TIMESTAMPDIFF(MICROSECOND, @t0, SYSDATE(6));"
+		}}' | sql | sort -n | awk '{v[NR] = $1} END {printf "%.1f %.1f", v[int((NR + 1) / 2)] / 1000, v[NR] / 1000}')
+	row "$intake_res" "$1" "$INTAKE_MULTI_REPS" "$(sql -e "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")" "$t"
+	echo "TRUNCATE TABLE kyu_jobs;" | sql
+}
 if has_case intake; then
 	echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DROP TRIGGER IF EXISTS kyu_jobs_max_waiting;
-	      DROP TRIGGER IF EXISTS kyu_jobs_after_check; DROP TRIGGER IF EXISTS kyu_jobs_traceparent_check;" | sql_root
+	      DROP TRIGGER IF EXISTS kyu_jobs_after_check; DROP TRIGGER IF EXISTS kyu_jobs_traceparent_check;
+	      DROP TRIGGER IF EXISTS kyu_jobs_check;" | sql_root
 	intake_run "no trigger"
+	intake_multi "1000s, no trigger"
 	intake_bulk "bulk, no trigger"
-	sql <"$root/sql/schema.sql"
+	load_schema
+	echo "TRUNCATE TABLE kyu_jobs; DROP TRIGGER IF EXISTS kyu_jobs_check;" | sql_root
+	intake_run "6's, no row"
+	intake_multi "1000s, 6's"
+	intake_bulk "bulk, 6's"
+	load_schema
 	echo "TRUNCATE TABLE kyu_jobs;" | sql
 	intake_run "trigger, no row"
+	intake_multi "1000s, triggers"
 	intake_bulk "bulk, triggers"
 	for b in $INTAKE_BOUNDS; do
 		echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues;
-		      INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[]' FROM seq_1_to_$b;
+		      INSERT INTO kyu_jobs (queue, argv) SELECT 'in', '[\"/bin/true\"]' FROM seq_1_to_$b;
 		      INSERT INTO kyu_queues (name, max_waiting) VALUES ('in', $b);" | sql
 		intake_run "full at $b"
 	done
@@ -1825,9 +1919,11 @@ if [ -s "$intake_res" ]; then
 	echo
 	echo "Intake bound: single-row INSERTs into one queue, one session (us per INSERT, client included;"
 	echo "'full at B' = the queue holds B waiting jobs and max_waiting B: every INSERT is refused);"
-	echo "bulk = one INSERT ... SELECT of INTAKE_BULK rows (us per row); no trigger = without the three"
-	echo "BEFORE INSERT checks (max_waiting, after, traceparent; the workflows' AFTER INSERT trigger stays)"
-	table "$intake_res" '%-18s %6s %8s %8s\n' case inserts rows_now us/insert
+	echo "bulk = one INSERT ... SELECT of INTAKE_BULK rows (us per row); 1000s = INTAKE_MULTI_REPS INSERTs"
+	echo "of 1,000 rows (the last column: ms per INSERT, median and max, server-timed); no trigger = without"
+	echo "the four BEFORE INSERT checks (kyu_jobs_check, max_waiting, after, traceparent; the workflows'"
+	echo "AFTER INSERT trigger stays); 6's = schema version 6's three (all but kyu_jobs_check)"
+	table "$intake_res" '%-18s %6s %8s %12s\n' case inserts rows_now us/insert
 fi
 
 if [ -s "$dmn_res" ]; then
