@@ -14,6 +14,7 @@
 #include "domain.h"
 #include "hosts.h"
 #include "log.h"
+#include "secret.h"
 #include "text.h"
 #include "util.h"
 
@@ -66,7 +67,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400, RELOAD },
 	{ "kyud", "listen", T_HOSTPORT, OFF(listen), "127.0.0.1:7711", 0, 0, RELOAD },
 	{ "kyud", "advertise", T_HOSTPORT, OFF(advertise), "", 0, 0, RELOAD },
-	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "200", 1, 1000000, RELOAD },
+	{ "kyud", "wake_rate", T_INT, OFF(wake_rate), "10", 1, 1000000, RELOAD },
 	{ "kyud", "wake_binlog", T_WAKE_BINLOG, OFF(wake_binlog), "auto", 0, 0, RELOAD },
 	{ "kyud", "wake_poll", T_INT, OFF(wake_poll), "1", 0, 3600, RELOAD },
 	{ "kyud", "metrics", T_HOSTPORT, OFF(metrics), "", 0, 0, RELOAD },
@@ -394,17 +395,32 @@ fail:
 	return -1;
 }
 
+/* A file that holds the database password must not be readable by every
+ * local user (config_file_check_secret): checked where the file is read
+ * from its path; a descriptor kyud hands its workers is its sealed copy. */
+static int check_secret(struct kyu_config *cfg, unsigned mode, char *err, size_t errlen)
+{
+	if (!cfg->db_password || !*cfg->db_password ||
+	    config_file_check_secret(cfg->path, mode, err, errlen) == 0)
+		return 0;
+	config_free(cfg);
+	return -1;
+}
+
 int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen)
 {
 	char *buf;
 	size_t len;
+	unsigned mode;
 	int r;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (config_file_read(path, &buf, &len, err, errlen) < 0)
+	if (config_file_read(path, &buf, &len, &mode, err, errlen) < 0)
 		return -1;
 	r = config_parse(path, buf, len, cfg, err, errlen);
-	free(buf);
+	config_file_free(buf, len);
+	if (r == 0)
+		r = check_secret(cfg, mode, err, errlen);
 	return r;
 }
 
@@ -418,7 +434,7 @@ int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, 
 	if (config_file_read_fd(fd, name, &buf, &len, err, errlen) < 0)
 		return -1;
 	r = config_parse(name, buf, len, cfg, err, errlen);
-	free(buf);
+	config_file_free(buf, len);
 	return r;
 }
 
@@ -427,13 +443,16 @@ int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char
 {
 	char *buf;
 	size_t len;
+	unsigned mode;
 	int r;
 
 	memset(cfg, 0, sizeof(*cfg));
 	*memfd = -1;
-	if (config_file_read(path, &buf, &len, err, errlen) < 0)
+	if (config_file_read(path, &buf, &len, &mode, err, errlen) < 0)
 		return -1;
 	r = config_parse(path, buf, len, cfg, err, errlen);
+	if (r == 0)
+		r = check_secret(cfg, mode, err, errlen);
 	if (r == 0) {
 		*memfd = config_file_seal(buf, len, err, errlen);
 		if (*memfd < 0) {
@@ -441,7 +460,7 @@ int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char
 			r = -2;
 		}
 	}
-	free(buf);
+	config_file_free(buf, len);
 	return r;
 }
 
@@ -534,7 +553,10 @@ void config_free(struct kyu_config *cfg)
 		if (keys[i].type == T_STR || keys[i].type == T_HOSTS || keys[i].type == T_HOSTPORT ||
 		    keys[i].type == T_QUEUES ||
 		    keys[i].type == T_CODES) {
-			free(*(char **)field);
+			if (field == (void *)&cfg->db_password)
+				secret_free(*(char **)field);
+			else
+				free(*(char **)field);
 			*(char **)field = NULL;
 		}
 	}

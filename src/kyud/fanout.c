@@ -197,9 +197,12 @@ void fanout_hinted(struct fanout *f, bool within_rate)
 {
 	f->datagram_hint = true;
 	if (!within_rate) {
-		/* Over the rate: the poll timer still runs; pick it up shortly. */
-		if (!ev_is_active(&f->poll_w) || ev_timer_remaining(f->loop, &f->poll_w) > 0.1)
-			arm_poll(f, 0.1);
+		/* Over the rate: one wake when the bucket has its next token,
+		 * however many hints come meanwhile (the poll timer's, earlier
+		 * if it is earlier). */
+		double gap = 1.0 / (f->cfg->wake_rate > 0 ? f->cfg->wake_rate : 1);
+		if (!ev_is_active(&f->poll_w) || ev_timer_remaining(f->loop, &f->poll_w) > gap)
+			arm_poll(f, gap);
 		return;
 	}
 	fanout_wake(f);

@@ -22,7 +22,7 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 {
 	struct listener *l = io->data;
 	char buf[512], queue[WAKE_QUEUE_MAX + 1];
-	bool wake = false, any = false, cancel = false;
+	bool wake = false, any = false, cancel = false, bad_now = false;
 	(void)EV_A;
 	(void)revents;
 
@@ -37,8 +37,7 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 		}
 		if (wake_parse(buf, (size_t)n, queue, sizeof(queue)) < 0) {
 			l->hints_bad++;
-			if (l->hints_bad == 1 || l->hints_bad % 1000 == 0)
-				log_notice("ignored %lu malformed wake-up datagram(s)", l->hints_bad);
+			bad_now = true;
 			continue;
 		}
 		/* "Any queue" is also what a changed schedule sends. */
@@ -51,6 +50,13 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 				continue;
 		}
 		wake = true;
+	}
+	/* Anyone on the host can send junk: the first is said at once, the
+	 * rest at most once a minute, counted. */
+	if (bad_now && (l->hints_bad_said == 0 || mono_now() - l->bad_said_at >= LISTENER_BAD_LOG_GAP)) {
+		log_notice("ignored %lu malformed wake-up datagram(s)", l->hints_bad - l->hints_bad_said);
+		l->hints_bad_said = l->hints_bad;
+		l->bad_said_at = mono_now();
 	}
 	if (cancel)
 		fanout_cancel(l->fan);

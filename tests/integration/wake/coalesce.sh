@@ -13,7 +13,8 @@
 # How many claims a burst costs depends on how the sender's and the
 # supervisor's time slices interleave: 1-9 usually, 24 seen once on a
 # 2-core machine with two CPU hogs. Without the folding each datagram the
-# rate limit lets through (wake_rate: 200 at once) could cost one: 80 still
+# rate limit lets through (wake_rate: 10 a second, 10 at once, by default)
+# could cost one, and a burst of 200 datagrams more: 80 still
 # tells the two apart.
 MAX_CLAIMS=80
 # Jobs woken by a datagram start within WAKE_MAX_MS of it. A poll could not
