@@ -323,6 +323,9 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 	plan.n_parts = cl->sent.n_parts;
 	plan.prepared = cl->prepared;
 	plan.skip_locked = now < cl->skip_locked_until;
+	/* Which expired leases may be taken over: none right after a step of
+	 * the server's clock (lease.h). */
+	plan.lease_cut_us = lease_takeover_before(cl->jobs->lease, now);
 	cl->sent.token = random_token();
 	cl->sent.claimed_at = now;
 	cl->sent.n_fin = n_fin;
@@ -477,11 +480,15 @@ void claim_reply(void *claim, const struct db_reply *r)
 	struct claim_reply cr;
 	struct db_reply body;
 	int got[QUEUES_MAX_PARTS] = { 0 };
-	double now = mono_now();
+	double now = mono_now(), sent = r->sent_at;
 	bool full = true, catch_all;
 
 	record_count_read(cl->rec, r, cl->sent.lay.n_stmts, &body);
 	store_claim_read_plan(&body, &cl->sent.lay, cl->sent.token, cl->sent.claimed_at, &cr);
+	/* The server's clock, read by the claim's SELECT: a step seen here has
+	 * the leases renewed before the next claim (lease.h). */
+	if (cr.db_now_us > 0)
+		lease_clock_read(cl->jobs->lease, cr.db_now_us, sent, now);
 	record_count_settle(cl->rec, r, cl->rec->results.view, cl->sent.n_fin,
 			    cr.fin_done ? cl->sent.n_fin : 0);
 	r = &body;

@@ -160,11 +160,56 @@ static void on_row(void *arg, uint64_t seq, uint64_t owner, const char *status)
 	}
 }
 
+/* A reading of the server's clock; renew: the leases were not just
+ * renewed by the statement that read it. */
+static void clock_read(struct lease *l, int64_t db_us, double sent, double got, bool renew)
+{
+	double since = l->clock.known ? got - l->clock.got : 0;
+	int64_t step = dbclock_read(&l->clock, db_us, sent, got);
+
+	if (step == 0)
+		return;
+	l->clock_steps++;
+	/* The leases of the jobs here are what another claim may take over:
+	 * renewed on the new clock before the next claim (the renewal comes
+	 * first in the statement order). A heartbeat's reading is from the
+	 * statement that renewed them. */
+	if (renew && lease_renewing(l) && (l->next_beat <= 0 || l->next_beat > got))
+		l->next_beat = got;
+	log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): %s"
+		 "no expired lease is taken over for the next %d s (one lease), so that a job "
+		 "whose worker is alive is not run twice because of the step",
+		 (double)step / 1e6, since, renew && lease_renewing(l) ? "renewing leases now; " : "",
+		 l->lease);
+}
+
+void lease_clock_read(struct lease *l, int64_t db_us, double sent, double got)
+{
+	clock_read(l, db_us, sent, got, true);
+}
+
+int64_t lease_takeover_before(const struct lease *l, double now)
+{
+	/* Not before a whole lease of steady readings: an owner renews or
+	 * fences within a lease of its last renewal, so any lease that is
+	 * expired then because of a step (one seen, or one before the first
+	 * reading) has been renewed on the new clock or belongs to nobody. */
+	if (!l->clock.known || dbclock_steady_for(&l->clock, now) < l->lease)
+		return 0;
+	/* The server's own NOW(6) still bounds the claim (due <= NOW(6)):
+	 * this bound only keeps a step since the last reading from expiring
+	 * leases that our clock says are still running. */
+	return dbclock_predict_us(&l->clock, now) + (int64_t)(LEASE_TAKEOVER_SLACK * 1e6);
+}
+
 void lease_reply(struct lease *l, const struct db_reply *r)
 {
 	bool *seen = xcalloc((size_t)l->n + 1, sizeof(*seen));
 	struct reply_ctx ctx = { l, seen, r->sent_at };
+	int64_t db_us = store_heartbeat_now(r);
 
+	if (db_us > 0)
+		clock_read(l, db_us, r->sent_at, mono_now(), false);
 	if (store_heartbeat_read(r, on_row, &ctx) >= 0) {
 		for (int k = 0; k < l->n; k++) {
 			struct job *j = seen[k] ? NULL : find(l, l->seqs[k], l->tokens[k]);

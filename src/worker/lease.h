@@ -10,6 +10,17 @@
  * may start it again. The timer runs whatever the connection does, so a
  * database that stops answering cannot keep a job alive past its lease.
  *
+ * A lease is a time of the database server's clock, which can step (an
+ * NTP step after a VM resume, a manual fix): forward, every lease looks
+ * expired at once. So this module also decides which expired leases a
+ * claim may take over (lease_takeover_before): only those that ran out by
+ * the server's clock as this worker's monotonic clock predicts it, and
+ * none until the worker has watched the server's clock move steadily for
+ * a whole lease (since it started, or since the last step it saw). By
+ * then every live owner has renewed its leases on the new clock, or
+ * fenced its jobs. A worker that sees a step renews its own leases at
+ * once (dbclock.h reads the steps).
+ *
  * The heartbeat is one chore of the worker's statement order (pump.c): its
  * row's columns are at the end of this header, beside what they send. The
  * jobs are jobs.c's (the slots are borrowed); this module owns only what
@@ -27,6 +38,7 @@
 #include "common/board.h"
 #include "common/util.h"
 #include "conn.h"
+#include "dbclock.h"
 #include "job.h"
 #include "stmt.h"
 
@@ -42,6 +54,8 @@ struct lease {
 	double next_beat; /* monotonic; 0: at once (a new connection) */
 	double beat_due;  /* monotonic: when the heartbeat in flight was due */
 	ev_timer fence_w;
+	struct dbclock clock; /* the server's NOW(6), read by claims and heartbeats */
+	uint64_t clock_steps;
 	/* The heartbeat in flight. */
 	uint64_t *seqs, *tokens;
 	int *pids;
@@ -70,6 +84,17 @@ void lease_reply(struct lease *l, const struct db_reply *r);
 /* Kill every job past its fencing deadline; arm the timer for the next.
  * Call after a job started or its lease changed. */
 void lease_check(struct lease *l);
+
+/* The server's NOW(6) as µs since '1970-01-01' (its session's time, the
+ * leases' scale), read by a statement sent at monotonic time sent and
+ * answered at got: a claim's (the heartbeat reads its own). A step is
+ * logged, the leases are renewed before anything else is sent, and no
+ * expired lease is taken over for a lease from then. */
+void lease_clock_read(struct lease *l, int64_t db_us, double sent, double got);
+/* The latest lease_until (µs since '1970-01-01' of the server's NOW(6))
+ * a claim sent now may take over, or 0: none. */
+#define LEASE_TAKEOVER_SLACK 1.0
+int64_t lease_takeover_before(const struct lease *l, double now);
 
 /* A cancel hint (KYU_CANCEL): renew now, since the renewal's reply is
  * where a cancelled row is found and its process stopped; at most once

@@ -51,8 +51,9 @@ void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, cons
 	add_id_list(sb, seqs, n);
 	sb_adds(sb, ")");
 	add_owner_match(sb, seqs, tokens, n);
-	sb_adds(sb, " AND status = 'running'; SELECT seq, COALESCE(owner, 0), status FROM kyu_jobs "
-		    "WHERE seq IN (");
+	/* The server's clock rides along (lease.c watches it for steps). */
+	sb_adds(sb, " AND status = 'running'; SELECT seq, COALESCE(owner, 0), status, "
+		    "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) FROM kyu_jobs WHERE seq IN (");
 	add_id_list(sb, seqs, n);
 	sb_adds(sb, ")");
 }
@@ -70,6 +71,18 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 		cb(arg, strtoull(db_cell(sel, i, 0), NULL, 10), strtoull(db_cell(sel, i, 1), NULL, 10),
 		   db_cell(sel, i, 2));
 	return (int64_t)r->r[0].affected;
+}
+
+int64_t store_heartbeat_now(const struct db_reply *r)
+{
+	const struct db_result *sel;
+
+	if (r->fail != DB_OK || r->n < 2)
+		return 0;
+	sel = &r->r[1];
+	if (sel->n_rows == 0 || sel->n_cols < 4 || !db_cell(sel, 0, 3))
+		return 0;
+	return strtoll(db_cell(sel, 0, 3), NULL, 10);
 }
 
 void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)

@@ -46,6 +46,10 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 			     void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status),
 			     void *arg);
 
+/* The server's NOW(6) the heartbeat read (µs since '1970-01-01', the
+ * leases' scale), or 0 when its reply has no row. */
+int64_t store_heartbeat_now(const struct db_reply *r);
+
 /* ---- live output ------------------------------------------------------- */
 
 /* The live tail of one running attempt (capture_live), to be written,

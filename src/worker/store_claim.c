@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/domain.h"
 #include "store_finish.h"
@@ -176,6 +177,19 @@ static void add_key_slot(struct strbuf *sb, const char *n_sql)
 		  n_sql);
 }
 
+/* The latest lease a claim takes over (claim_plan.lease_cut_us), as a
+ * DATETIME literal of the server's NOW(6) scale. */
+static void add_cut(struct strbuf *sb, int64_t us)
+{
+	time_t t = (time_t)(us > 0 ? us / 1000000 : 0);
+	struct tm tm;
+	char buf[32];
+
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+	sb_printf(sb, "'%s.%06d'", buf, (int)(us > 0 ? us % 1000000 : 0));
+}
+
 #define RESTRICTED_QUEUES                                                                 \
 	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
 	"rate_limit IS NOT NULL"
@@ -183,7 +197,8 @@ static void add_key_slot(struct strbuf *sb, const char *n_sql)
 /* The mark of an unrestricted queue (name) or of every queue without
  * restrictions (name NULL, the catch-all), n rows by due time. */
 static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim_shape shape,
-		     uint64_t token, const char *host, const char *name, bool keyed, int n)
+		     uint64_t token, const char *host, const char *name, bool keyed, int n,
+		     int64_t cut_us)
 {
 	char tok[24];
 	struct strbuf where = { 0 }, kmax = { 0 }, slot = { 0 };
@@ -214,6 +229,12 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim
 	} else {
 		sb_adds(&where, KEY_FREE);
 	}
+	/* An expired lease only as the worker's own clock sees it (lease.h):
+	 * a step of the server's clock leaves running rows alone. A filter on
+	 * the rows the scan reads anyway; waiting rows pass it unchanged. */
+	sb_adds(&where, " AND (status <> 'running' OR lease_until <= ");
+	add_cut(&where, cut_us);
+	sb_adds(&where, ")");
 	/* One queue: its (queue, due, priority) range, in order, is exactly
 	 * the rows to take. Without the hint the subquery of KEY_FREE (on this
 	 * same table) makes MariaDB 10.11 read the index by queue alone, from
@@ -261,8 +282,10 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
 {
 	struct strbuf st = { 0 };
 
+	/* @kyu_cut: the claim's lease_cut_us (add_restricted sets it). */
 	sb_adds(&st, "UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'running' AND "
-		     "lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
+		     "lease_until <= NOW(6) AND lease_until <= CAST(@kyu_cut AS DATETIME(6)) "
+		     "ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
 		     "STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
 	add_claim_set(&st, cfg, "?", host, NULL);
 	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
@@ -306,7 +329,7 @@ static void add_prepare_keyed(struct strbuf *sb, const struct kyu_config *cfg, c
  * daemon is claiming right now is left to it, nobody waits), then, in
  * statements that read after the lock, take expired running rows and as
  * many waiting ones as the limits leave. */
-static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart *p)
+static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart *p, int64_t cut_us)
 {
 	const int n = p->n;
 	int stmts = 5;
@@ -319,6 +342,8 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 	 * all on a connection's first claim. */
 	sb_printf(sb, "SET @kyu_tok = %" PRIu64 ", @kyu_q = ", token);
 	db_quotes(sb, p->name);
+	sb_adds(sb, ", @kyu_cut = ");
+	add_cut(sb, cut_us);
 	sb_printf(sb, "; SET @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
 		      "FOR UPDATE SKIP LOCKED); SET @kyu_n = IF(@kyu_ok, %d, 0); ",
 		  n);
@@ -483,9 +508,11 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	/* todo: whether kyu_settle has work, so that a claim made after a job
 	 * with dependents ended elsewhere (a plain UPDATE, another daemon's
 	 * lease expiry) settles it. */
+	/* d.now_us: the server's clock, which lease.c watches for steps. */
 	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
-		    "j.after, j.has_downstream, d.todo, j.traceparent "
-		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
+		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us "
+		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) AS now_us, "
+		    "TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
 		  ")) AS next, " STORE_SETTLE_PENDING " AS todo) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
@@ -520,7 +547,7 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		if (p->n <= 0 || p->restricted)
 			continue;
 		add_mark(sb, cfg, plan->skip_locked ? CLAIM_SKIP_LOCKED : cfg->claim, token, host,
-			 p->name, p->keyed, p->n);
+			 p->name, p->keyed, p->n, plan->lease_cut_us);
 		sb_adds(sb, "; ");
 		stmts++;
 		lay->asked += p->n;
@@ -544,7 +571,7 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 			stmts++;
 			txn = true;
 		}
-		stmts += add_restricted(sb, token, p);
+		stmts += add_restricted(sb, token, p, plan->lease_cut_us);
 		lay->asked += p->n;
 	}
 	if (txn) {
@@ -607,7 +634,9 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 		if (i == 0) {
 			const char *next = db_cell(sel, i, 11);
 			const char *todo = db_cell(sel, i, 16);
+			const char *db_now = sel->n_cols > 18 ? db_cell(sel, i, 18) : NULL;
 			out->next_due_us = next ? strtoll(next, NULL, 10) : INT64_MAX;
+			out->db_now_us = db_now ? strtoll(db_now, NULL, 10) : 0;
 			out->settle = todo && strcmp(todo, "0") != 0;
 		}
 		if (!db_cell(sel, i, 0) || out->got >= cap)

@@ -40,6 +40,11 @@ struct claim_plan {
 	/* Mark with SELECT ... FOR UPDATE SKIP LOCKED whatever the configured
 	 * shape: a row lock held by another transaction stalled a claim. */
 	bool skip_locked;
+	/* Running rows are taken over only when their lease_until is at most
+	 * this (µs since '1970-01-01' on the server's NOW(6)); 0: none is
+	 * (lease.h, lease_takeover_before: a clock step must not expire a
+	 * lease). */
+	int64_t lease_cut_us;
 };
 /* Where each statement's result is in the reply. */
 struct claim_layout {
@@ -68,6 +73,7 @@ struct claim_reply {
 	int64_t next_due_us;
 	const struct db_result *dir; /* the directory, when read (lives as the reply) */
 	bool settle;     /* kyu_settle has work (STORE_SETTLE_PENDING) */
+	int64_t db_now_us; /* the server's NOW(6) at the SELECT, µs since '1970-01-01' (0: unread) */
 	bool fin_done;   /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;

@@ -188,7 +188,8 @@ static void test_claim_build(void)
 	CONTAINS(st[0], "status = 'running' WHERE due <= NOW(6) AND queue NOT IN (SELECT name FROM "
 			"kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT "
 			"NULL) AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "
-			"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) ORDER BY due, "
+			"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) AND (status <> "
+			"'running' OR lease_until <= '1970-01-01 00:00:00.000000') ORDER BY due, "
 			"priority LIMIT 7");
 	LACKS(st[0], "JOIN");
 	LACKS(sb.buf, "queue IN");
@@ -197,7 +198,8 @@ static void test_claim_build(void)
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
 				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
-				 "d.todo, j.traceparent FROM "));
+				 "d.todo, j.traceparent, d.now_us FROM (SELECT TIMESTAMPDIFF(MICROSECOND, "
+				 "'1970-01-01', NOW(6)) AS now_us, "));
 	CONTAINS(st[1], "(EXISTS (SELECT 1 FROM kyu_after_todo) OR EXISTS (SELECT 1 FROM kyu_jobs "
 			"WHERE after_changed = 1)) AS todo");
 	CONTAINS(st[1], "(SELECT MIN(due) FROM kyu_jobs)");
@@ -272,7 +274,8 @@ static void test_claim_build(void)
 		CHECK(starts_with(sb.buf, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE due <= NOW(6) "));
 		CONTAINS(sb.buf, "LIMIT 4 FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq SET ");
 		CONTAINS(sb.buf, "PREPARE kyu_reclaim FROM 'UPDATE (SELECT seq FROM kyu_jobs WHERE queue = ? AND "
-				 "status = \\'running\\' AND lease_until <= NOW(6) ORDER BY lease_until LIMIT ? FOR "
+				 "status = \\'running\\' AND lease_until <= NOW(6) AND lease_until <= "
+				 "CAST(@kyu_cut AS DATETIME(6)) ORDER BY lease_until LIMIT ? FOR "
 				 "UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq SET owner = ?");
 		CONTAINS(sb.buf, "PREPARE kyu_claim FROM 'UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND "
 				 "status = \\'waiting\\' AND due <= NOW(6)");
@@ -286,6 +289,14 @@ static void test_claim_build(void)
 		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
 		CHECK(starts_with(sb.buf, "UPDATE IGNORE kyu_jobs SET owner = "));
 		LACKS(sb.buf, "PREPARE");
+		sb_reset(&sb);
+		/* Expired leases are taken over only up to the bound lease.c
+		 * gives (0 above: none), in both forms (issue 44.2). */
+		plan.lease_cut_us = 1795000000123456LL;
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CONTAINS(sb.buf, "AND (status <> 'running' OR lease_until <= '2026-11-18 11:06:40.123456') "
+				 "ORDER BY due, priority LIMIT 4");
+		CONTAINS(sb.buf, "@kyu_q = 'lim', @kyu_cut = '2026-11-18 11:06:40.123456'; ");
 		sb_reset(&sb);
 	}
 
@@ -337,7 +348,8 @@ static void test_claim_build(void)
 		CONTAINS(st[2], "OR kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM "
 				"kyu_jobs AS r WHERE r.running_key IS NOT NULL GROUP BY r.concurrency_key "
 				"HAVING COUNT(*) >= IFNULL((SELECT key_max_running FROM kyu_queues WHERE "
-				"name = 'kq'), 1))) ORDER BY due, priority LIMIT 2");
+				"name = 'kq'), 1))) AND (status <> 'running' OR lease_until <= "
+				"'1970-01-01 00:00:00.000000') ORDER BY due, priority LIMIT 2");
 		LACKS(st[2], "NOT IN (SELECT running_key");
 		CHECK(lay.n_stmts == 4 && lay.asked == 9);
 		free_split(st, k);
@@ -1157,24 +1169,27 @@ static void test_heartbeat(void)
 	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET lease_until = NOW(6) + INTERVAL 30 SECOND, pid = CASE seq "
 			  "WHEN 6 THEN 1234 ELSE pid END WHERE seq IN (5,6,7) AND owner = CASE seq WHEN "
 			  "5 THEN 50 WHEN 6 THEN 60 WHEN 7 THEN 70 END AND status = 'running'; SELECT "
-			  "seq, COALESCE(owner, 0), status FROM kyu_jobs WHERE seq IN (5,6,7)");
+			  "seq, COALESCE(owner, 0), status, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
+			  "NOW(6)) FROM kyu_jobs WHERE seq IN (5,6,7)");
 	sb_reset(&sb);
 	store_heartbeat_build(&sb, &cfg, seqs, tokens, no_pids, 3);
 	CHECK_STR(sb.buf, "UPDATE kyu_jobs SET lease_until = NOW(6) + INTERVAL 30 SECOND WHERE seq IN "
 			  "(5,6,7) AND owner = CASE seq WHEN 5 THEN 50 WHEN 6 THEN 60 WHEN 7 THEN 70 END "
-			  "AND status = 'running'; SELECT seq, COALESCE(owner, 0), status FROM kyu_jobs "
-			  "WHERE seq IN (5,6,7)");
+			  "AND status = 'running'; SELECT seq, COALESCE(owner, 0), status, "
+			  "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) FROM kyu_jobs WHERE seq IN (5,6,7)");
 	sb_reset(&sb);
 	store_heartbeat_build(&sb, &cfg, seqs, tokens, all_pids, 2);
 	CONTAINS(sb.buf, ", pid = CASE seq WHEN 5 THEN 1 WHEN 6 THEN 2 ELSE pid END WHERE seq IN (5,6) ");
-	LACKS(sb.buf, "7");
+	LACKS(sb.buf, "WHEN 7");
+	LACKS(sb.buf, ",7");
 	sb_reset(&sb);
 	sb_free(&sb);
 
 	{
-		char *cells[] = { "5", "50", "running", "6", "0", "cancelled", "7", "71", "running" };
+		char *cells[] = { "5", "50", "running", "1795000000123456", "6", "0", "cancelled", "1795000000123456",
+				  "7", "71", "running", "1795000000123456" };
 		struct db_result res[2] = { { .affected = 2 },
-					    { .n_cols = 3, .n_rows = 3, .cells = cells } };
+					    { .n_cols = 4, .n_rows = 3, .cells = cells } };
 		struct db_reply rep = { .fail = DB_OK, .n = 2, .r = res };
 		struct hb_seen seen = { 0 };
 
@@ -1185,6 +1200,8 @@ static void test_heartbeat(void)
 		CHECK(seen.seq[1] == 6 && seen.owner[1] == 0);
 		CHECK_STR(seen.status[1], "cancelled");
 		CHECK(seen.seq[2] == 7 && seen.owner[2] == 71);
+		/* The server's clock rides along (lease.c watches it). */
+		CHECK(store_heartbeat_now(&rep) == 1795000000123456LL);
 
 		/* Rows gone: no call for them. */
 		memset(&seen, 0, sizeof(seen));
@@ -1192,6 +1209,7 @@ static void test_heartbeat(void)
 		res[1].n_rows = 0;
 		CHECK(store_heartbeat_read(&rep, hb_cb, &seen) == 0);
 		CHECK(seen.calls == 0);
+		CHECK(store_heartbeat_now(&rep) == 0);
 
 		/* Failed: -1 and no calls. */
 		rep.fail = DB_LOST;
