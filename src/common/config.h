@@ -100,7 +100,9 @@ struct kyu_config {
  * itself), in err; cfg is then freed. NAME, the file's path, is kept in
  * cfg->path for messages. */
 
-/* Read the file at path, then parse it. */
+/* Read the file at path, then parse it. A file that sets [database]
+ * password is refused when every local user may read it
+ * (config_file_check_secret), here and in config_load_memfd. */
 int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen);
 /* Parse len bytes (NUL bytes are an error; no terminator needed). */
 int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,

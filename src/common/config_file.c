@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -73,8 +74,10 @@ fail:
 	return -1;
 }
 
-int config_file_read(const char *path, char **out, size_t *outlen, char *err, size_t errlen)
+int config_file_read(const char *path, char **out, size_t *outlen, unsigned *mode, char *err,
+		     size_t errlen)
 {
+	struct stat st;
 	/* O_NONBLOCK: opening a FIFO without a writer would block before
 	 * config_file_read_fd could look at what it is; on a regular file it
 	 * changes nothing. */
@@ -85,8 +88,36 @@ int config_file_read(const char *path, char **out, size_t *outlen, char *err, si
 		return -1;
 	}
 	r = config_file_read_fd(fd, path, out, outlen, err, errlen);
+	/* The mode of the file read, not of whatever the path names later. */
+	if (r == 0 && fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+		config_file_free(*out, *outlen);
+		r = -1;
+	}
+	if (r == 0)
+		*mode = (unsigned)st.st_mode & 07777;
 	close(fd);
 	return r;
+}
+
+void config_file_free(char *buf, size_t len)
+{
+	if (!buf)
+		return;
+	explicit_bzero(buf, len);
+	free(buf);
+}
+
+int config_file_check_secret(const char *name, unsigned mode, char *err, size_t errlen)
+{
+	if (!(mode & S_IROTH))
+		return 0;
+	snprintf(err, errlen,
+		 "%s: holds [database] password, but its mode %04o lets every local user read "
+		 "it: refused. Make it private: chmod 600 %s, or chmod 640 and give it to the "
+		 "group that runs kyud (chown root:kyu)",
+		 name, mode, name);
+	return -1;
 }
 
 /* A memfd holding exactly buf, sealed so that neither the supervisor nor a

@@ -7,6 +7,7 @@
 
 #include <mysql.h>
 
+#include "secret.h"
 #include "util.h"
 
 /* The only character set kyu's sessions run in (db_session_check). */
@@ -43,7 +44,7 @@ static void avoid_last(struct db_session *s)
 void db_session_free(struct db_session *s)
 {
 	free(s->user);
-	free(s->password);
+	secret_free(s->password);
 	free(s->name);
 	free(s->socket);
 	s->user = s->password = s->name = s->socket = NULL;

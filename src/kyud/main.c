@@ -12,6 +12,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/registry.h"
+#include "common/secret.h"
 #include "common/util.h"
 #include "watch/watch.h"
 #include "worker/worker.h"
@@ -154,6 +155,14 @@ int main(int argc, char **argv)
 	if (worker || watcher)
 		return run_worker(watcher ? 0 : (int)worker, (int)config_fd, path, daemon_id);
 
+	/* Before the password is read: no core dump of the supervisor, and
+	 * no other process of its user (its jobs, when they run as kyud's
+	 * user) may ptrace it or read its memory. Workers are exec'd anew,
+	 * dumpable: their jobs' life line opens the worker's pipe through
+	 * /proc. A kernel that refuses is no reason not to run. */
+	if (secret_no_dump(err, sizeof(err)) < 0)
+		fprintf(stderr, "kyud: warning: %s; a core dump of kyud would hold the database password\n",
+			err);
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */
 	if (check)

@@ -33,6 +33,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
+#include "common/secret.h"
 #include "common/util.h"
 #include "guard.h"
 #include "web.h"
@@ -318,6 +319,11 @@ int main(int argc, char **argv)
 	log_detect_journal();
 	log_set_program("kyu-web");
 	log_set_role("");
+	/* Before any password is read (the database's, or one to hash): no
+	 * core dump, and no ptrace or /proc/PID/mem by the same user
+	 * (common/secret.h). */
+	if (secret_no_dump(err, sizeof(err)) < 0)
+		log_warn("%s; a core dump of kyu-web would hold the database password", err);
 	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': path = optarg; break;

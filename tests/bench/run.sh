@@ -515,6 +515,8 @@ write_conf() { # write_conf WORKERS FILE
 		# kyud refuses to run jobs as root unless told so.
 		[ "$(id -u)" != 0 ] || printf '[queue.*]\nuser = root\n'
 	} >"$2"
+	# It holds the password: kyud refuses a file every user may read.
+	chmod 0600 "$2"
 }
 
 children() { # pids of the direct children of $1
@@ -1634,6 +1636,7 @@ if has_case web; then
 		while port_busy "$wport"; do wport=$((wport + 1)); done
 		printf '[database]\nsocket = %s\nuser = kyu\npassword = kyu\ndatabase = kyu\n[web]\nlisten = 127.0.0.1:%s\nopen_to_local_users = yes\n' \
 			"$sock" "$wport" >"$tmp/web.ini"
+		chmod 0600 "$tmp/web.ini"
 		"$BUILD_DIR/kyu-web" -c "$tmp/web.ini" 2>"$tmp/web.log" &
 		web_pid=$!
 		for _ in $(seq 1 50); do port_busy "$wport" && break; sleep 0.2; done

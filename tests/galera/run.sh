@@ -258,6 +258,8 @@ start_daemon() {
 		echo "[queue.*]"
 		echo "user = root"
 	} >"$top/$name.ini"
+	# It holds the password: kyud refuses a file every user may read.
+	chmod 0600 "$top/$name.ini"
 	env --default-signal "$KYUD" -c "$top/$name.ini" 2>>"$top/$name.log" &
 	KYUD_PIDS+=($!)
 }
@@ -401,6 +403,7 @@ check_not_ready() {
 	done
 	printf '[database]\nhost = %s\nuser = kyu\npassword = kyu\ndatabase = kyu\nconnect_timeout = 2\n' \
 		"127.0.0.1:${PORT[3]}" >"$ini"
+	chmod 0600 "$ini"
 	if out=$("$KYU" -c "$ini" stats 2>&1); then
 		say "FAIL: kyu used node 3 while it was not ready: $out"
 		failed=1

@@ -63,4 +63,7 @@ write_ini() {
 			echo
 		done
 	} >"$file"
+	# It holds the database password: kyud, kyu and kyu web refuse a file
+	# every local user may read (kyu.ini(5)).
+	chmod 0600 "$file"
 }

@@ -136,6 +136,51 @@ static void check_sources(void)
 	CHECK(strstr(err, ":2: [kyud] workers = '0'") != NULL);
 }
 
+/* A file with a database password that every local user may read is
+ * refused, with its mode and the fix; group read (root:kyu 0640) is the
+ * administrator's sharing, and a file without a password may be 0644. The
+ * workers' sealed copy is not a file anyone else reads. (The file is
+ * mkstemp's, 0600, until chmod here.) */
+static void check_secret_mode(void)
+{
+	static const char with[] = "[database]\nuser = kyu\npassword = s3cret\n";
+	struct kyu_config cfg, again;
+	char err[512], want[512];
+	int fd;
+
+	write_file(with);
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(config_load(path, &cfg, err, sizeof(err)) == -1);
+	snprintf(want, sizeof(want),
+		 "%s: holds [database] password, but its mode 0644 lets every local user read it: "
+		 "refused. Make it private: chmod 600 %s, or chmod 640",
+		 path, path);
+	CONTAINS(err, want);
+	CHECK(config_load_memfd(path, &cfg, &fd, err, sizeof(err)) == -1 && fd == -1);
+	CONTAINS(err, want);
+	CHECK(chmod(path, 0604) == 0);
+	CHECK(config_load(path, &cfg, err, sizeof(err)) == -1);
+	CONTAINS(err, "its mode 0604 lets every local user read it");
+	/* Readable by the group: the administrator's choice. */
+	CHECK(chmod(path, 0640) == 0);
+	CHECK(config_load(path, &cfg, err, sizeof(err)) == 0);
+	CHECK_STR(cfg.db_password, "s3cret");
+	config_free(&cfg);
+	CHECK(chmod(path, 0600) == 0);
+	CHECK(config_load_memfd(path, &cfg, &fd, err, sizeof(err)) == 0 && fd >= 0);
+	config_free(&cfg);
+	CHECK(config_load_fd(fd, path, &again, err, sizeof(err)) == 0);
+	CHECK_STR(again.db_password, "s3cret");
+	config_free(&again);
+	close(fd);
+	/* No password, or an empty one: nothing to keep. */
+	write_file("[database]\nuser = kyu\npassword =\n");
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(config_load(path, &cfg, err, sizeof(err)) == 0);
+	config_free(&cfg);
+	CHECK(chmod(path, 0600) == 0);
+}
+
 /* A running worker keeps slots and prefetch (the table's restart-only keys)
  * and takes everything else. */
 static void check_restart_keys(void)
@@ -355,6 +400,7 @@ int main(void)
 
 	check_long_lines();
 	check_sources();
+	check_secret_mode();
 	check_restart_keys();
 
 	if (getenv("KYU_SRC"))

@@ -24,7 +24,9 @@ GRANT SELECT, INSERT ON $T_DB.kyu_jobs TO 'kyut_client'@'localhost';
 SQL
 printf '%s\n' "[database]" "socket = $KYU_DB_SOCKET" "user = kyut_client" "password = client-pw" \
 	"database = $T_DB" "[kyud]" "listen =" >/etc/kyu/client.ini
-chmod 0644 /etc/kyu/client.ini
+# Its password is shared with a group (conf/client.ini): readable by
+# owner and group; every user's read bit would make kyu refuse it.
+chmod 0640 /etc/kyu/client.ini
 
 unset KYU_CONFIG
 rc=0

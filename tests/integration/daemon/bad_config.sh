@@ -13,6 +13,8 @@ bad_ini() {
 		"database = $T_DB" "$@" >"$f"
 	# kyud as root refuses to run jobs as root unless a section says so.
 	[ "$(id -u)" != 0 ] || printf '%s\n' "[queue.*]" "user = root" >>"$f"
+	# It holds the password: private, or kyud refuses it.
+	chmod 0600 "$f"
 	echo "$f"
 }
 

@@ -23,6 +23,8 @@ ini() {
 	shift
 	printf '%s\n' "[database]" "socket = $KYU_DB_SOCKET" "user = kyu" "password = kyu" \
 		"database = $T_DB" "$@" >"$f"
+	# It holds the password: private, or kyud refuses it.
+	chmod 0600 "$f"
 	echo "$f"
 }
 
