@@ -761,8 +761,8 @@ int proc_life_init(char *err, size_t errlen)
 		return -e;
 	}
 	snprintf(life_path, sizeof(life_path), "/proc/self/fd/%d", fds[1]);
-	/* What each child does first; without /proc, no line at all rather
-	 * than every start failing. */
+	/* What each child does before its exec; without /proc, no line at
+	 * all rather than every start failing. */
 	probe = open(life_path, O_RDONLY | O_CLOEXEC);
 	if (probe < 0) {
 		e = errno;
