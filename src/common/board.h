@@ -86,9 +86,20 @@ struct board_worker {
 	struct board_queue queue[BOARD_QUEUES + 1];
 };
 
+/* The watcher's (src/watch): how it finds changes, and how it fares. */
+enum board_watch_mode { BW_NONE, BW_BINLOG, BW_POLL };
+struct board_watch {
+	uint64_t mode;       /* enum board_watch_mode */
+	uint64_t hints;      /* hints sent to the supervisor */
+	uint64_t events;     /* binary log events read */
+	uint64_t lag_us;     /* how long after its writing the last event was read */
+	uint64_t reconnects; /* streams or connections opened again after a loss */
+};
+
 struct board {
 	uint32_t magic, layout;
 	uint64_t worker_restarts; /* written by the supervisor */
+	struct board_watch watch; /* written by the watcher */
 	struct board_worker worker[BOARD_MAX_WORKERS];
 };
 
@@ -110,6 +121,12 @@ void board_set(struct board_worker *w, enum board_gauge g, uint64_t v);
 /* v in seconds (rows for BH_BATCH). */
 void board_observe(struct board_worker *w, enum board_hist h, double v);
 void board_restarted(struct board *b);
+
+/* The watcher's writes: one word each. */
+static inline void board_store(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
 
 /* Readers: one word, as last stored. */
 static inline uint64_t board_load(const uint64_t *p)

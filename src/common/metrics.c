@@ -24,6 +24,7 @@ enum {
 	F_CLAIMS, F_DEADLOCKS, F_RECONNECTS, F_FENCES, F_RESTARTS,
 	F_CLAIM_SECONDS, F_START_SECONDS, F_HEARTBEAT_SECONDS, F_BATCH,
 	F_RUNNING, F_WORKERS, F_BUILD,
+	F_WATCH_MODE, F_WATCH_HINTS, F_WATCH_EVENTS, F_WATCH_LAG, F_WATCH_RECONNECTS,
 	F_DB_UP, F_TABLE_AGE, F_TABLE_SECONDS,
 	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST, F_Q_BLOCKED,
 	F_N
@@ -62,6 +63,18 @@ static const struct family families[F_N] = {
 	[F_RUNNING] = { "kyu_jobs_running", GAUGE, "Attempts this daemon runs now." },
 	[F_WORKERS] = { "kyu_workers", GAUGE, "Workers configured ([kyud] workers)." },
 	[F_BUILD] = { "kyu_build_info", GAUGE, "The running kyud's version (always 1)." },
+	[F_WATCH_MODE] = { "kyu_watcher_mode", GAUGE,
+			   "How the watcher finds committed changes now (1 for the mode in force): binlog, "
+			   "poll or none." },
+	[F_WATCH_HINTS] = { "kyu_watcher_hints_total", COUNTER,
+			    "Wake-ups the watcher sent to the supervisor." },
+	[F_WATCH_EVENTS] = { "kyu_watcher_binlog_events_total", COUNTER,
+			     "Binary log events the watcher read." },
+	[F_WATCH_LAG] = { "kyu_watcher_binlog_lag_seconds", GAUGE,
+			  "How long after the server wrote it the watcher read the last binary log "
+			  "event that carried a time." },
+	[F_WATCH_RECONNECTS] = { "kyu_watcher_reconnects_total", COUNTER,
+				 "Binary log streams or polling connections the watcher opened again." },
 	[F_DB_UP] = { "kyu_database_up", GAUGE,
 		      "1 when the last reading of the queue figures from the table succeeded." },
 	[F_TABLE_AGE] = { "kyu_queue_figures_age_seconds", GAUGE,
@@ -248,6 +261,24 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	sb_printf(sb, "%s %d\n", families[F_WORKERS].name, workers);
 	header(sb, F_BUILD);
 	sb_printf(sb, "%s{version=\"%s\"} 1\n", families[F_BUILD].name, KYU_VERSION);
+	{
+		static const char *const modes[] = { [BW_NONE] = "none", [BW_BINLOG] = "binlog",
+						     [BW_POLL] = "poll" };
+		uint64_t m = board_load(&b->watch.mode);
+		header(sb, F_WATCH_MODE);
+		sb_printf(sb, "%s{mode=\"%s\"} 1\n", families[F_WATCH_MODE].name,
+			  m < sizeof(modes) / sizeof(modes[0]) ? modes[m] : "none");
+		header(sb, F_WATCH_HINTS);
+		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_HINTS].name, board_load(&b->watch.hints));
+		header(sb, F_WATCH_EVENTS);
+		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_EVENTS].name, board_load(&b->watch.events));
+		header(sb, F_WATCH_LAG);
+		sb_printf(sb, "%s %.6f\n", families[F_WATCH_LAG].name,
+			  (double)board_load(&b->watch.lag_us) / 1e6);
+		header(sb, F_WATCH_RECONNECTS);
+		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_RECONNECTS].name,
+			  board_load(&b->watch.reconnects));
+	}
 
 	if (!t || !t->read)
 		return;

@@ -344,6 +344,7 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	add_slots(s, s->cfg.workers);
 	pool_start(&s->pool, s->cfg_fd);
 	metricsproc_spawn(&s->mp, s->cfg_fd, s->pool.board_fd);
+	s->wp.board_fd = s->pool.board_fd;
 	watchproc_spawn(&s->wp, s->cfg_fd);
 	fanout_start(&s->fan);
 

@@ -15,6 +15,7 @@ void watchproc_init(struct watchproc *wp, struct ev_loop *loop, const struct kyu
 	wp->loop = loop;
 	wp->cfg = cfg;
 	wp->fan = fan;
+	wp->board_fd = -1;
 }
 
 static bool wanted(const struct kyu_config *cfg)
@@ -28,12 +29,12 @@ void watchproc_spawn(struct watchproc *wp, int cfg_fd)
 	char cfd_arg[16];
 	char *argv[] = { "kyud", "--watcher", "--config-fd", cfd_arg, "-c", wp->cfg->path,
 			 "--daemon-id", wp->id, NULL };
-	int fds[] = { -1, cfg_fd };
+	int fds[] = { -1, cfg_fd, wp->board_fd };
 
 	if (c->pid || wp->stopping || !wanted(wp->cfg))
 		return;
 	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
-	if (child_spawn(wp->loop, c, "watcher", wp->exe, argv, fds, 2) < 0) {
+	if (child_spawn(wp->loop, c, "watcher", wp->exe, argv, fds, 3) < 0) {
 		c->backoff = c->backoff < 1 ? 1 : c->backoff * 2 > 60 ? 60 : c->backoff * 2;
 		child_restart_later(wp->loop, c);
 		return;

@@ -27,6 +27,7 @@ struct watchproc {
 	struct fanout *fan;
 	struct child child; /* set up by sup.c (child_init) */
 	const char *exe;    /* kyud itself */
+	int board_fd;       /* the scoreboard (-1: none), where it writes its figures */
 	char *id;           /* the daemon's id (its replica server id comes from it) */
 	bool stopping;
 	unsigned long hints;

@@ -10,6 +10,7 @@
 
 #include <sys/prctl.h>
 
+#include "common/board.h"
 #include "common/db.h"
 #include "common/db_binlog.h"
 #include "common/log.h"
@@ -29,6 +30,8 @@
 
 struct watch {
 	const struct kyu_config *cfg;
+	struct board_watch *board; /* the scoreboard's watcher figures; a scratch copy without one */
+	struct board_watch scratch;
 	const char *daemon_id;
 	struct follow follow;
 	struct changes changes;
@@ -57,12 +60,13 @@ static void check_parent(void)
 		_exit(0);
 }
 
-static void send_hints(unsigned hints)
+static void send_hints(struct watch *w, unsigned hints)
 {
 	struct msg m = { .type = KYU_HINT, .value = hints };
 
 	if (!hints)
 		return;
+	board_store(&w->board->hints, w->board->hints + 1);
 	log_debug("hint:%s%s%s", hints & FOLLOW_WAKE ? " wake" : "", hints & FOLLOW_CANCEL ? " cancel" : "",
 		  hints & FOLLOW_SCHEDULES ? " schedules" : "");
 	if (proto_send_fd(PROTO_FD, &m, -1) < 0 && (errno == EPIPE || errno == ECONNRESET ||
@@ -89,6 +93,7 @@ static void note_lag(struct watch *w, const struct db_binlog *b, uint32_t ts)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
 	lag = (double)now.tv_sec + db_binlog_clock_offset(b) - (double)ts;
+	board_store(&w->board->lag_us, lag > 0 ? (uint64_t)(lag * 1e6) : 0);
 	t = mono_now();
 	if (lag > LAG_WARN_S && t - w->lag_warned_at > 60) {
 		w->lag_warned_at = t;
@@ -106,7 +111,7 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 
 	follow_init(&w->follow, w->cfg);
 	/* Whatever changed while no stream was open. */
-	send_hints(FOLLOW_WAKE | FOLLOW_CANCEL);
+	send_hints(w, FOLLOW_WAKE | FOLLOW_CANCEL);
 	for (;;) {
 		double now;
 		unsigned hints;
@@ -117,6 +122,7 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 			return;
 		}
 		check_parent();
+		board_store(&w->board->events, w->board->events + 1);
 		unreadable = w->follow.unreadable;
 		follow_event(&w->follow, &ev);
 		if (w->follow.unreadable != unreadable)
@@ -133,7 +139,7 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		hints = follow_take(&w->follow, now - w->slow_sent_at >= 1.0);
 		if (w->follow.slow == 0 && hints)
 			w->slow_sent_at = now;
-		send_hints(hints);
+		send_hints(w, hints);
 	}
 }
 
@@ -150,6 +156,9 @@ static int try_binlog(struct watch *w)
 		return BINLOG_RETRY;
 	rc = db_binlog_open(b, w->cfg, id, HEARTBEAT_S, err, sizeof(err));
 	if (rc == 0) {
+		if (w->board->mode == BW_BINLOG)
+			board_store(&w->board->reconnects, w->board->reconnects + 1);
+		board_store(&w->board->mode, BW_BINLOG);
 		log_info("wake-ups: following the binary log of %s (as replica %u)", db_binlog_peer(b),
 			 (unsigned)id);
 		w->binlog_failing = false;
@@ -203,18 +212,25 @@ static void poll_changes(struct watch *w)
 				continue;
 			}
 			connected = true;
-			w->failing = false;
-			w->backoff = 0;
+			if (w->board->mode == BW_POLL)
+				board_store(&w->board->reconnects, w->board->reconnects + 1);
+			board_store(&w->board->mode, BW_POLL);
 			changes_reset(&w->changes);
 		}
 		if (db_query(db, CHANGES_SQL, sizeof(CHANGES_SQL) - 1, &reply) != DB_OK ||
 		    reply->n < 1 || reply->r[0].n_rows != 1 || reply->r[0].n_cols != CHANGES_COLS) {
-			failed(w, "wake-ups: checking for changes failed", db_error(db));
+			/* A Galera node that takes connections but refuses
+			 * statements (1047) comes here at each try: said once. */
+			failed(w, "wake-ups: cannot check for changes", db_error(db));
 			db_close(db);
 			connected = false;
 			continue;
 		}
-		send_hints(changes_compare(&w->changes, (const char *const *)reply->r[0].cells));
+		if (w->failing)
+			log_notice("wake-ups: checking for changes again");
+		w->failing = false;
+		w->backoff = 0;
+		send_hints(w, changes_compare(&w->changes, (const char *const *)reply->r[0].cells));
 		nap(w->cfg->wake_poll);
 	}
 	db_free(db);
@@ -223,6 +239,7 @@ static void poll_changes(struct watch *w)
 int watch_main(const struct kyu_config *cfg, const char *daemon_id)
 {
 	struct watch w = { .cfg = cfg, .daemon_id = daemon_id ? daemon_id : "" };
+	struct board *board = NULL;
 
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
@@ -230,6 +247,10 @@ int watch_main(const struct kyu_config *cfg, const char *daemon_id)
 	 * it die without a word, so do we. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	check_parent();
+	/* Its figures for /metrics, where the supervisor handed a scoreboard
+	 * over; counted in a copy of its own otherwise. */
+	w.board = board_map(BOARD_FD, true, &board) == 0 ? &board->watch : &w.scratch;
+	board_store(&w.board->mode, BW_NONE);
 	for (;;) {
 		if (cfg->wake_binlog != WAKE_BINLOG_OFF && mono_now() >= w.binlog_retry_at &&
 		    try_binlog(&w) == 0)

@@ -10,8 +10,9 @@
 
 private_db_start --log-bin=binlog --binlog-format=ROW --server-id=1
 root_sql -e "GRANT REPLICATION SLAVE ON *.* TO 'kyu'@'localhost'"
+mport=$(free_tcp_port)
 start_kyud kyud.wake_binlog=on kyud.wake_poll=0 kyud.poll_interval=3600 job.max_attempts=1 \
-	kyud.workers=2 kyud.slots=16
+	kyud.workers=2 kyud.slots=16 kyud.metrics="127.0.0.1:$mport"
 wait_for_log 'wake-ups: following the binary log of .* \(as replica [0-9]+\)' 30
 
 hints() { grep -c 'kyud\[watcher\]: hint:' "$KYUD_LOG" || true; }
@@ -20,6 +21,13 @@ for i in 1 2 3 4; do
 	sql "INSERT INTO kyu_jobs (id, command) VALUES ('plain$i', 'true')"
 	wait_for "SELECT status FROM kyu_jobs WHERE id = 'plain$i'" succeeded 30
 done
+
+# The watcher's figures in /metrics.
+http_get "http://127.0.0.1:$mport/metrics" >"$T_DIR/metrics.txt"
+grep -q '^kyu_watcher_mode{mode="binlog"} 1$' "$T_DIR/metrics.txt" || fail "kyu_watcher_mode is not binlog"
+hints_m=$(awk '$1 == "kyu_watcher_hints_total" { print $2 }' "$T_DIR/metrics.txt")
+[ "${hints_m:-0}" -ge 5 ] || fail "kyu_watcher_hints_total is ${hints_m:-missing} after 4 jobs (at least 5)"
+grep -q '^kyu_watcher_binlog_lag_seconds ' "$T_DIR/metrics.txt" || fail "no kyu_watcher_binlog_lag_seconds"
 
 # kyud's own writes (claim, results) woke nothing: settle, then count.
 sleep 2

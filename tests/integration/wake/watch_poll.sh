@@ -8,22 +8,29 @@
 
 use_own_db_user
 # shellcheck disable=SC2086
+mport=$(free_tcp_port)
 start_kyud $T_USER_KV kyud.wake_binlog=@default kyud.wake_poll=@default kyud.poll_interval=3600 \
-	job.max_attempts=1
+	job.max_attempts=1 kyud.metrics="127.0.0.1:$mport"
 wait_for_log 'wake-ups: not from the binary log: .*log_bin is OFF' 30
 # Two workers idle, and the watcher, whose connection is never idle for a
-# second (it asks every second).
+# second (it asks every second); the metrics process's connection, once it
+# has read the table's figures, idle too.
 workers_and_watcher_idle() {
 	local deadline=$(($(date +%s) + 30 * KYU_TIME_SCALE)) got
 	while :; do
 		got=$(root_sql -N -B -e "SELECT COUNT(*), COALESCE(SUM(COMMAND = 'Sleep' AND TIME_MS >= 1000), 0)
 			FROM information_schema.PROCESSLIST WHERE DB = '$T_DB' AND ID <> CONNECTION_ID()")
-		case $got in "3	2" | "3	3") return 0 ;; esac
-		[ "$(date +%s)" -lt "$deadline" ] || fail "expected 3 connections (2 of them idle); got $got"
+		case $got in "3	2" | "3	3" | "4	3" | "4	4") return 0 ;; esac
+		[ "$(date +%s)" -lt "$deadline" ] ||
+			fail "expected 3 connections, 2 of them idle (4 and 3 with the metrics process's); got $got"
 		sleep 0.2
 	done
 }
 workers_and_watcher_idle
+
+# The mode in /metrics (the poll's connection may take a moment).
+mode_is_poll() { http_get "http://127.0.0.1:$mport/metrics" | grep -q '^kyu_watcher_mode{mode="poll"} 1$'; }
+wait_until 30 "kyu_watcher_mode poll" mode_is_poll
 
 # Plain INSERTs, one at a time.
 for i in 1 2 3 4; do
