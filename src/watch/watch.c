@@ -131,9 +131,12 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		 * format description carries its file's time). */
 		if (ev.kind == BINLOG_ROWS || ev.kind == BINLOG_QUERY || ev.kind == BINLOG_COMMIT)
 			note_lag(w, b, ev.timestamp);
-		/* A burst becomes one hint: send when nothing more is waiting
-		 * on the socket. */
-		if (db_binlog_pending(b))
+		/* A transaction's rows reach the log at its commit: a hint goes
+		 * out at a transaction's end (an XID, or a statement), and a
+		 * burst of transactions becomes one, sent when nothing more is
+		 * waiting on the socket. */
+		if ((ev.kind != BINLOG_COMMIT && ev.kind != BINLOG_QUERY && ev.kind != BINLOG_HEARTBEAT) ||
+		    (!w->follow.pending && !w->follow.slow) || db_binlog_pending(b))
 			continue;
 		now = mono_now();
 		hints = follow_take(&w->follow, now - w->slow_sent_at >= 1.0);
