@@ -15,7 +15,7 @@
  *   - the newest change to kyu_queues (kyu_queues_updated): a resume, a
  *     raised limit.
  * What it cannot see, the fallback poll ([kyud] poll_interval) still
- * finds: notes/DESIGN.md, "Wake-ups without a plugin". */
+ * finds: notes/DESIGN.md, "Wake-ups without a plugin: the watcher". */
 #ifndef KYU_CHANGES_H
 #define KYU_CHANGES_H
 
