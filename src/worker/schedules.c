@@ -108,6 +108,8 @@ bool schedules_ready(const struct schedules *s, double now)
 {
 	if (s->sent != SCHEDULES_NONE)
 		return false;
+	if (s->rebase)
+		return true;
 	for (int i = s->next_row; i < s->n_rows; i++)
 		if (!held(s, s->rows[i].name, now))
 			return true;
@@ -121,6 +123,8 @@ double schedules_wake_time(const struct schedules *s, double now)
 	/* A statement in flight: its reply wakes the loop. */
 	if (s->sent != SCHEDULES_NONE)
 		return 0;
+	if (s->rebase)
+		return now;
 	for (int i = s->next_row; i < s->n_rows; i++) {
 		const struct schedules_hold *h = find_hold(s, s->rows[i].name);
 		double at = h && h->until > now ? h->until : now;
@@ -165,9 +169,16 @@ static int64_t floor_div(int64_t a, int64_t b)
 int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
 	       size_t errlen)
 {
+	return schedules_plan_leap(row, now_us, 0, 0, st, err, errlen);
+}
+
+int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t leap_from,
+			int64_t leap_to, struct schedules_step *st, char *err, size_t errlen)
+{
 	struct cron c;
 	struct tz *z = NULL;
-	int64_t now = floor_div(now_us, 1000000), first_on_time;
+	int64_t now = floor_div(now_us, 1000000), first_on_time, late_us, floor_t;
+	bool leapt = leap_to > leap_from;
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -189,18 +200,31 @@ int schedules_plan(const struct schedules_row *row, int64_t now_us, struct sched
 		goto out;
 	}
 	/* On time: fewer than grace seconds late (a daemon was up, only
-	 * slow). Earlier instants were missed: nobody reached them. */
-	if (now_us - row->next_run * 1000000 < row->grace * 1000000) {
+	 * slow). Earlier instants were missed: nobody reached them. After a
+	 * forward step of the clock, an instant before it is late by the time
+	 * that really passed, and one it jumped over was reached by nobody:
+	 * missed, however close to now. */
+	late_us = now_us - row->next_run * 1000000;
+	if (leapt && row->next_run <= leap_from)
+		late_us -= (leap_to - leap_from) * 1000000;
+	if (!(leapt && row->next_run > leap_from && row->next_run <= leap_to) &&
+	    late_us < row->grace * 1000000) {
 		st->fire = true;
 		st->instant = row->next_run;
 		rc = cron_next(&c, z, row->next_run, &st->next, err, errlen);
 		goto out;
 	}
-	if (cron_next(&c, z, now - row->grace, &first_on_time, err, errlen) < 0)
+	/* The first instant that can still be on time: within grace, and
+	 * after what a step jumped over. */
+	floor_t = now - row->grace;
+	if (leapt && leap_to > floor_t)
+		floor_t = leap_to;
+	if (cron_next(&c, z, floor_t, &first_on_time, err, errlen) < 0)
 		goto out;
 	switch (row->missed) {
 	case 'o':
 		/* One job stands for the whole missed period. */
+		st->merged = true;
 		st->fire = true;
 		st->instant = row->next_run;
 		st->next = first_on_time;
@@ -363,6 +387,15 @@ void schedules_step_build(struct strbuf *sb, const char *name, const struct sche
 	sb_free(&id);
 }
 
+/* After the clock stepped back: every next_run that lies ahead is
+ * computed again from the clock (NULL: the first instant after now,
+ * schedules_plan), or the schedule would wait out the step. */
+void schedules_rebase_build(struct strbuf *sb)
+{
+	sb_adds(sb, "UPDATE kyu_schedules SET next_run = NULL WHERE enabled = 1 AND error IS NULL "
+		    "AND next_run > UTC_TIMESTAMP(6)");
+}
+
 void schedules_mark_build(struct strbuf *sb, const struct schedules_row *row, const char *error)
 {
 	sb_adds(sb, "UPDATE kyu_schedules s SET s.error = ");
@@ -383,6 +416,12 @@ bool schedules_build(struct schedules *s, struct strbuf *sb, double now)
 
 	free(s->sent_error);
 	s->sent_error = NULL;
+	if (s->rebase) {
+		s->rebase = false;
+		s->sent = SCHEDULES_REBASE;
+		schedules_rebase_build(sb);
+		return false;
+	}
 	if (i < 0) {
 		free_rows(s);
 		s->sent = SCHEDULES_SCAN;
@@ -394,8 +433,9 @@ bool schedules_build(struct schedules *s, struct strbuf *sb, double now)
 	s->next_row++;
 	s->sent_row = i;
 	/* The database clock now: the scan's reading plus the time since. */
-	if (schedules_plan(&s->rows[i], s->db_now_us + (int64_t)((now - s->scanned) * 1e6), &s->sent_step,
-		       err, sizeof(err)) < 0) {
+	if (schedules_plan_leap(&s->rows[i], s->db_now_us + (int64_t)((now - s->scanned) * 1e6),
+				floor_div(s->leap_from, 1000000), floor_div(s->leap_to, 1000000),
+				&s->sent_step, err, sizeof(err)) < 0) {
 		s->sent = SCHEDULES_MARK;
 		/* It quotes the row's text, cut by bytes: whole characters
 		 * only, or a strict utf8mb4 server refuses it (utf8.h). */
@@ -414,6 +454,30 @@ bool schedules_build(struct schedules *s, struct strbuf *sb, double now)
 static char *dup_cell(const char *v)
 {
 	return xstrdup(v ? v : "");
+}
+
+/* The scan's reading of the clock (sent at last_scan): a step is logged
+ * and changes what is missed (forward) or what is next (backward). */
+static void clock_read(struct schedules *s, double now)
+{
+	double since = s->clock.known ? now - s->clock.got : 0;
+	int64_t step = dbclock_read(&s->clock, s->db_now_us, s->last_scan, now);
+
+	if (step > 0) {
+		s->leap_from = s->db_now_us - step;
+		s->leap_to = s->db_now_us;
+		log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
+			 "schedules' instants it jumped over count as missed (each schedule's missed "
+			 "policy applies to them)",
+			 (double)step / 1e6, since);
+	} else if (step < 0) {
+		s->leap_from = s->leap_to = 0;
+		s->rebase = true;
+		log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
+			 "schedules' next runs that lie ahead are computed again from the clock now "
+			 "(an instant whose job exists already is not enqueued again)",
+			 (double)step / 1e6, since);
+	}
 }
 
 static void read_scan(struct schedules *s, const struct db_reply *r, double now)
@@ -460,6 +524,8 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 		}
 	}
 	s->db_now_us = rows->n_rows && db_cell(rows, 0, 0) ? strtoll(db_cell(rows, 0, 0), NULL, 10) : 0;
+	if (s->db_now_us > 0)
+		clock_read(s, now);
 	s->scanned = now;
 	next_in = rows->n_rows && rows->n_cols >= 10 ? db_cell(rows, 0, 1) : NULL;
 	/* Sleep until the earliest future next_run (its first microsecond
@@ -502,6 +568,12 @@ static void log_step(const struct schedules *s, const struct schedules_row *row,
 			   row->name, st->skipped_more ? "more than " : "", st->skipped, from,
 			   row->missed == 'a' ? "all, more than 100" : "skip", next);
 	}
+	if (st->merged) {
+		char from[32];
+		fmt_utc(from, sizeof(from), row->next_run, true);
+		log_notice("schedule %s: missed instants from %s: one job for them (missed = once)",
+			   row->name, from);
+	}
 	if (!st->fire) {
 		if (!row->has_next)
 			log_info("schedule %s: next run %s", row->name, next);
@@ -520,12 +592,15 @@ static void log_step(const struct schedules *s, const struct schedules_row *row,
 void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 {
 	enum schedules_sent sent = s->sent;
-	const struct schedules_row *row = sent == SCHEDULES_SCAN ? NULL : &s->rows[s->sent_row];
+	const struct schedules_row *row =
+		sent == SCHEDULES_STEP || sent == SCHEDULES_MARK ? &s->rows[s->sent_row] : NULL;
 
 	s->sent = SCHEDULES_NONE;
 	if (r->fail == DB_LOST || r->fail == DB_RETRY) {
 		/* Whatever happened, the next scan reads what is true now. */
 		s->stepped = true;
+		if (sent == SCHEDULES_REBASE)
+			s->rebase = true;
 		if (sent == SCHEDULES_SCAN)
 			s->scan_at = now + (r->fail == DB_RETRY ? SCHEDULES_MIN_GAP : 1.0);
 		else
@@ -541,6 +616,12 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 					"and SELECT, UPDATE on it granted?); trying again every %.0f s",
 					r->err, s->poll);
 			s->scan_at = now + s->poll;
+		} else if (sent == SCHEDULES_REBASE) {
+			/* Not tried again: the schedules keep their next runs, late
+			 * by the step, as before a step was seen. */
+			log_warn("computing the schedules' next runs again after the clock moved back "
+				 "failed: %s",
+				 r->err);
 		} else if (row) {
 			double wait = add_hold(s, row->name, now);
 			log_warn("schedule %s: %s failed: %s; trying again in %.0f s", row->name,
@@ -575,6 +656,12 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 		log_step(s, row, r);
 		break;
 	}
+	case SCHEDULES_REBASE:
+		s->stepped = true;
+		log_notice("%llu schedule(s) whose next run lay ahead of the clock: next run computed "
+			   "again from the clock now",
+			   r->n >= 1 ? (unsigned long long)r->r[0].affected : 0ULL);
+		break;
 	case SCHEDULES_MARK:
 		s->stepped = true;
 		if (r->n >= 1 && r->r[0].affected > 0)

@@ -12,6 +12,16 @@
  * daemon's poll_interval, SCHEDULES_POLL at least); a changed row wakes it
  * through the "any queue" wake-up of sql/notify.sql and kyu(1).
  *
+ * The database clock can step (an NTP step, a manual fix): every scan's
+ * reading is compared with the worker's monotonic clock (dbclock.h).
+ * Forward, the instants the clock jumped over were reached by no daemon:
+ * they are missed, and each schedule's missed policy applies to them (the
+ * grace window does not make the last minute of them "on time"). Backward,
+ * every next_run lies ahead by the step: the future ones are computed
+ * again from the clock (set to NULL), so that a schedule is not silent
+ * for the length of the step; an instant whose job exists already is not
+ * enqueued again.
+ *
  * This module builds the statements and reads their replies; the worker
  * sends them on its connection when schedules_ready() says one is due. */
 #ifndef KYU_SCHEDULES_H
@@ -24,6 +34,7 @@
 #include "common/db.h"
 #include "common/spell.h"
 #include "common/util.h"
+#include "dbclock.h"
 
 /* Without a wake-up, a changed row is seen within the fallback period:
  * this many seconds at least (schedules_set_poll). */
@@ -54,9 +65,10 @@ struct schedules_step {
 	int64_t instant;
 	int64_t skipped; /* missed instants passed over without a job */
 	bool skipped_more; /* there were more than counted */
+	bool merged;       /* missed = once: the job stands for a missed period */
 };
 
-enum schedules_sent { SCHEDULES_NONE, SCHEDULES_SCAN, SCHEDULES_STEP, SCHEDULES_MARK };
+enum schedules_sent { SCHEDULES_NONE, SCHEDULES_SCAN, SCHEDULES_STEP, SCHEDULES_MARK, SCHEDULES_REBASE };
 
 struct schedules_hold {
 	char *name;
@@ -75,6 +87,11 @@ struct schedules {
 	double scanned;    /* monotonic time of that scan's reply */
 	bool stepped;      /* a step of this scan changed something: scan again at once */
 	bool cas_lost;     /* a step of this scan matched nothing: scan again, not at once */
+	/* The database clock (UTC) as the scans read it, and the last forward
+	 * step: the instants in (leap_from, leap_to] (µs) were jumped over. */
+	struct dbclock clock;
+	int64_t leap_from, leap_to;
+	bool rebase; /* the clock stepped back: the future next_run are computed again */
 	/* What is in flight. */
 	enum schedules_sent sent;
 	int sent_row;
@@ -115,6 +132,11 @@ void schedules_reset(struct schedules *s, double now);
  * occurs, nothing to run). Pure but for reading time-zone files. */
 int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
 	       size_t errlen);
+/* The same, after a forward step of the clock jumped over the instants
+ * in (leap_from, leap_to] (seconds; equal: none): those are missed, and
+ * an instant before them is late by the time that really passed. */
+int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t leap_from,
+			int64_t leap_to, struct schedules_step *st, char *err, size_t errlen);
 /* The job id of an instant: cron:NAME:YYYY-MM-DDTHH:MM:SSZ. */
 void schedules_job_id(struct strbuf *sb, const char *name, int64_t instant);
 /* Statement builders, exposed for the unit tests. */
@@ -122,5 +144,6 @@ void schedules_scan_build(struct strbuf *sb);
 void schedules_step_build(struct strbuf *sb, const char *name, const struct schedules_row *row,
 		      const struct schedules_step *st);
 void schedules_mark_build(struct strbuf *sb, const struct schedules_row *row, const char *error);
+void schedules_rebase_build(struct strbuf *sb);
 
 #endif

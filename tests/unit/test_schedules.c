@@ -236,8 +236,43 @@ static void test_holds(void)
 	schedules_free(&s);
 }
 
+/* A forward step of the clock (issue 44.2): the instants it jumped over
+ * are missed, even the last minute of them, which the grace window would
+ * otherwise call on time. Every two seconds; the clock jumped from T0 to
+ * T0 + 3600; now is a second after. */
+static void test_leap(void)
+{
+	struct schedules_row r = row("*/2 * * * * *", 'o', T0 + 2, true);
+	struct schedules_step st;
+	char err[256];
+	const int64_t now = US(T0 + 3601);
+
+	/* Without the step: one job for the missed hour, then every instant
+	 * of the last minute on time (the 13 jobs at once of the issue). */
+	CHECK(schedules_plan(&r, now, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.merged && st.instant == T0 + 2 && st.next == T0 + 3542);
+	/* With it: one job for them all; the next on-time instant is after
+	 * the step. */
+	CHECK(schedules_plan_leap(&r, now, T0, T0 + 3600, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && st.merged && st.instant == T0 + 2 && st.next == T0 + 3602);
+	/* An instant from before the step is late by the time that really
+	 * passed (a second): on time. */
+	r.next_run = T0;
+	CHECK(schedules_plan_leap(&r, now, T0, T0 + 3600, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && !st.merged && st.instant == T0 && st.next == T0 + 2);
+	/* skip: none of the jumped instants, the next one after the step. */
+	r = row("*/2 * * * * *", 's', T0 + 2, true);
+	CHECK(schedules_plan_leap(&r, now, T0, T0 + 3600, &st, err, sizeof(err)) == 0);
+	CHECK(!st.fire && st.next == T0 + 3602 && st.skipped == 1800);
+	/* A step long past changes nothing. */
+	r = row("*/2 * * * * *", 'o', T0 + 7200, true);
+	CHECK(schedules_plan_leap(&r, US(T0 + 7201), T0, T0 + 3600, &st, err, sizeof(err)) == 0);
+	CHECK(st.fire && !st.merged && st.instant == T0 + 7200);
+}
+
 int main(void)
 {
+	test_leap();
 	test_new_row();
 	test_on_time();
 	test_missed();
