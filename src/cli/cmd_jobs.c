@@ -11,6 +11,7 @@
 #include <mysqld_error.h>
 
 #include "common/schema.h"
+#include "common/text.h"
 #include "common/util.h"
 #include "cli.h"
 
@@ -321,7 +322,7 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 	sb_adds(&sb, ")");
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		/* The intake bound's trigger (sql/schema.sql) signals SQLSTATE
-		 * KYU01, error 50001 (1644 before schema version 7); the
+		 * KYU01, error 31001 (1644 before schema version 7); the
 		 * message names the queue and the bound. */
 		unsigned e = reply && reply->n > 0 ? reply->r[reply->n - 1].err_no : 0;
 
@@ -774,21 +775,29 @@ static void job_action_settle(struct db *db, const struct kyu_config *cfg, enum 
  * action applies to. */
 int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id)
 {
-	struct strbuf sb = { 0 };
+	struct strbuf sb = { 0 }, shown = { 0 }, why_shown = { 0 };
 	const struct db_reply *reply;
 	char why[1024];
 	int rc = 1;
 
+	/* The id was typed, but the unique key in why comes from a row:
+	 * neither reaches the terminal raw (escape sequences). */
+	sb_adds(&shown, "");
+	text_escape(&shown, id, strlen(id), ESCAPE_TERMINAL);
 	action_sql(&sb, a, id);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
-		if (action_unique_taken(db, a, id, why, sizeof(why)))
-			fprintf(stderr, "kyu: %s: %s\n", action_name(a), why);
-		else
+		if (action_unique_taken(db, a, id, why, sizeof(why))) {
+			sb_adds(&why_shown, "");
+			text_escape(&why_shown, why, strlen(why), ESCAPE_TERMINAL);
+			fprintf(stderr, "kyu: %s: %s\n", action_name(a), why_shown.buf);
+		} else {
 			cli_die_db(db, action_name(a));
+		}
 	} else if (reply->n < 1 || reply->r[0].affected == 0) {
-		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a), id);
+		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a),
+			shown.buf);
 	} else {
-		printf("%s %s\n", action_done(a), id);
+		printf("%s %s\n", action_done(a), shown.buf);
 		/* Seen before the settle's note, if any. */
 		fflush(stdout);
 		if (a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE)
@@ -798,6 +807,8 @@ int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, c
 		rc = 0;
 	}
 	sb_free(&sb);
+	sb_free(&shown);
+	sb_free(&why_shown);
 	return rc;
 }
 

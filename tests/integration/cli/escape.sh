@@ -61,3 +61,19 @@ assert_eq 2 "$(grep -c '^ *status:' "$T_DIR/raw")" "status lines of kyu --raw sh
 assert_eq 3 "$(tr -cd '\033' <"$T_DIR/raw" | wc -c)" "ESC bytes of kyu --raw show"
 kyu --raw list >"$T_DIR/raw" || fail "kyu --raw list failed"
 assert_eq 4 "$(wc -l <"$T_DIR/raw")" "lines of kyu --raw list (the newlines of the id and of the error as they are)"
+
+# ---- kyu retry: the id it echoes and the unique key of its refusal come
+# from the user and from rows: escaped too.
+esc_id=$'r\x1b[31m1'
+esc_key=$'k\x1b]0;owned\x07'
+sql "INSERT INTO kyu_jobs (id, command, status, unique_key) VALUES
+	('$(printf '%s' "$esc_id" | sed "s/'/''/g")', 'true', 'failed', '$(printf '%s' "$esc_key" | sed "s/'/''/g")'),
+	('holder', 'true', 'waiting', '$(printf '%s' "$esc_key" | sed "s/'/''/g")')" ||
+	fail "inserting the retry rows failed"
+kyu retry "$esc_id" >"$T_DIR/retry.out" 2>"$T_DIR/retry.err" && fail "retry of a job whose unique key is held succeeded"
+assert_eq 0 "$(cat "$T_DIR/retry.out" "$T_DIR/retry.err" | tr -cd '\033\007' | wc -c)" \
+	"ESC and BEL bytes of kyu retry's refusal: $(cat -A "$T_DIR/retry.err")"
+grep -qF 'r\e[31m1' "$T_DIR/retry.err" || fail "kyu retry's refusal does not name the id escaped: $(cat -A "$T_DIR/retry.err")"
+sql "DELETE FROM kyu_jobs WHERE id = 'holder'"
+kyu retry "$esc_id" >"$T_DIR/retry.out" 2>"$T_DIR/retry.err" || fail "retry failed: $(cat "$T_DIR/retry.err")"
+assert_eq 0 "$(tr -cd '\033' <"$T_DIR/retry.out" | wc -c)" "ESC bytes of kyu retry's answer: $(cat -A "$T_DIR/retry.out")"
