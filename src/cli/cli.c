@@ -52,7 +52,14 @@ out:
 
 int cli_die_db(struct db *db, const char *what)
 {
-	fprintf(stderr, "kyu: %s: %s\n", what, db_error(db));
+	/* The server's message may quote a row's value (a duplicate key). */
+	struct strbuf sb = { 0 };
+	const char *e = db_error(db);
+
+	sb_adds(&sb, "");
+	text_escape(&sb, e, strlen(e), ESCAPE_TERMINAL);
+	fprintf(stderr, "kyu: %s: %s\n", what, sb.buf);
+	sb_free(&sb);
 	return 1;
 }
 
