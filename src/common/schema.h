@@ -30,12 +30,12 @@
 /* The error numbers the triggers of sql/schema.sql signal, each with its
  * own SQLSTATE (kyu_jobs(7), "Errors"), from schema version 7; before it,
  * KYU01 to KYU03 were all ER_SIGNAL_EXCEPTION (1644). */
-#define SCHEMA_ERR_QUEUE_FULL 50001 /* KYU01: kyu_queues.max_waiting */
-#define SCHEMA_ERR_AFTER 50002      /* KYU02: after names no job, or is no array */
-#define SCHEMA_ERR_TRACEPARENT 50003 /* KYU03 */
-#define SCHEMA_ERR_ARGV 50004       /* KYU04 */
-#define SCHEMA_ERR_ENV 50005        /* KYU05 */
-#define SCHEMA_ERR_STATUS 50006     /* KYU06 */
+#define SCHEMA_ERR_QUEUE_FULL 31001 /* KYU01: kyu_queues.max_waiting */
+#define SCHEMA_ERR_AFTER 31002      /* KYU02: after names no job, or is no array */
+#define SCHEMA_ERR_TRACEPARENT 31003 /* KYU03 */
+#define SCHEMA_ERR_ARGV 31004       /* KYU04 */
+#define SCHEMA_ERR_ENV 31005        /* KYU05 */
+#define SCHEMA_ERR_STATUS 31006     /* KYU06 */
 #define SCHEMA_ERR_FIRST SCHEMA_ERR_QUEUE_FULL
 #define SCHEMA_ERR_LAST SCHEMA_ERR_STATUS
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What an INSERT is refused with (kyu_jobs(7), "Errors"), from the mariadb
 # client, in a strict sql_mode and with sql_mode '': a bad argv, env or
-# status gets kyu's error number and SQLSTATE (50004 KYU04, 50005 KYU05,
-# 50006 KYU06; a status in strict mode the server's 1265 naming the column)
-# and a message naming the column; KYU01-03 have their numbers (50001-50003);
+# status gets kyu's error number and SQLSTATE (31004 KYU04, 31005 KYU05,
+# 31006 KYU06; a status in strict mode the server's 1265 naming the column)
+# and a message naming the column, and so does a status in an UPDATE
+# without a strict sql_mode; KYU01-03 have their numbers (31001-31003);
 # every value kyud would refuse in argv or env is refused, and the near
 # misses that are fine are not. A refused 1,000-row INSERT into a queue
 # bounded at 500 says what it counted and inserts nothing. An explicit NULL
@@ -31,19 +32,32 @@ strict=STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION
 # '[object Object]', a number in env; a misspelt status.
 for mode in "$strict" ""; do
 	refused "$mode" "INSERT INTO kyu_jobs (id, argv) VALUES ('php', 'Array')" \
-		"^ERROR 50004 \(KYU04\).*kyu: argv of job php is not a non-empty JSON array of strings \(not valid JSON\): Array$"
+		"^ERROR 31004 \(KYU04\).*kyu: argv of job php is not a non-empty JSON array of strings \(not valid JSON\): Array$"
 	refused "$mode" "INSERT INTO kyu_jobs (id, command, env) VALUES ('node', 'true', '[object Object]')" \
-		"^ERROR 50005 \(KYU05\).*kyu: env of job node is not a JSON object of strings \(not valid JSON\): \[object Object\]$"
+		"^ERROR 31005 \(KYU05\).*kyu: env of job node is not a JSON object of strings \(not valid JSON\): \[object Object\]$"
 	refused "$mode" "INSERT INTO kyu_jobs (id, command, env) VALUES ('num', 'true', '{\"N\": 5}')" \
-		"^ERROR 50005 \(KYU05\).*kyu: env of job num is not a JSON object of strings \(value of N is not a string\)"
+		"^ERROR 31005 \(KYU05\).*kyu: env of job num is not a JSON object of strings \(value of N is not a string\)"
 done
 refused "$strict" "INSERT INTO kyu_jobs (id, command, status) VALUES ('us', 'true', 'canceled')" \
 	"^ERROR 1265 \(01000\).*Data truncated for column 'status'"
 refused "" "INSERT INTO kyu_jobs (id, command, status) VALUES ('us', 'true', 'canceled')" \
-	"^ERROR 50006 \(KYU06\).*kyu: status of job us is not one of waiting, running, succeeded, failed, cancelled, blocked"
+	"^ERROR 31006 \(KYU06\).*kyu: status of job us is not one of waiting, running, succeeded, failed, cancelled, blocked"
 refused "" "INSERT INTO kyu_jobs (id, command, status) VALUES ('ok', 'true', 'waiting'), ('us', 'true', 'canceled')" \
-	"^ERROR 50006 \(KYU06\)"
+	"^ERROR 31006 \(KYU06\)"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs")" "rows after the refusals"
+# The same typo in an UPDATE (kyu_jobs_status_update); a row that holds ''
+# already (from before the trigger) stays updatable, and can be mended.
+sql "INSERT INTO kyu_jobs (id, command, run_at) VALUES ('u', 'true', NOW(6) + INTERVAL 1 DAY)"
+refused "$strict" "UPDATE kyu_jobs SET status = 'canceled' WHERE id = 'u'" "^ERROR 1265 \(01000\).*Data truncated for column 'status'"
+refused "" "UPDATE kyu_jobs SET status = 'canceled' WHERE id = 'u'" \
+	"^ERROR 31006 \(KYU06\).*kyu: status is not one of waiting, running, succeeded, failed, cancelled, blocked"
+root_sql -D "$T_DB" -e "DROP TRIGGER kyu_jobs_status_update; SET SESSION sql_mode = '';
+	UPDATE kyu_jobs SET status = 'canceled' WHERE id = 'u'"
+root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql again"
+sql "SET SESSION sql_mode = ''; UPDATE kyu_jobs SET queue = 'elsewhere' WHERE status = ''"
+sql "UPDATE kyu_jobs SET status = 'cancelled' WHERE status = ''"
+assert_eq "u cancelled elsewhere" "$(sql "SELECT CONCAT_WS(' ', id, status, queue) FROM kyu_jobs")" "the mended row"
+sql "DELETE FROM kyu_jobs"
 
 # ---- every argv and env kyud refuses (tests/integration/input/bad_json.sh's
 # cases), each refused here with the number of its column.
@@ -56,15 +70,15 @@ bad_env=('A=1' '' '{"A": "1",}' '"A=1"' '["A=1"]' '[]' '{"A": 1}' '{"A": null}' 
 	'{"A\u0000B": "1"}' '{"A": "x\u0000"}')
 hexlit() { printf "CONVERT(X'%s' USING utf8mb4)" "$(printf %s "$1" | od -An -v -tx1 | tr -d ' \n')"; }
 for v in "${bad_argv[@]}"; do
-	refused "$strict" "INSERT INTO kyu_jobs (id, argv) VALUES ('a', $(hexlit "$v"))" "^ERROR 50004 \(KYU04\).*kyu: argv of job a "
+	refused "$strict" "INSERT INTO kyu_jobs (id, argv) VALUES ('a', $(hexlit "$v"))" "^ERROR 31004 \(KYU04\).*kyu: argv of job a "
 done
 refused "$strict" "INSERT INTO kyu_jobs (id, argv) VALUES ('deep', CONCAT(REPEAT('[', 10000), REPEAT(']', 10000)))" \
-	"^ERROR 50004 \(KYU04\)"
+	"^ERROR 31004 \(KYU04\)"
 refused "$strict" "INSERT INTO kyu_jobs (id, argv) VALUES ('rawnul', CONCAT('[\"/bin/touch\", \"x', CHAR(0), '\"]'))" \
-	"^ERROR 50004 \(KYU04\)"
+	"^ERROR 31004 \(KYU04\)"
 for v in "${bad_env[@]}"; do
 	refused "$strict" "INSERT INTO kyu_jobs (id, command, env) VALUES ('e', 'true', $(hexlit "$v"))" \
-		"^ERROR 50005 \(KYU05\).*kyu: env of job e "
+		"^ERROR 31005 \(KYU05\).*kyu: env of job e "
 done
 # What the messages say of a few (the element, the name).
 refused "$strict" "INSERT INTO kyu_jobs (id, argv) VALUES ('a', '[\"/bin/true\", \"a\", 3]')" "\(argv\[2\] is not a string\)"
@@ -85,15 +99,15 @@ assert_eq 2 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'fine%'")" "near
 # ---- KYU01-03 with their numbers.
 sql "INSERT INTO kyu_queues (name, max_waiting) VALUES ('b500', 500), ('b0', 0)"
 refused "$strict" "INSERT INTO kyu_jobs (queue, command) SELECT 'b500', 'true' FROM seq_1_to_1000" \
-	"^ERROR 50001 \(KYU01\).*kyu: queue b500 is full: kyu_queues.max_waiting is 500 and 500 jobs wait, counting those this transaction inserted before this row \(this statement's included\); none of the statement's rows were inserted$"
+	"^ERROR 31001 \(KYU01\).*kyu: queue b500 is full: kyu_queues.max_waiting is 500 and 500 jobs wait, counting those this transaction inserted before this row \(this statement's included\); none of the statement's rows were inserted$"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'b500'")" "rows of the refused 1,000-row INSERT"
 refused "$strict" "INSERT INTO kyu_jobs (queue, command) VALUES ('b0', 'true')" \
-	"^ERROR 50001 \(KYU01\).*kyu: queue b0 is full: kyu_queues.max_waiting is 0; none of the statement's rows were inserted$"
+	"^ERROR 31001 \(KYU01\).*kyu: queue b0 is full: kyu_queues.max_waiting is 0; none of the statement's rows were inserted$"
 refused "$strict" "INSERT INTO kyu_jobs (id, command, after) VALUES ('down', 'true', '[\"nope\"]')" \
-	"^ERROR 50002 \(KYU02\).*kyu: after of job down names job nope, which does not exist$"
-refused "$strict" "INSERT INTO kyu_jobs (id, command, after) VALUES ('down', 'true', '{}')" "^ERROR 50002 \(KYU02\)"
+	"^ERROR 31002 \(KYU02\).*kyu: after of job down names job nope, which does not exist$"
+refused "$strict" "INSERT INTO kyu_jobs (id, command, after) VALUES ('down', 'true', '{}')" "^ERROR 31002 \(KYU02\)"
 refused "$strict" "INSERT INTO kyu_jobs (id, command, traceparent) VALUES ('tp', 'true', 'xyz')" \
-	"^ERROR 50003 \(KYU03\).*kyu: traceparent of job tp is not a W3C traceparent"
+	"^ERROR 31003 \(KYU03\).*kyu: traceparent of job tp is not a W3C traceparent"
 
 # ---- NULL is the default, in every column, whatever the sql_mode.
 cols="id, queue, command, status, priority, run_at, max_attempts, time_limit, attempts, tempfails,

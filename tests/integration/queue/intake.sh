@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded intake and bad input around queues:
-# - max_waiting 3: the fourth INSERT fails with error 50001, SQLSTATE KYU01,
+# - max_waiting 3: the fourth INSERT fails with error 31001, SQLSTATE KYU01,
 #   naming the queue and the bound, kyu submit says so and exits 75; room
 #   comes back as jobs leave 'waiting'; other queues are not bounded;
 # - bad kyu_queues values are refused by name; kyu pause/limit refuse bad
@@ -28,7 +28,7 @@ grep -q 'queue in is full: kyu_queues.max_waiting is 3 and 3 jobs wait' "$T_DIR/
 if out=$(root_sql -D "$T_DB" -e "INSERT INTO kyu_jobs (id, queue, command) VALUES ('in5', 'in', 'true')" 2>&1); then
 	fail "a plain INSERT into the full queue succeeded"
 fi
-grep -q '^ERROR 50001 (KYU01).*kyu: queue in is full' <<<"$out" || fail "plain INSERT: no error 50001, SQLSTATE KYU01: $out"
+grep -q '^ERROR 31001 (KYU01).*kyu: queue in is full' <<<"$out" || fail "plain INSERT: no error 31001, SQLSTATE KYU01: $out"
 assert_eq 3 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE queue = 'in'")" "rows in the bounded queue"
 # Not bounded: another queue, and a multi-row INSERT elsewhere.
 sql "INSERT INTO kyu_jobs (id, queue, command) SELECT CONCAT('o', seq), 'other', 'true' FROM seq_1_to_20"
