@@ -339,7 +339,7 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	 * that very path. */
 	if (c->argv_json)
 		path = domain_env_find_program(spec.argv[0], spec.envp);
-	if (domain_check_row(d, c->queue, !c->argv_json, c->env_json != NULL, path ? path : spec.argv[0],
+	if (domain_check_row(d, c->queue, !c->argv_json, spec.env_foreign, path ? path : spec.argv[0],
 			     err, sizeof(err)) < 0) {
 		outcome_unstarted(err, fail);
 		jobspec_free(&spec);

@@ -177,6 +177,8 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 				return -1;
 			}
 			env_set(&b, key, json_string_value(v));
+			if (strncmp(key, JOBSPEC_HOOK_ENV_PREFIX, strlen(JOBSPEC_HOOK_ENV_PREFIX)) != 0)
+				spec->env_foreign = true;
 		}
 		json_decref(root);
 	}

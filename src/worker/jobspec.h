@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The variables of a failure hook's job (store_finish.c), kyud's own. */
+#define JOBSPEC_HOOK_ENV_PREFIX "KYU_FAILED_"
+
 /* The descriptor a job writes its status lines to (kyu_jobs(7), "The
  * status channel"), named in its environment as KYU_STATUS_FD. */
 #define JOB_STATUS_FD 3
@@ -20,6 +23,10 @@ struct jobspec {
 	char **envp;
 	char **own; /* the entries built for this job, NULL-terminated */
 	int use_path; /* argv[0] is looked up in PATH (argv mode, direct lines) */
+	/* The row's env sets a variable outside kyu's own KYU_FAILED_* (what
+	 * a failure hook's job carries, written by kyud): what a queue's
+	 * row_env rule refuses. */
+	bool env_foreign;
 	/* argv is a command line split by cmdline_split, run without the
 	 * shell. The job must still end as the shell would have made it end,
 	 * and a failed spawn is where the two differ: the shell turns it into
