@@ -816,7 +816,7 @@ CREATE TABLE IF NOT EXISTS kyu_attempts (
 -- not empty, matches (possessive, so linear in the length; the pattern is
 -- the same every row, so compiled once); the JSON functions that say what
 -- is wrong run only for a row that is refused (or holds an escaped NUL),
--- and JSON_TABLE alone would cost twice the rest.
+-- where a JSON_TABLE on every row cost more than the rest of the trigger.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_check',
   ' BEFORE INSERT ON kyu_jobs FOR EACH ROW PRECEDES kyu_jobs_after_check',
