@@ -179,8 +179,8 @@ static void clock_read(struct lease *l, int64_t db_us, double sent, double got, 
 	log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): %s"
 		 "no expired lease is taken over for the next %d s (one lease), so that a job "
 		 "whose worker is alive is not run twice because of the step",
-		 (double)step / 1e6, since, renew && lease_renewing(l) ? "renewing leases now; " : "",
-		 l->lease);
+		 (double)step / 1e6, since,
+		 renew && lease_renewing(l) ? "renewing leases now; " : "", l->lease);
 }
 
 void lease_clock_read(struct lease *l, int64_t db_us, double sent, double got)

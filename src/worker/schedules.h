@@ -68,7 +68,13 @@ struct schedules_step {
 	bool merged;       /* missed = once: the job stands for a missed period */
 };
 
-enum schedules_sent { SCHEDULES_NONE, SCHEDULES_SCAN, SCHEDULES_STEP, SCHEDULES_MARK, SCHEDULES_REBASE };
+enum schedules_sent {
+	SCHEDULES_NONE,
+	SCHEDULES_SCAN,
+	SCHEDULES_STEP,
+	SCHEDULES_MARK,
+	SCHEDULES_REBASE
+};
 
 struct schedules_hold {
 	char *name;
