@@ -12,6 +12,17 @@
 -- Every column is described in kyu.ini(5)'s companion page kyu_jobs(7) and
 -- in README.md.
 
+-- On a server that writes a binary log, creating the triggers and
+-- procedures below needs SUPER or log_bin_trust_function_creators = ON;
+-- without either the server stops this file halfway (ERROR 1419, after
+-- the tables). Say so first, with the fix, before anything is changed.
+SET @kyu_schema_super = EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES
+                                WHERE PRIVILEGE_TYPE = 'SUPER');
+EXECUTE IMMEDIATE IF(@@GLOBAL.log_bin = 1 AND @@GLOBAL.log_bin_trust_function_creators = 0
+    AND NOT @kyu_schema_super,
+  'SIGNAL SQLSTATE ''KYU10'' SET MYSQL_ERRNO = 31010, MESSAGE_TEXT = ''this server writes a binary log (log_bin = ON): creating the triggers and procedures of kyu then needs the SUPER privilege or log_bin_trust_function_creators = ON. Load sql/schema.sql as an administrator, or have one run SET GLOBAL log_bin_trust_function_creators = 1 (and set it in the configuration of the server); nothing was changed''',
+  'DO 0');
+
 -- The schema's version (kyu_jobs(7), "Schema versions"): schema_version is
 -- the version of this file (the number of the last step in sql/upgrade/),
 -- schema_compat the oldest version a kyud must know to work on it. The
