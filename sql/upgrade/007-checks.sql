@@ -126,6 +126,8 @@ EXECUTE IMMEDIATE CONCAT(
 -- means the default for every column, as it always did for max_attempts.
 -- (The id's is CAST: UUID() is of type UUID since MariaDB 10.10, and
 -- IFNULL with it would read a given id as a UUID, and refuse it.)
+-- A row inserted as running with no lease (nobody's: no worker renews
+-- it) gets an expired one, so that a claim takes it as a dead worker's.
 -- A status the ENUM does not hold is stored as '' when sql_mode is not
 -- strict (strict mode refuses it before any trigger runs, with the
 -- server's error 1265 naming the column). argv and env are checked at
@@ -162,6 +164,9 @@ EXECUTE IMMEDIATE CONCAT(
   '   SET msg = CONCAT(''kyu: status of job '', LEFT(NEW.id, 100), '' is not one of waiting, running,'',',
   '     '' succeeded, failed, cancelled, blocked (without a strict sql_mode, any other value is stored as '''''''')'');',
   '   SIGNAL SQLSTATE ''KYU06'' SET MYSQL_ERRNO = 31006, MESSAGE_TEXT = msg;',
+  '  END IF;',
+  '  IF NEW.status = ''running'' AND NEW.lease_until IS NULL THEN',
+  '   SET NEW.lease_until = NOW(6);',
   '  END IF;',
   '  IF NEW.argv IS NOT NULL THEN',
   '   IF JSON_VALID(NEW.argv) IS NOT TRUE THEN',
