@@ -339,7 +339,7 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 		if (json_integer_value(json_object_get(q, "due")) <= 0)
 			continue;
 		if (json_is_true(json_object_get(q, "paused")))
-			why(q, "paused", "paused: no job of it starts (kyu resume)");
+			why(q, "paused", "no job of it starts (kyu resume)");
 		if (json_is_integer(max) &&
 		    json_integer_value(json_object_get(q, "running")) >= json_integer_value(max))
 			why(q, "max_running", "%lld running, as many as its max_running allows",
