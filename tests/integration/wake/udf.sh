@@ -21,12 +21,15 @@ WAKE_MAX_MS=10000
 
 # The server loads the UDF from its plugin directory, which holds a copy
 # as an installation would.
+# kyu_notify sends only to 127.0.0.1:7711 and to what kyu_notify.allow
+# lists: this test's kyud listens elsewhere.
+port=$(free_udp_port)
 mkdir -p "$T_DIR/plugin"
 cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
+echo "127.0.0.1:$port" >"$T_DIR/plugin/kyu_notify.allow"
 export KYU_PLUGIN_DIR=$T_DIR/plugin
 private_db_start # from here on sql and start_kyud use it
 
-port=$(free_udp_port)
 { echo "SET @kyu_notify_target = '127.0.0.1:$port';"; cat "$KYU_SRC/sql/notify.sql"; } |
 	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
 assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.TRIGGERS
