@@ -39,23 +39,34 @@
 -- one stops this script before any trigger is touched. SHOW TRIGGERS shows
 -- it.
 --
--- Who may be sent to: kyu_notify sends only to loopback addresses
--- (127.0.0.0/8, ::1) and to the targets listed in the file
+-- Who may be sent to: kyu_notify sends only to kyud's default address
+-- (127.0.0.1:7711, [::1]:7711) and to the targets listed in the file
 -- kyu_notify.allow beside kyu_notify.so in the plugin directory, one
 -- "a.b.c.d:port" or "[v6]:port" a line ('#' starts a comment), read again
 -- within a second of a change. Any account may call the function with any
--- target and bytes; the list, which only whoever installs plugins may
--- write, keeps it from being a way to send datagrams anywhere. A daemon
--- on another host needs its [kyud] advertise address listed there, as does
--- a fallback address that is not loopback (this script refuses one that
--- is not). A live daemon whose address is not listed gets no wake-up (and
--- the fallback none either): its poll finds the jobs.
---   printf '10.0.0.7:7711\n10.0.0.8:7711\n' >"$(mariadb -N -e 'SELECT @@plugin_dir')/kyu_notify.allow"
+-- target; the list, which only whoever installs plugins may write, keeps
+-- it from being a way to send datagrams anywhere, loopback ports included
+-- (a local syslog or any service that trusts local datagrams). List there
+-- every daemon's [kyud] listen or advertise address other than the
+-- default: a second daemon on 127.0.0.1:7712 as much as one on another
+-- host, and a fallback address other than the default (this script refuses
+-- one that is not listed). A live daemon whose address is not listed gets
+-- no wake-up (and the fallback none either): its poll finds the jobs.
+--   printf '127.0.0.1:7712\n10.0.0.7:7711\n' >"$(mariadb -N -e 'SELECT @@plugin_dir')/kyu_notify.allow"
 --
--- Rate: at most 2,000 datagrams a second per server process, shared by
--- all connections; beyond that a wake-up is dropped (the poll finds the
--- job). With the coalescing below that is 2,000 statements a second.
+-- What it sends: only "kyu:" and a queue name kyud accepts (at most 256
+-- bytes of valid UTF-8, no control character), "kyu:" alone (any queue) or
+-- the cancel hint; a call with anything else sends nothing and returns 0.
 --
+-- Rate: a (target, queue) pair gets at most one datagram per 10 ms; a call
+-- within that window is sent once it has passed (by a thread of the
+-- plugin), so the wake-up always follows the row. Datagrams that name
+-- distinct queues take from a bucket of 2,000 a second per server process;
+-- beyond it the target's "any queue" wake-up (one per 10 ms per target)
+-- stands in, which wakes every queue there. The cancel hint has a budget of
+-- its own per target. So a flood of calls from any account, however many
+-- names it makes up, delays a real wake-up by 10 ms at most.
+
 -- What is sent: one datagram "kyu:QUEUE" per daemon, queue and statement
 -- (and, for running jobs cancelled, the cancel hint: see the UPDATE trigger):
 -- an INSERT of 1,000 rows into one queue sends one to each daemon that
@@ -111,11 +122,11 @@ CREATE FUNCTION IF NOT EXISTS kyu_notify RETURNS INTEGER SONAME 'kyu_notify.so';
 -- queue" wake-up.)
 EXECUTE IMMEDIATE IF(@kyu_notify_target = '', 'SET @kyu_notify_sent = 0',
   CONCAT('SET @kyu_notify_sent = kyu_notify(NULL, ', QUOTE(@kyu_notify_target), ')'));
--- ... and that kyu_notify may send to it (-1: it is neither loopback nor
--- in kyu_notify.allow; see "Who may be sent to" above).
+-- ... and that kyu_notify may send to it (-1: it is neither the default
+-- nor in kyu_notify.allow; see "Who may be sent to" above).
 EXECUTE IMMEDIATE IF(@kyu_notify_sent < 0,
   CONCAT('SIGNAL SQLSTATE ''45000'' SET MESSAGE_TEXT = ', QUOTE(CONCAT('kyu_notify: target ',
-    @kyu_notify_target, ' is not allowed: not loopback, and not listed in kyu_notify.allow in ',
+    @kyu_notify_target, ' is not allowed: not 127.0.0.1:7711, and not listed in kyu_notify.allow in ',
     'the plugin directory'))),
   'DO 0');
 
