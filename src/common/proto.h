@@ -32,7 +32,8 @@ enum msg_type {
 	KYU_CANCEL,    /* a running job may have been cancelled: renew leases now */
 	/* worker -> supervisor */
 	KYU_READY = 16, /* started; first connection attempt done */
-	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due */
+	KYU_IDLE,       /* acquisition found less than asked; value = µs to next due,
+			 * pad = the jobs it took */
 	KYU_MORE,       /* acquisition was full: more work is likely waiting */
 	KYU_STATE,      /* value = proto_state_pack(): sent from a timer of the worker's
 			 * loop, so its arrival also says that the loop turns */

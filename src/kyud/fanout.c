@@ -144,6 +144,8 @@ void fanout_msg(struct fanout *f, struct child *c, const struct msg *m)
 		break;
 	case KYU_IDLE: {
 		double next = f->cfg->poll_interval, due = (double)m->value / 1e6;
+		if (m->pad > 0 && f->wake_bucket)
+			ratelimit_refund(f->wake_bucket);
 		c->idle = true;
 		c->wake_inflight = false;
 		next = jittered(next);
@@ -170,6 +172,8 @@ void fanout_msg(struct fanout *f, struct child *c, const struct msg *m)
 		break;
 	}
 	case KYU_MORE:
+		if (f->wake_bucket)
+			ratelimit_refund(f->wake_bucket);
 		c->idle = false;
 		c->wake_inflight = false;
 		f->hint_pending = false;

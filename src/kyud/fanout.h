@@ -23,6 +23,7 @@
 #include "common/proto.h"
 #include "child.h"
 #include "pool.h"
+#include "ratelimit.h"
 #include "sdnotify.h"
 
 struct fanout {
@@ -30,6 +31,10 @@ struct fanout {
 	const struct kyu_config *cfg; /* the supervisor's, in force */
 	struct pool *pool;
 	struct sdnotify *sdn;
+	/* The listener's bucket of datagram wake-ups (NULL: none): a claim
+	 * that found work gives its token back, so that only wake-ups that
+	 * find nothing (a flood) are held to [kyud] wake_rate. */
+	struct ratelimit *wake_bucket;
 	ev_timer poll_w;
 	double polled_at; /* ev_now of the last KYU_POLLED to every worker */
 	int rr;           /* where the next round-robin search starts */

@@ -16,6 +16,7 @@ void listener_init(struct listener *l, struct ev_loop *loop, const struct kyu_co
 	l->cfg = cfg;
 	l->fan = fan;
 	l->fd = -1;
+	fan->wake_bucket = &l->rl;
 }
 
 static void on_datagram(EV_P_ ev_io *io, int revents)

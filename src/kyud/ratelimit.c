@@ -18,3 +18,10 @@ bool ratelimit_allow(struct ratelimit *rl, double now)
 	rl->tokens -= 1.0;
 	return true;
 }
+
+void ratelimit_refund(struct ratelimit *rl)
+{
+	rl->tokens += 1.0;
+	if (rl->tokens > rl->rate)
+		rl->tokens = rl->rate;
+}

@@ -13,5 +13,8 @@ struct ratelimit {
 void ratelimit_init(struct ratelimit *rl, double rate, double now);
 /* True (and one token taken) when an event at time now is within the rate. */
 bool ratelimit_allow(struct ratelimit *rl, double now);
+/* An event that turned out worth its token gives it back (never beyond a
+ * full bucket). */
+void ratelimit_refund(struct ratelimit *rl);
 
 #endif

@@ -471,7 +471,7 @@ static void paced(struct claim *cl, const struct claim_reply *cr, bool full, boo
 	 * backoff in a queue whose claim came back short). */
 	if (cr->next_due_us > 0 && cr->next_due_us != INT64_MAX && cr->next_due_us < next)
 		next = cr->next_due_us;
-	parent_send(cl->parent, KYU_IDLE, next);
+	parent_send_found(cl->parent, KYU_IDLE, next, cr->got > 0 ? (uint32_t)cr->got : 0);
 }
 
 void claim_reply(void *claim, const struct db_reply *r)

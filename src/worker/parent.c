@@ -16,7 +16,12 @@ void parent_init(struct parent *p, void (*on_gone)(void *ctx), void *ctx)
 
 void parent_send(const struct parent *p, uint32_t type, int64_t value)
 {
-	struct msg m = { .type = type, .value = value };
+	parent_send_found(p, type, value, 0);
+}
+
+void parent_send_found(const struct parent *p, uint32_t type, int64_t value, uint32_t found)
+{
+	struct msg m = { .type = type, .pad = found, .value = value };
 	if (p->gone)
 		return;
 	/* A full socket means the supervisor is far behind; a lost hint is

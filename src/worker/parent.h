@@ -34,6 +34,10 @@ struct parent {
 void parent_init(struct parent *p, void (*on_gone)(void *ctx), void *ctx);
 /* A message (proto.h) to the supervisor, unless it is gone. */
 void parent_send(const struct parent *p, uint32_t type, int64_t value);
+/* The same, with what the claim found in the message's pad (KYU_IDLE:
+ * jobs taken), so that the supervisor can tell wake-ups that found work
+ * from those that did not (proto.h). */
+void parent_send_found(const struct parent *p, uint32_t type, int64_t value, uint32_t found);
 /* Whether it still lives; if not, it is gone from now on (on_gone). */
 bool parent_alive(struct parent *p);
 /* It went away: say so, then on_gone. */

@@ -18,5 +18,19 @@ int main(void)
 	for (int i = 0; i < 100; i++)
 		allowed += ratelimit_allow(&rl, 1000.0);
 	CHECK(allowed == 10);
+	/* A refunded token can be spent again; refunds never overfill. */
+	ratelimit_init(&rl, 2, 500.0);
+	CHECK(ratelimit_allow(&rl, 500.0));
+	CHECK(ratelimit_allow(&rl, 500.0));
+	CHECK(!ratelimit_allow(&rl, 500.0));
+	ratelimit_refund(&rl);
+	CHECK(ratelimit_allow(&rl, 500.0));
+	CHECK(!ratelimit_allow(&rl, 500.0));
+	for (int i = 0; i < 10; i++)
+		ratelimit_refund(&rl);
+	allowed = 0;
+	for (int i = 0; i < 10; i++)
+		allowed += ratelimit_allow(&rl, 500.0);
+	CHECK(allowed == 2);
 	return check_done("ratelimit");
 }
