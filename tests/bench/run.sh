@@ -1053,6 +1053,10 @@ if has_case latency && [ "$kyud_ok" = 1 ]; then
 				start_kyud_listen "$LAT_WORKERS" "$log" && ok=1
 			fi
 			if [ "$ok" = 1 ] && [ "$mode" = udf ]; then
+				# kyu_notify sends only to 127.0.0.1:7711 and the targets
+				# listed beside it (read again within a second).
+				echo "$conf_listen" >"$tmp/plugin/kyu_notify.allow"
+				sleep 1.1
 				{ echo "SET @kyu_notify_target = '$conf_listen';"; cat "$root/sql/notify.sql"; } |
 					sql_root >/dev/null 2>"$tmp/notify.err" || {
 					note "latency: sql/notify.sql failed: $(tr '\n' ' ' <"$tmp/notify.err")"

@@ -20,6 +20,8 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])')
 mkdir -p "$T_DIR/plugin"
 cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
+# kyu_notify sends only to 127.0.0.1:7711 and the targets listed here.
+echo "127.0.0.1:$port" >"$T_DIR/plugin/kyu_notify.allow"
 export KYU_PLUGIN_DIR=$T_DIR/plugin
 private_db_start
 { echo "SET @kyu_notify_target = '';"; cat "$KYU_SRC/sql/notify.sql"; } |

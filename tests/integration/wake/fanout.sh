@@ -51,6 +51,8 @@ private_db_start
 
 declare -A port log
 for n in 2 3 4; do port[$n]=$(udp_port "127.0.0.$n"); done
+# kyu_notify sends only to 127.0.0.1:7711 and the targets listed here.
+for n in 2 3 4; do echo "127.0.0.$n:${port[$n]}"; done >"$T_DIR/plugin/kyu_notify.allow"
 common=(kyud.workers=2 kyud.poll_interval=300)
 start_kyud "${common[@]}" kyud.listen="127.0.0.2:${port[2]}" kyud.queues=q2
 log[2]=$KYUD_LOG
@@ -101,6 +103,8 @@ started_on j4b 4 "INSERT into q4b (second queue of a list)"
 # ---- coalescing: a receiver registered as a fourth daemon of q3 counts
 # what one 1,000-row INSERT sends it.
 rport=$(udp_port 127.0.0.5)
+echo "127.0.0.5:$rport" >>"$T_DIR/plugin/kyu_notify.allow"
+sleep 1.1 # kyu_notify reads the list again within a second of a change
 "$recv" -b 127.0.0.5 -p "$rport" -t 120 >"$T_DIR/recv.out" 2>"$T_DIR/recv.err" &
 recv_pid=$!
 EXIT_HOOKS+=("kill $recv_pid 2>/dev/null")
