@@ -186,6 +186,16 @@ int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t
 		snprintf(err, errlen, "neither command nor argv is set");
 		return -1;
 	}
+	/* Checked like the cron expression: a schedule whose job every INSERT
+	 * would refuse fires nothing, and says why in its row. */
+	if (row->bad_what == SCHEDULES_BAD_ARGV) {
+		snprintf(err, errlen, "argv is not a non-empty JSON array (of strings)");
+		return -1;
+	}
+	if (row->bad_what == SCHEDULES_BAD_ENV) {
+		snprintf(err, errlen, "env is not a JSON object (of strings)");
+		return -1;
+	}
 	if (row->bad_next) {
 		snprintf(err, errlen, "next_run holds no valid time (a zero date?)");
 		return -1;
@@ -312,7 +322,11 @@ void schedules_scan_build(struct strbuf *sb)
 		  "MIN(next_run)) FROM kyu_schedules WHERE enabled = 1 AND error IS NULL AND "
 		  "next_run > UTC_TIMESTAMP(6)) AS next_in) AS c LEFT JOIN (SELECT name, cron, "
 		  "timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run) AS next_run, missed, grace, "
-		  "command IS NULL AND argv IS NULL AS nothing, next_run IS NOT NULL AS raw_next "
+		  "CASE WHEN command IS NULL AND argv IS NULL THEN 1 WHEN argv IS NOT NULL AND "
+		  "(JSON_VALID(argv) IS NOT TRUE OR JSON_TYPE(argv) <> 'ARRAY' OR JSON_LENGTH(argv) = 0) "
+		  "THEN 2 WHEN env IS NOT NULL AND (JSON_VALID(env) IS NOT TRUE OR "
+		  "JSON_TYPE(env) <> 'OBJECT') THEN 3 ELSE 0 END AS nothing, "
+		  "next_run IS NOT NULL AS raw_next "
 		  "FROM kyu_schedules WHERE enabled = 1 "
 		  "AND error IS NULL AND (next_run IS NULL OR next_run <= UTC_TIMESTAMP(6)) "
 		  "ORDER BY next_run LIMIT %d) AS s ON TRUE",
@@ -519,6 +533,9 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 				row->missed = *m;
 			row->grace = g ? strtoll(g, NULL, 10) : 60;
 			row->runs_nothing = none && strcmp(none, "1") == 0;
+			row->bad_what = none && strcmp(none, "2") == 0   ? SCHEDULES_BAD_ARGV
+					: none && strcmp(none, "3") == 0 ? SCHEDULES_BAD_ENV
+									 : 0;
 			/* A zero date: not NULL, yet no time. */
 			row->bad_next = !next && raw && strcmp(raw, "1") == 0;
 		}

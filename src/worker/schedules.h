@@ -48,6 +48,9 @@
 
 /* A schedule as a scan read it. next_run: seconds since the epoch (UTC);
  * has_next false when the column is NULL. */
+#define SCHEDULES_BAD_ARGV 2
+#define SCHEDULES_BAD_ENV 3
+
 struct schedules_row {
 	char *name, *cron, *tz;
 	int64_t next_run;
@@ -55,6 +58,7 @@ struct schedules_row {
 	char missed; /* 's'kip, 'o'nce, 'a'll */
 	int64_t grace;
 	bool runs_nothing; /* neither command nor argv */
+	int bad_what;      /* SCHEDULES_BAD_*: argv or env not of the right JSON type */
 	bool bad_next;     /* next_run is set but holds no time (a zero date) */
 };
 

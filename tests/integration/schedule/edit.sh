@@ -72,6 +72,9 @@ sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('typo', '* * * *', 
 sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('feb31', '0 0 31 2 *', 'true')"
 sql "INSERT INTO kyu_schedules (name, cron, timezone, command) VALUES ('mars', '* * * * *', 'Mars/Olympus', 'true')"
 sql "SET SESSION sql_mode = ''; INSERT INTO kyu_schedules (name, cron, command, next_run) VALUES ('zero', '* * * * *', 'true', '0000-00-00 00:00:00')"
+# An argv a PHP array became ('Array'), and an env that is a list.
+sql "INSERT INTO kyu_schedules (name, cron, argv) VALUES ('phparray', '* * * * *', 'Array')"
+sql "INSERT INTO kyu_schedules (name, cron, argv, env) VALUES ('envlist', '* * * * *', '[\"true\"]', '[1]')"
 cpu() { # user + system clock ticks of worker 1 so far
 	local w1
 	w1=$(pgrep -P "$KYUD_PID" | sort -n | sed -n 1p)
@@ -83,7 +86,7 @@ c1=$(cpu)
 echo "worker 1 used $((c1 - c0)) clock ticks in 4 s next to the bad rows"
 # A scan that kept finding rows it cannot match would spin (400 ticks).
 [ $((c1 - c0)) -lt 200 ] || fail "worker 1 used $((c1 - c0)) clock ticks in 4 s: a busy loop"
-for n in typo feb31 mars zero; do
+for n in typo feb31 mars zero phparray envlist; do
 	e=$(sql "SELECT IFNULL(error, '') FROM kyu_schedules WHERE name = '$n'")
 	echo "$n: error '$e'"
 	[ -n "$e" ] || fail "schedule $n: no error recorded"
@@ -91,6 +94,10 @@ for n in typo feb31 mars zero; do
 done
 sql "SELECT error FROM kyu_schedules WHERE name = 'feb31'" | grep -i 'feb' >/dev/null || fail "feb31: the error does not name February"
 sql "SELECT error FROM kyu_schedules WHERE name = 'mars'" | grep 'Mars/Olympus' >/dev/null || fail "mars: the error does not name the zone"
+sql "SELECT error FROM kyu_schedules WHERE name = 'phparray'" | grep 'argv' >/dev/null || fail "phparray: the error does not name argv"
+sql "SELECT error FROM kyu_schedules WHERE name = 'envlist'" | grep 'env' >/dev/null || fail "envlist: the error does not name env"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'cron:phparray:%' OR id LIKE 'cron:envlist:%'")" \
+	"jobs of the schedules with a bad argv or env"
 # tick went on meanwhile.
 n=$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'cron:tick:%'")
 wait_for "SELECT COUNT(*) > $n FROM kyu_jobs WHERE id LIKE 'cron:tick:%'" 1 60
