@@ -35,16 +35,19 @@ check() { # check INI [setpriv options...]: kyud --check-config as kyut_a; print
 }
 
 write_ini "$CAPS_DIR/plain.ini" "${tcp[@]}" queue.*.user= queue.own.limit_cpu=100
-chmod 0644 "$CAPS_DIR/plain.ini"
+# Private to the user kyud runs as: a password every user may read is refused.
+chown kyut_a "$CAPS_DIR/plain.ini" && chmod 0600 "$CAPS_DIR/plain.ini"
 assert_eq "0 " "$(check "$CAPS_DIR/plain.ini")" "a non-root kyud, no user named: accepted"
 write_ini "$CAPS_DIR/other.ini" "${tcp[@]}" queue.*.user= queue.b.user=kyut_b
-chmod 0644 "$CAPS_DIR/other.ini"
+# Private to the user kyud runs as: a password every user may read is refused.
+chown kyut_a "$CAPS_DIR/other.ini" && chmod 0600 "$CAPS_DIR/other.ini"
 got=$(check "$CAPS_DIR/other.ini")
 [[ $got == "78 kyud: $CAPS_DIR/other.ini:"*"[queue.b] user = 'kyut_b': kyud runs as uid $(id -u kyut_a) without CAP_SETUID"* ]] ||
 	fail "user = kyut_b without capabilities: expected a refusal, got: $got"
 assert_eq "0 " "$(check "$CAPS_DIR/other.ini" "${caps[@]}")" "user = kyut_b with CAP_SETUID, CAP_SETGID: accepted"
 write_ini "$CAPS_DIR/root.ini" "${tcp[@]}" queue.*.user= queue.r.user=root
-chmod 0644 "$CAPS_DIR/root.ini"
+# Private to the user kyud runs as: a password every user may read is refused.
+chown kyut_a "$CAPS_DIR/root.ini" && chmod 0600 "$CAPS_DIR/root.ini"
 got=$(check "$CAPS_DIR/root.ini" "${caps[@]}")
 [[ $got == "78 "*"[queue.r] user = 'root': kyud does not run as root"* ]] ||
 	fail "user = root from a non-root kyud: expected a refusal, got: $got"
@@ -52,7 +55,8 @@ echo "config: another user needs CAP_SETUID/CAP_SETGID; root is refused"
 
 # The real thing.
 write_ini "$CAPS_DIR/caps.ini" "${tcp[@]}" kyud.workers=1 queue.*.user= queue.b.user=kyut_b queue.b.time_limit=1
-chmod 0644 "$CAPS_DIR/caps.ini"
+# Private to the user kyud runs as: a password every user may read is refused.
+chown kyut_a "$CAPS_DIR/caps.ini" && chmod 0600 "$CAPS_DIR/caps.ini"
 env --default-signal "${as_a[@]}" "${caps[@]}" "$KYUD" -c "$CAPS_DIR/caps.ini" 2>>"$KYUD_LOG" &
 KYUD_PID=$!
 deadline=$(($(date +%s) + 20 * KYU_TIME_SCALE))
