@@ -123,6 +123,27 @@ static const char *const history_names[] = { [HISTORY_OFF] = "off", [HISTORY_FAI
 static const char *const wake_binlog_names[] = { [WAKE_BINLOG_AUTO] = "auto", [WAKE_BINLOG_ON] = "on",
 						 [WAKE_BINLOG_OFF] = "off" };
 
+#define N_NAMES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A key whose values are names (T_HISTORY, T_WAKE_BINLOG, T_CLAIM): the
+ * index of value among names into field, or the reason it is none. */
+static const char *set_name(void *field, const char *value, const char *const *names, size_t n,
+			    const char *expected)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0) {
+			*(int *)field = (int)i;
+			return NULL;
+		}
+	}
+	return expected;
+}
+
+static const char *name_of(int i, const char *const *names, size_t n)
+{
+	return i >= 0 && (size_t)i < n ? names[i] : "?";
+}
+
 static int split_list(char *raw, char **items, int max, int *count)
 {
 	int n = 0;
@@ -186,29 +207,14 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		return NULL;
 	}
 	case T_HISTORY:
-		for (size_t i = 0; i < sizeof(history_names) / sizeof(history_names[0]); i++) {
-			if (strcmp(value, history_names[i]) == 0) {
-				*(int *)field = (int)i;
-				return NULL;
-			}
-		}
-		return "expected all, failures or off";
+		return set_name(field, value, history_names, N_NAMES(history_names),
+				"expected all, failures or off");
 	case T_WAKE_BINLOG:
-		for (size_t i = 0; i < sizeof(wake_binlog_names) / sizeof(wake_binlog_names[0]); i++) {
-			if (strcmp(value, wake_binlog_names[i]) == 0) {
-				*(int *)field = (int)i;
-				return NULL;
-			}
-		}
-		return "expected auto, on or off";
+		return set_name(field, value, wake_binlog_names, N_NAMES(wake_binlog_names),
+				"expected auto, on or off");
 	case T_CLAIM:
-		for (size_t i = 0; i < sizeof(claim_names) / sizeof(claim_names[0]); i++) {
-			if (strcmp(value, claim_names[i]) == 0) {
-				*(int *)field = (int)i;
-				return NULL;
-			}
-		}
-		return "expected plain, join or skip_locked";
+		return set_name(field, value, claim_names, N_NAMES(claim_names),
+				"expected plain, join or skip_locked");
 	case T_HOSTPORT: {
 		char host[256];
 		uint16_t port;
@@ -493,25 +499,14 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 		sb_adds(sb, log_level_name((enum log_level)level));
 		return;
 	}
-	case T_HISTORY: {
-		int h = *(const int *)field;
-		sb_adds(sb, h >= 0 && (size_t)h < sizeof(history_names) / sizeof(history_names[0])
-				    ? history_names[h]
-				    : "?");
+	case T_HISTORY:
+		sb_adds(sb, name_of(*(const int *)field, history_names, N_NAMES(history_names)));
 		return;
-	}
-	case T_WAKE_BINLOG: {
-		int w = *(const int *)field;
-		sb_adds(sb, w >= 0 && (size_t)w < sizeof(wake_binlog_names) / sizeof(wake_binlog_names[0])
-				    ? wake_binlog_names[w]
-				    : "?");
+	case T_WAKE_BINLOG:
+		sb_adds(sb, name_of(*(const int *)field, wake_binlog_names, N_NAMES(wake_binlog_names)));
 		return;
-	}
 	case T_CLAIM: {
-		int c = *(const int *)field;
-		sb_adds(sb, c >= 0 && (size_t)c < sizeof(claim_names) / sizeof(claim_names[0])
-				    ? claim_names[c]
-				    : "?");
+		sb_adds(sb, name_of(*(const int *)field, claim_names, N_NAMES(claim_names)));
 		return;
 	}
 	}
