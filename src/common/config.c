@@ -505,10 +505,9 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 	case T_WAKE_BINLOG:
 		sb_adds(sb, name_of(*(const int *)field, wake_binlog_names, N_NAMES(wake_binlog_names)));
 		return;
-	case T_CLAIM: {
+	case T_CLAIM:
 		sb_adds(sb, name_of(*(const int *)field, claim_names, N_NAMES(claim_names)));
 		return;
-	}
 	}
 }
 
