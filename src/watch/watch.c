@@ -116,6 +116,7 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		double now;
 		unsigned hints;
 		uint64_t unreadable;
+		bool slow_ok;
 
 		if (db_binlog_next(b, &ev, err, sizeof(err)) < 0) {
 			log_warn("wake-ups: %s; reconnecting", err);
@@ -127,9 +128,10 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		follow_event(&w->follow, &ev);
 		if (w->follow.unreadable != unreadable)
 			log_debug("a rows event of kyu_jobs could not be decoded: waking every queue");
-		/* Only what was written now tells the lag (a rotation or the
-		 * format description carries its file's time). */
-		if (ev.kind == BINLOG_ROWS || ev.kind == BINLOG_QUERY || ev.kind == BINLOG_COMMIT)
+		/* Only a commit tells the lag: a rotation or the format
+		 * description carries its file's time, and a row of a long
+		 * transaction the time of its statement. */
+		if (ev.kind == BINLOG_QUERY || ev.kind == BINLOG_COMMIT)
 			note_lag(w, b, ev.timestamp);
 		/* A transaction's rows reach the log at its commit: a hint goes
 		 * out at a transaction's end (an XID, or a statement), and a
@@ -139,9 +141,10 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		    (!w->follow.pending && !w->follow.slow) || db_binlog_pending(b))
 			continue;
 		now = mono_now();
-		hints = follow_take(&w->follow, now - w->slow_sent_at >= 1.0);
-		if (w->follow.slow == 0 && hints)
+		slow_ok = now - w->slow_sent_at >= 1.0;
+		if (slow_ok && w->follow.slow)
 			w->slow_sent_at = now;
+		hints = follow_take(&w->follow, slow_ok);
 		send_hints(w, hints);
 	}
 }
