@@ -857,7 +857,7 @@ static bool already_sent(UDF_ARGS *args, int tidx, const char *payload, size_t l
 	key = fnv1a(0xcbf29ce484222325ULL, &len, sizeof(len));
 	key = fnv1a(key, payload, len);
 	key = fnv1a(key, &tidx, sizeof(tidx));
-	if (args->arg_count >= 2 && args->args[1])
+	if (args->args[1])
 		key = fnv1a(key, args->args[1], args->lengths[1]);
 	now = now_ns();
 	for (int i = 0; i < s->n; i++) {

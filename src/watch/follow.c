@@ -78,6 +78,8 @@ static bool ours(const struct follow *f, const struct rowimage_cols *a, const st
 static unsigned row_hints(const struct follow *f, const struct rowimage_cols *before,
 			  const struct rowimage_cols *after)
 {
+	if (!after && !before)
+		return 0;
 	if (!after) /* delete */
 		return before->has_status && before->status == RI_RUNNING && ours(f, before, NULL)
 			       ? FOLLOW_CANCEL

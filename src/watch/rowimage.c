@@ -106,10 +106,11 @@ static long value_size(uint8_t type, uint16_t meta, const uint8_t *p, size_t lef
 		unsigned prec = meta >> 8, scale = meta & 0xff, intg = prec - scale;
 		if (scale > prec)
 			return -1;
-		return (long)(intg / 9 * 4 + dig2bytes(intg % 9) + scale / 9 * 4 + dig2bytes(scale % 9));
+		return (long)(intg / 9) * 4 + (long)dig2bytes(intg % 9) + (long)(scale / 9) * 4 +
+		       (long)dig2bytes(scale % 9);
 	}
 	case T_BIT:
-		return (long)((meta & 0xff) + ((meta >> 8) ? 1 : 0));
+		return (long)(meta & 0xff) + ((meta >> 8) ? 1 : 0);
 	case T_VARCHAR: case T_VAR_STRING:
 		pre = meta > 255 ? 2 : 1;
 		break;

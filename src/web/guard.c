@@ -406,7 +406,7 @@ static bool is_loopback_sa(const struct sockaddr *sa)
  * privilege needed). 0 or -1. */
 static int loopback_uid(int fd, const struct sockaddr *peer, uid_t *uid)
 {
-	struct sockaddr_storage local;
+	struct sockaddr_storage local = { 0 };
 	socklen_t llen = sizeof(local);
 	struct {
 		struct nlmsghdr h;
@@ -454,7 +454,7 @@ static int loopback_uid(int fd, const struct sockaddr *peer, uid_t *uid)
 	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		goto out;
 	do
-		n = recv(nl, &ans, sizeof(ans), 0);
+		n = recv(nl, ans.buf, sizeof(ans.buf), 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		goto out;
@@ -481,7 +481,7 @@ static size_t uid_key(uid_t uid, unsigned char key[GUARD_KEY_MAX])
 
 size_t guard_peer_key(int fd, const struct sockaddr *peer, unsigned char key[GUARD_KEY_MAX])
 {
-	struct sockaddr_storage local;
+	struct sockaddr_storage local = { 0 };
 	socklen_t llen = sizeof(local);
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);

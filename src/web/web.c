@@ -490,7 +490,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * address. */
 static bool addresses_are_clients(int fd)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t len = sizeof(ss);
 	char buf[INET6_ADDRSTRLEN];
 
@@ -520,7 +520,7 @@ static unsigned connection_limit(void)
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-		return rl.rlim_cur > 2 * SPARE_FILES ? (unsigned)(rl.rlim_cur - SPARE_FILES) : SPARE_FILES;
+		return rl.rlim_cur > (rlim_t)2 * SPARE_FILES ? (unsigned)(rl.rlim_cur - SPARE_FILES) : SPARE_FILES;
 	return MAX_CONNECTIONS;
 }
 
