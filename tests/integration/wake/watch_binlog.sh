@@ -7,6 +7,7 @@
 # PURGE and a restart of the server. A private server: the shared one
 # writes no binary log.
 . "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/lib/watch.sh"
 
 private_db_start --log-bin=binlog --binlog-format=ROW --server-id=1
 root_sql -e "GRANT REPLICATION SLAVE ON *.* TO 'kyu'@'localhost'"
@@ -37,25 +38,9 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 'one'" succeeded 30
 sleep 2
 assert_eq 1 $(($(hints) - h0)) "hints for one job inserted, claimed and recorded"
 
-# An SQL retry (kyu_jobs(7)).
-sql "INSERT INTO kyu_jobs (id, command) VALUES ('retry', 'false')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'retry'" failed 30
-sql "UPDATE kyu_jobs SET status = 'waiting', command = 'true', run_at = NOW(6), attempts = 0, tempfails = 0,
-	error = NULL WHERE id = 'retry' AND status IN ('failed', 'cancelled')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'retry'" succeeded 30
+# An SQL retry, a resume, a late COMMIT (tests/lib/watch.sh).
+watch_sql_cases
 
-# A paused queue, resumed.
-sql "INSERT INTO kyu_queues (name, paused) VALUES ('held', 1)"
-sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('held1', 'held', 'true')"
-sleep 2
-assert_eq waiting "$(sql "SELECT status FROM kyu_jobs WHERE id = 'held1'")" "a paused queue's job"
-sql "UPDATE kyu_queues SET paused = 0 WHERE name = 'held'"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'held1'" succeeded 30
-
-# A transaction that commits 3 s after its INSERT.
-root_sql -D "$T_DB" -e "BEGIN; INSERT INTO kyu_jobs (id, command) VALUES ('late', 'true');
-	DO SLEEP(3); COMMIT;"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'late'" succeeded 30
 late=$(ms_between created_at started_at late)
 echo "late COMMIT: started $late ms after its INSERT"
 [ "$late" -ge 2900 ] || fail "the late transaction's job started $late ms after its INSERT, before its COMMIT"

@@ -5,6 +5,7 @@
 # seconds after its INSERT. poll_interval is an hour, so nothing but the
 # watcher can find these jobs. Idle, it costs one statement per wake_poll.
 . "$KYU_SRC/tests/lib.sh"
+. "$KYU_SRC/tests/lib/watch.sh"
 
 use_own_db_user
 # shellcheck disable=SC2086
@@ -38,26 +39,8 @@ for i in 1 2 3 4; do
 	wait_for "SELECT status FROM kyu_jobs WHERE id = 'plain$i'" succeeded 30
 done
 
-# An SQL retry of a failed job (kyu_jobs(7)): due again, found again.
-sql "INSERT INTO kyu_jobs (id, command) VALUES ('retry', 'false')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'retry'" failed 30
-sql "UPDATE kyu_jobs SET status = 'waiting', command = 'true', run_at = NOW(6), attempts = 0, tempfails = 0,
-	error = NULL WHERE id = 'retry' AND status IN ('failed', 'cancelled')"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'retry'" succeeded 30
-
-# A paused queue's job waits; the resume (an UPDATE of kyu_queues) starts it.
-sql "INSERT INTO kyu_queues (name, paused) VALUES ('held', 1)"
-sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('held1', 'held', 'true')"
-sleep 3
-assert_eq waiting "$(sql "SELECT status FROM kyu_jobs WHERE id = 'held1'")" "a paused queue's job"
-sql "UPDATE kyu_queues SET paused = 0 WHERE name = 'held'"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'held1'" succeeded 30
-
-# Enqueued in a transaction that commits 3 s after its INSERT: started
-# after the COMMIT, by the watcher.
-root_sql -D "$T_DB" -e "BEGIN; INSERT INTO kyu_jobs (id, command) VALUES ('late', 'true');
-	DO SLEEP(3); COMMIT;"
-wait_for "SELECT status FROM kyu_jobs WHERE id = 'late'" succeeded 30
+# An SQL retry, a resume, a late COMMIT (tests/lib/watch.sh).
+watch_sql_cases
 
 # Idle: the watcher's one statement a second (wake_poll = 1), the daemon's
 # registry refreshes, nothing per worker.
