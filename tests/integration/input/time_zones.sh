@@ -23,8 +23,9 @@ in_zone() { sql "SET @t0 = NOW(6); SET time_zone = '$1'; $2"; }
 off() { sql "SELECT TIMESTAMPDIFF(SECOND, NOW(6), $2) FROM kyu_jobs WHERE id = '$1'"; }
 # near SECONDS ACTUAL WHAT: ACTUAL within 15 s of SECONDS.
 near() {
-	[ -n "$2" ] && [ "$2" -ge $(($1 - 15)) ] && [ "$2" -le $(($1 + 15)) ] ||
+	if [ -z "$2" ] || [ "$2" -lt $(($1 - 15)) ] || [ "$2" -gt $(($1 + 15)) ]; then
 		fail "$3: $2 s from the server's now, expected about $1 (a session's zone not converted?)"
+	fi
 }
 
 for tz in '+09:00' '-05:00'; do
