@@ -17,6 +17,10 @@
 /* The status of every usage error of kyu: an unknown command or option, a
  * bad option value, the wrong number of arguments (EX_USAGE). */
 #define EXIT_USAGE 64
+/* The status of every command that could not connect to the database
+ * (EX_UNAVAILABLE, as kyu lock's): nothing was done, and trying again once
+ * the server answers may succeed. Other failures exit 1. */
+#define EXIT_UNAVAILABLE 69
 
 /* One time format across kyu's tables: a DATETIME as the server prints
  * it, then the zone the session reads it in (the server's own when the

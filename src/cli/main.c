@@ -313,7 +313,10 @@ int main(int argc, char **argv)
 	 * still ends the command after connect_timeout + 30 s. */
 	db = db_new(NULL, 30);
 	if (!reads_replica(&cfg, db, cmd, argc) && db_connect(db, &cfg) < 0) {
-		fprintf(stderr, "kyu: %s\n", db_error(db));
+		fprintf(stderr, "kyu: %s: %s\n", cmd, db_error(db));
+		/* rc may hold the 0 of the option checks above: a command
+		 * that did nothing must not say it succeeded. */
+		rc = EXIT_UNAVAILABLE;
 		goto out;
 	}
 	if (strcmp(cmd, "submit") == 0) {
