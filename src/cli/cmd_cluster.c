@@ -89,12 +89,12 @@ int cmd_daemons(struct db *db)
 	static const char live[] = "SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d");
 	static const char any[] = "SELECT 1 FROM kyu_daemons LIMIT 1";
 	const struct db_reply *reply;
-	int n;
+	long n;
 
 	if (db_query(db, live, sizeof(live) - 1, &reply) != DB_OK || reply->n < 1 ||
 	    reply->r[0].n_rows != 1)
 		return cli_die_db(db, "daemons");
-	n = atoi(db_cell(&reply->r[0], 0, 0) ? db_cell(&reply->r[0], 0, 0) : "0");
+	n = strtol(db_cell(&reply->r[0], 0, 0) ? db_cell(&reply->r[0], 0, 0) : "0", NULL, 10);
 	if (n == 0) {
 		/* The rows left by daemons that died, if any, then the line. */
 		if (db_query(db, any, sizeof(any) - 1, &reply) == DB_OK &&
