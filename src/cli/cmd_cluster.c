@@ -77,7 +77,8 @@ int cmd_daemons(struct db *db)
 		"IF(queues = '', '*', queues) AS queues, version, "
 		"IF(slots = 0, '-', slots) AS slots, running, "
 		"IF(slots = 0, '-', GREATEST(CAST(slots AS SIGNED) - running, 0)) AS free, "
-		"IF(drain IS NULL, 'no', CONCAT('since ', drain, IFNULL(CONCAT(' by ', drain_by), ''))) AS draining, "
+		"IF(drain IS NULL, 'no', CONCAT('since ', drain, ' ', " CLI_ZONE ", "
+		"IFNULL(CONCAT(' by ', drain_by), ''))) AS draining, "
 		CLI_TIME("started") ", " CLI_TIME("last_seen") ", "
 		/* Against the daemon's own refresh interval: 100 s since the
 		 * last refresh is nothing for a daemon that refreshes every
