@@ -1055,3 +1055,17 @@ END';
 -- nothing.
 INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 8), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
+
+-- Installations of schema version 8 get step 9 here (sql/upgrade/
+-- 009-daemon-slots.sql): each daemon's slots and running jobs, and the
+-- drain an operator asks for (kyu_jobs(7), "Daemons: kyu_daemons"). With
+-- its own version, after the one above: this block comes last so that
+-- the steps written at the same time merge without touching each other.
+ALTER TABLE kyu_daemons
+  ADD COLUMN IF NOT EXISTS slots     INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS running   INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS drain     DATETIME(6) NULL,
+  ADD COLUMN IF NOT EXISTS drain_by  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ALGORITHM = INSTANT;
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 9), ('schema_compat', 1)
+  ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -66,8 +66,10 @@ static int schema_status(const struct kyu_config *cfg)
 	struct schema_state st;
 	int rc = 1;
 
-	if (connect_db(db, cfg, "schema status") < 0)
+	if (connect_db(db, cfg, "schema status") < 0) {
+		rc = EXIT_UNAVAILABLE;
 		goto out;
+	}
 	if (read_state(db, &st) < 0) {
 		print_state_error(&st, "schema status");
 		goto out;
@@ -145,8 +147,10 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	db = db_new(NULL, UPGRADE_DEADLINE);
-	if (connect_db(db, cfg, "schema upgrade") < 0)
+	if (connect_db(db, cfg, "schema upgrade") < 0) {
+		rc = EXIT_UNAVAILABLE;
 		goto out;
+	}
 	sb_printf(&sb, "SET SESSION lock_wait_timeout = %lld", (long long)lock_wait);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		cli_die_db(db, "schema upgrade: setting lock_wait_timeout");

@@ -74,7 +74,12 @@ static void usage(FILE *f)
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
-		"                                      wake-up address, queues, last seen, live\n"
+		"                                      wake-up address, queues, job slots, running,\n"
+		"                                      free, draining, last seen (against its refresh\n"
+		"                                      interval), live; says so when none is live\n"
+		"  drain DAEMON                        ask a live daemon (its id, or HOST:PID) to stop\n"
+		"                                      claiming, let its running jobs finish and exit 0\n"
+		"                                      (kyu_daemons.drain; read at its next refresh)\n"
 		"  stats [--json]                      count jobs per queue and status\n"
 		"  queues                              each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
@@ -179,7 +184,7 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 		return argc == 2 + create;
 	if (strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0)
 		return argc == 3 + create;
-	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 ||
+	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "drain") == 0 ||
 	    (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
 		return argc == 2;
 	return true;
@@ -275,7 +280,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--") == 0 &&
 	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 || strcmp(cmd, "limit") == 0 ||
 	     strcmp(cmd, "key-limit") == 0 ||
-	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)) {
+	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0 ||
+	     strcmp(cmd, "drain") == 0)) {
 		argv[1] = argv[0];
 		argc--;
 		argv++;
@@ -313,7 +319,10 @@ int main(int argc, char **argv)
 	 * still ends the command after connect_timeout + 30 s. */
 	db = db_new(NULL, 30);
 	if (!reads_replica(&cfg, db, cmd, argc) && db_connect(db, &cfg) < 0) {
-		fprintf(stderr, "kyu: %s\n", db_error(db));
+		fprintf(stderr, "kyu: %s: %s\n", cmd, db_error(db));
+		/* rc may hold the 0 of the option checks above: a command
+		 * that did nothing must not say it succeeded. */
+		rc = EXIT_UNAVAILABLE;
 		goto out;
 	}
 	if (strcmp(cmd, "submit") == 0) {
@@ -322,6 +331,8 @@ int main(int argc, char **argv)
 		rc = cmd_wake(db, &cfg, argc > 1 ? argv[1] : "");
 	} else if (strcmp(cmd, "daemons") == 0 && argc == 1) {
 		rc = cmd_daemons(db);
+	} else if (strcmp(cmd, "drain") == 0 && argc == 2) {
+		rc = cmd_drain(db, argv[1]);
 	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {

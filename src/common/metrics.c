@@ -253,8 +253,7 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
 		render_histogram(sb, b, hists[i].f, hists[i].h);
 
-	for (int w = 0; w < BOARD_MAX_WORKERS; w++)
-		running += board_load(&b->worker[w].gauge[BG_RUNNING]);
+	running = board_running(b);
 	header(sb, F_RUNNING);
 	sb_printf(sb, "%s %" PRIu64 "\n", families[F_RUNNING].name, running);
 	header(sb, F_WORKERS);

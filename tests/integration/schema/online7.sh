@@ -9,7 +9,7 @@
 [ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
 sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons, kyu_minutes,
-     kyu_after, kyu_after_todo, kyu_attempts; DROP PROCEDURE kyu_settle; DROP PROCEDURE kyu_wait"
+     kyu_after, kyu_after_todo, kyu_attempts; DROP PROCEDURE kyu_settle"
 for f in "$KYU_SRC"/sql/upgrade/00[1-6]-*.sql; do
 	root_sql -D "$T_DB" <"$f" || fail "loading $f"
 done
@@ -45,7 +45,8 @@ touch "$T_DIR/stop"
 wait "$writer"
 assert_eq "step 007-checks: applying... done
 step 008-zones-wait: applying... done
-schema is now at version 8" "$(cat "$T_DIR/upgrade")" "the upgrade's output"
+step 009-daemon-slots: applying... done
+schema is now at version 9" "$(cat "$T_DIR/upgrade")" "the upgrade's output"
 n=$(find "$T_DIR/ins" -type f | wc -l)
 assert_eq "" "$(grep -Lx ok "$T_DIR"/ins/* | head -n 3 | xargs -r cat)" "INSERTs that failed while the upgrade ran"
 echo "$n INSERTs, $before of them before the upgrade ended"
