@@ -187,9 +187,10 @@ size_t cause_fold(const char *str, size_t len, char *buf, size_t cap)
 		unsigned char c = s[i], prev = i ? s[i - 1] : ' ';
 		bool start = !is_word(prev);
 
-		if (is_space(c)) {
+		/* C1 controls (U+0080 to U+009F) are control characters too. */
+		if (is_space(c) || (c == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f)) {
+			i += c == 0xc2 ? 2 : 1;
 			o.space = true;
-			i++;
 			continue;
 		}
 		if (start && (k = uuid_at(s + i, n - i)) > 0) {

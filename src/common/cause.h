@@ -18,7 +18,7 @@
  *           . , : or ;.
  * Except: the code of kyud's leading "exit code N" (outcome.c) stays,
  * since two exit codes of one program are two of its answers. Control
- * characters and runs of spaces become one space, leading and trailing
+ * characters (C0, DEL, C1) and runs of spaces become one space, leading and trailing
  * ones go; a byte that is not UTF-8 becomes U+FFFD. The result is valid
  * UTF-8 whatever the input. */
 #ifndef KYU_CAUSE_H
@@ -32,6 +32,10 @@
  * this holds in utf8mb4. */
 #define CAUSE_LINE_CHARS 240
 #define CAUSE_LINE_MAX (CAUSE_LINE_CHARS * 4)
+/* The line the server hands over for folding, from kyu_jobs.error:
+ * what every reader of causes selects, so that all fold the same text. */
+#define CAUSE_LINE_SQL "LEFT(SUBSTRING_INDEX(error, '\\n', 1), 240)"
+
 /* The longest quoted string folded: a longer one stays as it is. */
 #define CAUSE_QUOTE_MAX 256
 /* A buffer that always holds a folded line and its NUL. */

@@ -85,6 +85,7 @@ int main(void)
 
 	/* Space: runs, control characters, the ends; only the first line. */
 	CHECK_STR(fold("  a\t\tb \x1b[31mred\r\nsecond line 1"), "a b [<n>mred");
+	CHECK_STR(fold("a\xc2\x9b" "31mb\xc2\xa0" "c"), "a <n>mb\xc2\xa0" "c"); /* C1 CSI; NBSP stays */
 	CHECK_STR(fold(""), "");
 	CHECK_STR(fold("\n"), "");
 	CHECK_STR(fold("   "), "");
