@@ -184,7 +184,10 @@ size_t cause_fold(const char *str, size_t len, char *buf, size_t cap)
 	if (cap)
 		buf[0] = '\0';
 	while (i < n && !o.full) {
-		unsigned char c = s[i], prev = i ? s[i - 1] : ' ';
+		/* What comes before is what was written, not what was
+		 * read: a cause folds to itself again (a text the operator
+		 * copies stands for its cause). */
+		unsigned char c = s[i], prev = o.space || !o.len ? ' ' : (unsigned char)o.buf[o.len - 1];
 		bool start = !is_word(prev);
 
 		/* C1 controls (U+0080 to U+009F) are control characters too. */

@@ -113,7 +113,12 @@ function badge(status) {
   return el("span", { class: "badge s-" + status }, status);
 }
 
+// Each cell says its column's name in data-label, which the narrow
+// layout (style.css, below 600 px) shows before it when rows are cards.
 function table(cls, head, rows) {
+  for (const tr of [].concat(rows).flat(Infinity))
+    if (tr instanceof Element)
+      [...tr.children].forEach((td, i) => { if (head[i] && !td.hasAttribute("data-label")) td.setAttribute("data-label", head[i]); });
   return el("div", { class: "scroll" },
     el("table", { class: cls },
       el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
@@ -459,6 +464,7 @@ function bulkQuery(q, status, extra) {
   const p = new URLSearchParams();
   p.set("status", status);
   for (const k of FILTERS) if (q[k]) p.set(k, q[k]);
+  if (q.cause !== undefined) p.set("cause", q.cause);
   for (const [k, v] of Object.entries(extra || {})) if (v !== null && v !== undefined) p.set(k, v);
   return p.toString();
 }
@@ -467,7 +473,8 @@ function bulkQuery(q, status, extra) {
 // a few seconds of batches of 1000 rows on the server) until done.
 async function bulk(action, q, status) {
   const what = [status + " jobs"].concat(q.queue ? ["of queue " + q.queue] : [], q.q ? ["matching “" + q.q + "”"] : [],
-    q.since ? ["changed since " + q.since] : [], q.until ? ["changed before " + q.until] : []).join(" ");
+    q.since ? ["changed since " + q.since] : [], q.until ? ["changed before " + q.until] : [],
+    q.cause !== undefined ? ["with the cause “" + q.cause + "”"] : []).join(" ");
   let total = 0;
   try {
     const c = await getJSON("/api/bulk?" + bulkQuery(q, status, { action }));
@@ -504,6 +511,68 @@ function bulkButtons(d, q, status) {
       onclick: (ev) => { ev.preventDefault(); bulk(action, q, status); } }, action + " all " + n + "matching")));
 }
 
+// ---- failures by cause (GET /api/causes): how many distinct problems ----
+
+// A cause's actions: retry its failed jobs, cancel its retrying ones (the
+// bulk actions with the cause as filter), show them.
+function causeButtons(c, queue) {
+  const q = { queue, cause: c.text };
+  const b = [];
+  if (!session.readOnly && c.failed)
+    b.push(el("button", { type: "button", class: "act act-retry", "data-bulk": "retry",
+      onclick: (ev) => { ev.preventDefault(); bulk("retry", q, "failed"); } }, "retry these " + c.failed));
+  if (!session.readOnly && c.retrying)
+    b.push(el("button", { type: "button", class: "act act-cancel", "data-bulk": "cancel",
+      onclick: (ev) => { ev.preventDefault(); bulk("cancel", q, "retrying"); } }, "cancel these " + c.retrying));
+  b.push(el("a", { class: "show-cause", href: "#/cause/" + c.id + filterQuery({ queue }) }, "show them"));
+  return el("span", { class: "buttons" }, b);
+}
+
+function causeCounts(c) {
+  return [c.failed ? el("span", { class: "k-fail" }, c.failed + " failed") : null,
+    c.failed && c.retrying ? ", " : null,
+    c.retrying ? el("span", { class: "warn" }, c.retrying + " retrying") : null];
+}
+
+async function causesSection(q) {
+  const d = await getJSON("/api/causes" + filterQuery({ queue: q.queue }));
+  if (!d.causes.length) return null;
+  const rows = d.causes.map((c) => el("tr", { "data-cause": c.id },
+    el("td", { class: "c-cause err" }, c.text === "" ? "(no error)" : c.text),
+    el("td", { class: "c-count num" }, causeCounts(c)),
+    el("td", { class: "c-queues" }, c.queues.map((n, i) => [i ? ", " : "", queueLink(n, "failed")]),
+      c.more_queues ? " +" + c.more_queues + " more" : ""),
+    el("td", { class: "c-when" }, when(c.first, d.now, d.zone)),
+    el("td", { class: "c-when" }, when(c.last, d.now, d.zone)),
+    el("td", { class: "c-act" }, causeButtons(c, q.queue))));
+  return [el("h2", { id: "causes" }, d.causes.length + (d.causes.length === 1 ? " cause" : " causes") +
+      (q.queue ? " in queue " + q.queue : "")),
+    table("causes", ["cause", "jobs", "queues", "first seen", "last seen", ""], rows),
+    el("p", { class: "muted" }, "Failed and retrying jobs grouped by the first line of their error, numbers, " +
+      "ids, quoted text and paths folded" + (d.window_full ? "; of the latest " + d.scan +
+      " failed and " + d.scan + " waiting jobs only" : "") + ". Retry these: the failed ones; cancel these: " +
+      "the retrying ones (kyu causes, kyu retry --cause ID).")];
+}
+
+// "show them": the jobs of one cause, the latest first.
+async function pageCause(main, id, q) {
+  const d = await getJSON("/api/causes?cause=" + encodeURIComponent(id) + (q.queue ? "&queue=" + encodeURIComponent(q.queue) : ""));
+  const failed = d.jobs.filter((j) => j.status === "failed").length;
+  const rows = d.jobs.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
+    el("td", {}, jobLink(j.id)), el("td", {}, queueLink(j.queue, j.status)), el("td", {}, badge(j.status)),
+    el("td", { class: "c-when" }, when(j.updated, d.now, d.zone)), el("td", { class: "err" }, j.error)));
+  show(main,
+    el("h1", {}, "Cause " + d.cause.id + (q.queue ? " in queue " + q.queue : "")),
+    el("pre", { class: "cause", id: "cause-text" }, d.cause.text === "" ? "(no error)" : d.cause.text),
+    el("p", {}, causeButtons({ id: d.cause.id, text: d.cause.text, failed, retrying: d.jobs.length - failed }, q.queue)),
+    el("p", { class: "muted" }, d.jobs.length + (d.jobs.length === 1 ? " job" : " jobs") +
+      (d.jobs.length >= d.limit ? " (the latest " + d.limit + ")" : "") + "; each error as its first line says it." +
+      " The buttons act on every job of the cause, shown or not."),
+    d.jobs.length ? table("jobs cause-jobs", ["id", "queue", "status", "last changed", "error"], rows)
+      : el("p", { class: "muted" }, "None."),
+    el("p", {}, el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) + "" }, "← all causes")));
+}
+
 async function pageJobs(main, q, status) {
   const path = status === "retrying" ? "/api/retrying" : "/api/jobs?status=" + encodeURIComponent(status);
   const extra = filterQuery(q, { before: q.before, after: q.after });
@@ -526,6 +595,8 @@ async function pageJobs(main, q, status) {
                           : el("p", { class: "tabs" }, tabs),
     status === "blocked" ? el("p", { class: "muted" }, "Waiting for other jobs to end (after, after_batch); " +
       "a job's page says which.") : null,
+    status === "failed" ? await causesSection(q) : null,
+    status === "failed" ? el("h2", {}, "Failed jobs") : null,
     filterForm(q, base),
     el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
     bulkButtons(d, q, status),
@@ -971,13 +1042,14 @@ async function render() {
   if (page !== "graph") delete main.dataset.graph;
   for (const a of document.querySelectorAll("#nav a"))
     a.classList.toggle("on", a.dataset.page === page ||
-      (["job", "graph", "batch"].includes(page) && a.dataset.page === "jobs"));
+      (["job", "graph", "batch", "cause"].includes(page) && a.dataset.page === "jobs"));
   try {
     if (page === "overview") await pageOverview(main);
     else if (page === "running") await pageRunning(main, q);
     else if (page === "jobs") await pageJobs(main, q, arg || "failed");
     else if (page === "retrying") await pageJobs(main, q, "retrying");
     else if (page === "job") await pageJob(main, arg);
+    else if (page === "cause") await pageCause(main, arg, q);
     else if (page === "graph") await pageGraph(main, arg, q);
     else if (page === "batch") await pageBatch(main, arg, q);
     else if (page === "schedules") await pageSchedules(main, q);
