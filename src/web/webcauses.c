@@ -67,9 +67,12 @@ static unsigned list_jobs(struct webdb *d, const char *queue, const char *key, j
 
 	if (r < 0)
 		return webdb_failed(d, out, "causes");
-	if (r > 0)
-		return webjson_error(out, 404, "causes: no cause %s among the failed and retrying jobs%s%s", key,
-				     queue ? " of queue " : "", queue ? queue : "");
+	if (r > 0) {
+		/* Not an error: the page of a cause whose jobs were all
+		 * just retried or cancelled refreshes into this. */
+		*out = json_pack("{s:n, s:[], s:i}", "cause", "jobs", "limit", WEBCAUSES_JOBS);
+		return clock_of(d, *out) < 0 ? (json_decref(*out), webdb_failed(d, out, "causes")) : 200;
+	}
 	if (causes_jobs(text, queue, WEBCAUSES_JOBS, WEBDB_STMT_LIMIT, webcauses_run, d, &jobs, &n) < 0)
 		return webdb_failed(d, out, "causes");
 	list = json_array();

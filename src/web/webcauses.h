@@ -17,7 +17,8 @@
  * "window_full", "scan", "now", "zone"}, most jobs first.
  * /api/causes?cause=KEY[&queue=Q] (KEY an id or a text): {"cause": {"id",
  * "text"}, "jobs": [{"id", "queue", "status", "updated", "error"}], "limit",
- * "now", "zone"}, the latest first; 404 for an id no group has. */
+ * "now", "zone"}, the latest first; for an id no group has (any more),
+ * "cause" null and no jobs. */
 unsigned webcauses_get(struct webdb *d, const char *queue, const char *cause, json_t **out);
 
 /* The action_run_fn (common/action.h) of d's reads, bounded as a page's. */

@@ -53,7 +53,9 @@ function dur(s) {
   const neg = s < 0;
   s = Math.abs(s);
   let out;
-  if (s < 60) out = s.toFixed(s < 10 ? 1 : 0) + " s";
+  // Under a second in ms: a 4.6 ms job took "4.6 ms", not "0.0 s".
+  if (s > 0 && s < 1) out = (s * 1000).toFixed(s < 0.01 ? 1 : 0) + " ms";
+  else if (s < 60) out = s.toFixed(s < 10 ? 1 : 0) + " s";
   else if (s < 3600) out = Math.floor(s / 60) + " min " + Math.floor(s % 60) + " s";
   else if (s < 86400) out = Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   else out = Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
@@ -136,12 +138,33 @@ function flash(msg, bad) {
 
 // ---- the endpoints ------------------------------------------------------------
 
+// The database's clock as the last answer that had it said ("now",
+// "zone"), for the "updated" line: the page's other times are the
+// database's, in its zone, 24-hour; so is this one.
+const dbClock = { now: null, zone: null, at: 0 };
+
 async function getJSON(path) {
   const r = await fetch(path, { credentials: "same-origin", cache: "no-store" });
   let body;
   try { body = await r.json(); } catch (e) { body = { error: "HTTP " + r.status }; }
   if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+  if (body && typeof body.now === "string") Object.assign(dbClock, { now: body.now, zone: body.zone, at: Date.now() });
   return body;
+}
+
+// "01:02:03 UTC": the database's time now, from its last known clock.
+function dbNow() {
+  const pad = (n) => String(n).padStart(2, "0");
+  if (dbClock.now) {
+    const t = Date.parse(dbClock.now.replace(" ", "T").replace(/(\.\d{3})\d*$/, "$1") + "Z");
+    if (!Number.isNaN(t)) {
+      const d = new Date(t + Date.now() - dbClock.at);
+      return pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) +
+        (dbClock.zone ? " " + dbClock.zone : "");
+    }
+  }
+  const d = new Date();
+  return pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + " (this browser's time)";
 }
 
 async function act(kind, action, target) {
@@ -407,12 +430,19 @@ function queueLink(queue, status) {
   return el("a", { href: base + filterQuery({ queue }), class: "mono queue-link" }, queue);
 }
 
+// How a job or attempt ended, in the words kyud's errors use ("exit code
+// 1: ...", "killed by signal 9 (SIGKILL)"), on every page alike.
+function endedWith(r) {
+  return r.signal !== null && r.signal !== undefined ? "killed by signal " + r.signal
+    : r.exit_code !== null && r.exit_code !== undefined ? "exit code " + r.exit_code : null;
+}
+
 function jobRows(d, status) {
   return d.rows.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
     el("td", {}, jobLink(j.id)),
     el("td", {}, queueLink(j.queue, status)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
-    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "c-exit" }, text(endedWith(j))),
     el("td", { class: "err" }, text(j.error)),
     el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.status === "blocked" ? j.updated_at
       : j.finished_at, d.now, d.zone)),
@@ -421,16 +451,21 @@ function jobRows(d, status) {
 }
 
 // The filter form: applying it starts the list again from its first page.
-function filterForm(q, base) {
+function filterForm(q, base, zone) {
   const field = (name, label, attrs) => el("label", {}, label + " ",
     el("input", Object.assign({ name, value: q[name] || "" }, attrs)));
+  // Times as the page shows every other: the database's, in its zone,
+  // 24-hour (a datetime-local field shows the browser's locale instead).
+  const time = { type: "text", size: 16, maxlength: 19, placeholder: "YYYY-MM-DD hh:mm", inputmode: "numeric",
+    pattern: "\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2})?)?", title: "YYYY-MM-DD [hh:mm[:ss]], 24-hour" +
+      (zone ? ", " + zone : "") };
+  const z = zone ? " (" + zone + ")" : "";
   const form = el("form", { class: "filter", id: "filter" },
     field("queue", "queue", { type: "text", size: 10, maxlength: 64 }),
     field("q", "search", { type: "search", size: 16, maxlength: 200,
       placeholder: "id, command, error, output" }),
-    // datetime-local's value is the database's own notation, T aside.
-    field("since", "changed since", { type: "datetime-local", step: 1, value: (q.since || "").replace(" ", "T") }),
-    field("until", "before", { type: "datetime-local", step: 1, value: (q.until || "").replace(" ", "T") }),
+    field("since", "changed since" + z, time),
+    field("until", "before" + z, time),
     el("button", { type: "submit" }, "filter"),
     FILTERS.some((k) => q[k]) ? el("a", { href: base, class: "clear" }, "clear") : null);
   form.addEventListener("submit", (ev) => {
@@ -557,6 +592,10 @@ async function causesSection(q) {
 // "show them": the jobs of one cause, the latest first.
 async function pageCause(main, id, q) {
   const d = await getJSON("/api/causes?cause=" + encodeURIComponent(id) + (q.queue ? "&queue=" + encodeURIComponent(q.queue) : ""));
+  const back = el("p", {}, el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, "← all causes"));
+  if (!d.cause)
+    return show(main, el("h1", {}, "Cause " + id), el("p", { class: "muted", id: "cause-gone" },
+      "No failed or retrying job has this cause now" + (q.queue ? " in queue " + q.queue : "") + "."), back);
   const failed = d.jobs.filter((j) => j.status === "failed").length;
   const rows = d.jobs.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
     el("td", {}, jobLink(j.id)), el("td", {}, queueLink(j.queue, j.status)), el("td", {}, badge(j.status)),
@@ -570,7 +609,7 @@ async function pageCause(main, id, q) {
       " The buttons act on every job of the cause, shown or not."),
     d.jobs.length ? table("jobs cause-jobs", ["id", "queue", "status", "last changed", "error"], rows)
       : el("p", { class: "muted" }, "None."),
-    el("p", {}, el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) + "" }, "← all causes")));
+    back);
 }
 
 async function pageJobs(main, q, status) {
@@ -597,10 +636,10 @@ async function pageJobs(main, q, status) {
       "a job's page says which.") : null,
     status === "failed" ? await causesSection(q) : null,
     status === "failed" ? el("h2", {}, "Failed jobs") : null,
-    filterForm(q, base),
+    filterForm(q, base, d.zone),
     el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
     bulkButtons(d, q, status),
-    d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
+    d.rows.length ? table("jobs", ["id", "queue", "attempts", "ended with", "error",
       status === "retrying" ? "next attempt" : status === "blocked" ? "since" : "when", "output (end)", ""], jobRows(d, status))
       : el("p", { class: "muted" }, filtered ? "None matches." : "None."),
     pager(d, q, base));
@@ -644,9 +683,7 @@ function outcome(j) {
     return j.after_left === null || j.after_left === undefined ? "blocked · its upstream jobs not counted yet"
       : "blocked · waiting for " + j.after_left + (j.after_left === 1 ? " upstream job" : " upstream jobs") + " to end";
   if (j.status === "waiting") return j.attempts ? "waiting to retry after " + att : "waiting for its first attempt";
-  const how = j.signal !== null ? "killed by signal " + j.signal
-    : j.exit_code !== null ? "exit status " + j.exit_code : null;
-  return [j.status, how, att].filter((x) => x).join(" · ");
+  return [j.status, endedWith(j), att].filter((x) => x).join(" · ");
 }
 
 async function pageJob(main, id) {
@@ -738,14 +775,13 @@ function attemptsSection(d) {
   if (!a) return null;
   const head = el("h2", { id: "attempts" }, "Attempts");
   if (!a.rows.length) return [head, el("p", { class: "muted", id: "attempts-none" }, "None recorded.")];
-  const how = (r) => r.signal !== null ? "signal " + r.signal : r.exit_code !== null ? "exit " + r.exit_code : "–";
   const cpu = (r) => r.cpu_user === null ? "–" : dur(Number(r.cpu_user) + Number(r.cpu_sys || 0));
   const rows = a.rows.map((r) => el("tr", { "data-attempt": r.attempt, "data-outcome": r.outcome },
     el("td", {}, text(r.attempt)),
     el("td", {}, badge(r.outcome)),
     el("td", {}, when(r.started_at, d.now, d.zone)),
     el("td", {}, dur(r.duration)),
-    el("td", { class: "mono" }, how(r)),
+    el("td", {}, text(endedWith(r))),
     el("td", { class: "mono" }, text(r.host), r.pid !== null ? " · " + r.pid : ""),
     el("td", {}, cpu(r)),
     el("td", {}, bytes(r.max_rss)),
@@ -944,7 +980,7 @@ async function pageBatch(main, label, q) {
     el("td", {}, badge(j.status)),
     el("td", {}, queueLink(j.queue, j.status)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
-    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "c-exit" }, text(endedWith(j))),
     el("td", { class: "err" }, text(j.error)),
     el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.finished_at !== null ? j.finished_at : j.updated_at, d.now, d.zone)),
     el("td", {}, el("a", { href: graphHref(j.id) }, "graph"))));
@@ -964,7 +1000,7 @@ async function pageBatch(main, label, q) {
     el("p", { class: "muted" }, "Found through the edges of the batch's first job: a job of after_batch " +
       "inserted before any job of the batch existed waits for none of them, and is not listed."),
     el("h2", {}, "Its jobs"),
-    d.rows.length ? table("jobs batch", ["id", "status", "queue", "attempts", "exit", "error", "when", ""], rows)
+    d.rows.length ? table("jobs batch", ["id", "status", "queue", "attempts", "ended with", "error", "when", ""], rows)
       : el("p", { class: "muted" }, "None."),
     q.after || d.next ? el("p", { class: "pager" }, q.after ? el("a", { href: base, class: "first" }, "« first") : null,
       d.next ? el("a", { href: base + "?after=" + encodeURIComponent(d.next), class: "more" }, "more →") : null) : null);
@@ -977,7 +1013,8 @@ async function pageSchedules(main, q) {
   const rows = d.rows.map((s) => el("tr", { "data-schedule": s.name, class: s.name === q.from ? "picked" : null },
     el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
     el("td", {}, queueLink(s.queue, "waiting")), el("td", { class: "c-enabled" }, s.enabled ? "yes" : "no"),
-    el("td", {}, text(s.next_run)), el("td", {}, text(s.last_run)),
+    el("td", { class: "c-next" }, s.enabled ? text(s.next_run) : el("span", { class: "muted" }, "– (disabled)")),
+    el("td", {}, text(s.last_run)),
     el("td", {}, s.last_job ? jobLink(s.last_job) : "–"), el("td", { class: "err" }, text(s.error)),
     el("td", { class: "mono cmd" }, text(s.what)),
     el("td", {}, el("span", { class: "buttons" },
@@ -1056,7 +1093,7 @@ async function render() {
     else if (page === "locks") await pageLocks(main);
     else if (page === "daemons") await pageDaemons(main);
     else show(main, el("p", {}, "No such page."));
-    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.getElementById("updated").textContent = "updated " + dbNow();
     document.body.dataset.loaded = page;
     document.body.dataset.shown = hash; // which page is on screen, for the browser test
   } catch (e) {
