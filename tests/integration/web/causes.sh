@@ -37,7 +37,7 @@ id1=${id1#* }
 id2=$(webq "$u/api/causes" "d['causes'][1]['id']")
 id2=${id2#* }
 assert_eq '200 ["d-1", "d-2", "d-3"]' "$(webq "$u/api/causes?cause=$id2" "sorted(j['id'] for j in d['jobs'])")" "show them"
-assert_eq "200 [None, 0]" "$(webq "$u/api/causes?cause=deadbeef" "[d['cause'], len(d['jobs'])]")" "an unknown cause: none"
+assert_eq "200 [null, 0]" "$(webq "$u/api/causes?cause=deadbeef" "[d['cause'], len(d['jobs'])]")" "an unknown cause: none"
 
 assert_eq "200 30" "$(webq "$u/api/bulk?action=retry&cause=$id1" "d['count']")" "the count of a cause (its failed jobs)"
 assert_eq "200 1" "$(webq "$u/api/bulk?action=cancel&status=retrying&cause=$id1" "d['count']")" "its retrying jobs"
