@@ -14,6 +14,11 @@ write_ini "$T_DIR/kyu.ini"
 kyu() { "$KYU" -c "$T_DIR/kyu.ini" --raw "$@"; }
 counts() { sql "SELECT CONCAT(LEFT(id, 1), ':', status, ':', COUNT(*)) FROM kyu_jobs GROUP BY LEFT(id, 1), status ORDER BY 1" | tr '\n' ' ' | sed 's/ $//'; }
 
+# A third cause whose error the first's LIKE pattern matches too: only
+# the fold tells them apart. Inserted first: below the seqs a walk of
+# the first cause reaches.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, error, finished_at) VALUES
+     ('e-1', 'a', 'false', 'failed', 1, 'exit code 1: fetch of item 5 failed after 3 ms (attempt 1 of 1) then gave up', NOW(6))"
 sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, error, finished_at)
      SELECT CONCAT('f-', seq), IF(seq <= 20, 'a', 'b'), 'false', 'failed', 3,
             CONCAT('exit code 1: fetch of item ', seq * 7, ' failed after ', seq * 13, '.5 ms (attempt 3 of 3)\nline ', seq),
@@ -30,12 +35,12 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, error, finished
 sql "INSERT INTO kyu_jobs (id, queue, command, status, error) VALUES
      ('x-1', 'a', 'true', 'cancelled', 'exit code 1: fetch of item 1 failed after 1 ms (attempt 1 of 3)'),
      ('x-2', 'a', 'true', 'waiting', NULL), ('x-3', 'a', 'true', 'succeeded', NULL)"
-before="d:failed:3 f:failed:30 r:waiting:4 x:cancelled:1 x:succeeded:1 x:waiting:1"
+before="d:failed:3 e:failed:1 f:failed:30 r:waiting:4 x:cancelled:1 x:succeeded:1 x:waiting:1"
 assert_eq "$before" "$(counts)" "the rows"
 
 kyu causes >"$T_DIR/out" 2>"$T_DIR/err" || fail "kyu causes: $(cat "$T_DIR/err")"
 cat "$T_DIR/out"
-assert_eq 3 "$(wc -l <"$T_DIR/out")" "a header and two causes"
+assert_eq 4 "$(wc -l <"$T_DIR/out")" "a header and three causes"
 assert_eq "cause	failed	retrying	first	last	queues	text" "$(head -1 "$T_DIR/out")" "the header"
 row1=$(sed -n 2p "$T_DIR/out")
 row2=$(sed -n 3p "$T_DIR/out")
@@ -70,7 +75,7 @@ assert_eq "$before" "$(counts)" "nothing changed yet"
 
 out=$(kyu retry --cause "$id1" --yes </dev/null 2>"$T_DIR/err") || fail "retry --cause: $(cat "$T_DIR/err")"
 assert_eq "retrying 30 jobs" "$out" "retry --cause ID"
-assert_eq "d:failed:3 f:waiting:30 r:waiting:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
+assert_eq "d:failed:3 e:failed:1 f:waiting:30 r:waiting:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
 	"exactly the 30 failed ones retried"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'f-%' AND (attempts <> 0 OR error IS NOT NULL)")" \
 	"retried as one retry does"
@@ -78,17 +83,19 @@ assert_eq 4 "$(sql "SELECT COUNT(*) FROM kyu_jobs WHERE id LIKE 'r-%' AND attemp
 
 out=$(kyu cancel --cause "$id1" --yes </dev/null 2>"$T_DIR/err") || fail "cancel --cause: $(cat "$T_DIR/err")"
 assert_eq "cancelled 4 jobs" "$out" "cancel --cause ID: its retrying jobs"
-assert_eq "d:failed:3 f:waiting:30 r:cancelled:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
+assert_eq "d:failed:3 e:failed:1 f:waiting:30 r:cancelled:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
 	"exactly the 4 retrying ones cancelled"
 
 # By its text, as printed or as one of its raw lines.
 out=$(kyu retry --cause "exit code 2: cannot write '/tmp/x.png': disk \"sdb\" full" --yes </dev/null 2>"$T_DIR/err") ||
 	fail "retry --cause TEXT: $(cat "$T_DIR/err")"
 assert_eq "retrying 3 jobs" "$out" "retry --cause TEXT"
-assert_eq "d:waiting:3 f:waiting:30 r:cancelled:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
+assert_eq "d:waiting:3 e:failed:1 f:waiting:30 r:cancelled:4 x:cancelled:1 x:succeeded:1 x:waiting:1" "$(counts)" \
 	"exactly the 3 retried"
 out=$(kyu causes 2>"$T_DIR/err")
-assert_eq 1 "$(wc -l <<<"$out")" "no cause left: the header only"
+assert_eq 2 "$(wc -l <<<"$out")" "one cause left"
+assert_eq "1	0	a	exit code 1: fetch of item <n> failed after <n> ms (attempt <n> of <n>) then gave up" \
+	"$(sed -n 2p <<<"$out" | cut -f2,3,6,7)" "the third cause, left alone"
 
 # 10,000 failed rows: 5 causes, every line distinct.
 sql "DELETE FROM kyu_jobs"
