@@ -1006,12 +1006,48 @@ async function pageBatch(main, label, q) {
       d.next ? el("a", { href: base + "?after=" + encodeURIComponent(d.next), class: "more" }, "more →") : null) : null);
 }
 
+// A cron expression in words for its common shapes ("every day at 02:30
+// Europe/Berlin", "every 5 minutes", "Monday to Friday at 08:00"); null
+// for any other, which the page shows as written only.
+const DOW = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const DOW_NAMES = { SUN: 0, MON: 1, TUE: 2, WED: 3, THU: 4, FRI: 5, SAT: 6 };
+const MACROS = { "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *" };
+
+function cronWords(expr, zone) {
+  const f = (MACROS[String(expr).trim().toLowerCase()] || String(expr)).trim().split(/\s+/);
+  if (f.length !== 5) return null;
+  const [min, hour, dom, mon, dow] = f;
+  const num = (v, hi) => /^\d{1,2}$/.test(v) && Number(v) <= hi;
+  const day = (v) => { const u = v.toUpperCase(); return u in DOW_NAMES ? DOW_NAMES[u] : num(v, 7) ? Number(v) : null; };
+  const pad = (n) => String(n).padStart(2, "0");
+  const z = zone ? " " + zone : "";
+  if (mon !== "*") return null;
+  let days;
+  if (dom === "*" && dow === "*") days = "every day";
+  else if (dom === "*" && day(dow) !== null) days = "every " + DOW[day(dow)];
+  else if (dom === "*" && /^[A-Za-z0-9]+-[A-Za-z0-9]+$/.test(dow) && day(dow.split("-")[0]) !== null &&
+    day(dow.split("-")[1]) !== null) days = DOW[day(dow.split("-")[0])] + " to " + DOW[day(dow.split("-")[1])];
+  else if (dow === "*" && num(dom, 31) && Number(dom) >= 1) days = "on day " + Number(dom) + " of every month";
+  else return null;
+  if (num(min, 59) && num(hour, 23)) return days + " at " + pad(hour) + ":" + pad(min) + z;
+  if (days !== "every day") return null;
+  if (num(min, 59) && hour === "*") return "every hour at minute " + Number(min);
+  const step = /^\*\/(\d{1,2})$/.exec(min);
+  if (step && hour === "*") return Number(step[1]) === 1 ? "every minute" : "every " + Number(step[1]) + " minutes";
+  if (min === "*" && hour === "*") return "every minute";
+  return null;
+}
+
 async function pageSchedules(main, q) {
   const arg = q.after ? "?after=" + encodeURIComponent(q.after) : q.from ? "?from=" + encodeURIComponent(q.from) : "";
   const d = await getJSON("/api/schedules" + arg);
   if (!d.exists) return show(main, el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
   const rows = d.rows.map((s) => el("tr", { "data-schedule": s.name, class: s.name === q.from ? "picked" : null },
-    el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
+    el("td", { class: "mono" }, s.name),
+    el("td", { class: "c-cron" }, el("span", { class: "mono" }, s.cron),
+      cronWords(s.cron, s.timezone) ? el("span", { class: "cron-words muted" }, " · " + cronWords(s.cron, s.timezone)) : null),
+    el("td", {}, s.timezone),
     el("td", {}, queueLink(s.queue, "waiting")), el("td", { class: "c-enabled" }, s.enabled ? "yes" : "no"),
     el("td", { class: "c-next" }, s.enabled ? text(s.next_run) : el("span", { class: "muted" }, "– (disabled)")),
     el("td", {}, text(s.last_run)),

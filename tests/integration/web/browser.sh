@@ -16,9 +16,15 @@
 # lands in the URL and filters; the overview says why a queue is not moving
 # and draws its throughput; a failed job's page shows its outcome and cause
 # first, then its output's end, links to its queue and schedule, and its
-# attempts in order; a schedule
-# is disabled and enabled from its page. The screenshots of the overview,
-# a failed job and a filtered list land in $T_DIR, or in
+# attempts in order; a schedule's expression reads in words, and it is
+# disabled (no next run shown then) and enabled from its page; at 390 px
+# table rows are cards that keep a queue's counts, why and buttons, a
+# failed job's error and a cause's actions on screen; the failed page
+# groups failures by cause, "show them" lists a cause's jobs and "retry
+# these" retries them; durations under a second in ms, the date filters
+# and the "updated" clock in the database's zone. The screenshots of the
+# overview, a failed job and a filtered list, and of the overview and the
+# failed list at 390 px, land in $T_DIR, or in
 # $KYU_WEB_SCREENSHOT_DIR when set (KYU_WEB_SCREENSHOT_DIR=docs: how
 # docs/web-*.png are made); the early overview's at $KYU_WEB_SCREENSHOT.
 . "$KYU_SRC/tests/lib.sh"
@@ -342,6 +348,9 @@ try:
         problems.append("the failed job's page: %r, expected %r" % (got, want))
     # A schedule disabled and enabled again from its page.
     b.show(url, "#/schedules")
+    got = b.js("return document.querySelector(\"tr[data-schedule='nightly'] .cron-words\").textContent")
+    if got != " · every day at 03:00 UTC":
+        problems.append("nightly's expression in words: %r" % got)
     b.js("window.confirm = (m) => true")
     b.click("tr[data-schedule='nightly'] button.act-disable")
     b.wait("return document.getElementById('flash').textContent === 'schedule nightly: disabled' && "
