@@ -208,9 +208,9 @@ size_t cause_fold(const char *str, size_t len, char *buf, size_t cap)
 			else
 				puts_(&o, "<n>");
 		} else if (start && (k = quote_at(s + i, n - i)) > 0) {
-			size_t open, closelen;
-			const char *close;
-			quote_opens(s + i, n - i, &open, &close, &closelen);
+			size_t open = 0, closelen = 0;
+			const char *close = "";
+			(void)quote_opens(s + i, n - i, &open, &close, &closelen);
 			/* put() owes no space after the opener: the
 			 * placeholder is glued to its quotes. */
 			put(&o, str + i, open);

@@ -31,7 +31,7 @@
  * for folding (causes.c) cuts them at CAUSE_LINE_CHARS characters, which
  * this holds in utf8mb4. */
 #define CAUSE_LINE_CHARS 240
-#define CAUSE_LINE_MAX (CAUSE_LINE_CHARS * 4)
+#define CAUSE_LINE_MAX ((size_t)CAUSE_LINE_CHARS * 4)
 /* The line the server hands over for folding, from kyu_jobs.error:
  * what every reader of causes selects, so that all fold the same text. */
 #define CAUSE_LINE_SQL "LEFT(SUBSTRING_INDEX(error, '\\n', 1), 240)"

@@ -103,7 +103,7 @@ int causes_read(struct causes *c, const char *queue, const char *read_prefix, ac
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const char *line = db_cell(r, i, 0), *queue_i = db_cell(r, i, 1);
 		const char *first = db_cell(r, i, 4), *last = db_cell(r, i, 5);
-		int kind = db_cell(r, i, 2) ? atoi(db_cell(r, i, 2)) : 0;
+		long kind = db_cell(r, i, 2) ? strtol(db_cell(r, i, 2), NULL, 10) : 0;
 		long long n = db_cell(r, i, 3) ? strtoll(db_cell(r, i, 3), NULL, 10) : 0;
 		char text[CAUSE_MAX];
 		struct cause_group *g;
