@@ -19,6 +19,7 @@
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"
 #include "cmd_bulk.h"
+#include "cmd_causes.h"
 #include "cmd_queue.h"
 #include "cmd_schedule.h"
 #include "cmd_schema.h"
@@ -71,6 +72,12 @@ static void usage(FILE *f)
 		"      cancel also retrying)  --since TIME  --until TIME (changed in\n"
 		"      [since, until))  --older-than AGE (changed AGE ago or more: 90m, 2d)\n"
 		"      --search TEXT (in ids, commands, errors, output)  --error TEXT\n"
+		"      --cause CAUSE (a cause of kyu causes: its id or its text; alone, retry\n"
+		"      and delete its failed jobs, cancel its retrying ones)\n"
+		"  causes [-q QUEUE] [CAUSE]           failed and retrying jobs grouped by cause (the\n"
+		"                                      error's first line, numbers, ids, quoted text\n"
+		"                                      and paths folded): id, counts, first and last\n"
+		"                                      seen, queues; with CAUSE, its latest 100 jobs\n"
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
@@ -270,6 +277,7 @@ int main(int argc, char **argv)
 	/* Bad options are usage errors whether the database answers or not. */
 	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "causes") == 0 && (rc = cmd_causes(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
 	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0 ||
@@ -337,6 +345,8 @@ int main(int argc, char **argv)
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = cmd_list(db, argc, argv);
+	} else if (strcmp(cmd, "causes") == 0) {
+		rc = cmd_causes(db, argc, argv);
 	} else if (bulk) {
 		rc = cmd_job_bulk(db, &cfg, act, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
