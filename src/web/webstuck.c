@@ -48,7 +48,7 @@ static json_t *why(json_t *q, const char *reason, const char *fmt, ...)
  * that serve it (when kyu_daemons exists), and how many of its
  * WEBSTUCK_KEY_SAMPLE oldest due jobs have a key a running job holds (on
  * the index (status, queue, due), then the unique running_key). */
-static int per_queue(struct webdb *d, json_t *queues, bool registry)
+static int per_queue(struct webdb *d, json_t *queues, bool registry, bool quiet_no_daemon)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
@@ -85,7 +85,7 @@ static int per_queue(struct webdb *d, json_t *queues, bool registry)
 		if (db_cell(r, row, 1)) {
 			long long serving = cell_ll(r, row, 1);
 			json_object_set_new(e, "daemons", json_integer(serving));
-			if (serving == 0)
+			if (serving == 0 && !quiet_no_daemon)
 				why(e, "no daemon", "no live daemon serves this queue (kyu_daemons)");
 		}
 		if (blocked == 1 && sampled == 1)
@@ -325,7 +325,7 @@ cleanup:
 }
 
 int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
-		     json_t **unsettled)
+		     bool quiet_no_daemon, json_t **unsettled)
 {
 	bool registry = false;
 	size_t i;
@@ -345,7 +345,7 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 			why(q, "max_running", "%lld running, as many as its max_running allows",
 			    (long long)json_integer_value(max));
 	}
-	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry) < 0 ||
+	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry, quiet_no_daemon) < 0 ||
 	    rates(d, queues) < 0)
 		return -1;
 	if (!workflows)
