@@ -76,7 +76,7 @@ static void usage(FILE *f)
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
 		"                                      wake-up address, queues, last seen, live\n"
 		"  stats [--json]                      count jobs per queue and status\n"
-		"  queues                              each queue: counts and settings\n"
+		"  queues [--limit N] [--after NAME]   each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
 		"      (QUEUE must have jobs or settings; --create first: make its settings anyway)\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
@@ -169,8 +169,10 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 {
 	enum action a;
 
-	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "queues") == 0 || strcmp(cmd, "schedules") == 0)
+	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "schedules") == 0)
 		return argc == 1;
+	if (strcmp(cmd, "queues") == 0)
+		return true; /* options checked by cmd_queues */
 	if (strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)
 		return argc <= 2;
 	if (strcmp(cmd, "stats") == 0)
@@ -265,6 +267,7 @@ int main(int argc, char **argv)
 	/* Bad options are usage errors whether the database answers or not. */
 	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "queues") == 0 && (rc = cmd_queues(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
 	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0 ||
@@ -330,8 +333,8 @@ int main(int argc, char **argv)
 		rc = cmd_job_bulk(db, &cfg, act, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
 		rc = cmd_job_action(db, &cfg, act, argv[1]);
-	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
-		rc = cmd_queues(db);
+	} else if (strcmp(cmd, "queues") == 0) {
+		rc = cmd_queues(db, argc, argv);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
 	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) && argc == 3 + create) {

@@ -277,17 +277,17 @@ static void apply_hour_rows(struct weboverview *cache, int pass, json_t *queues,
  * jobs (waiting, with attempts > 0: an attempt failed and another will
  * come) among the WEBOVERVIEW_COUNT_CAP + 1 waiting that are due last,
  * where a retry's backoff puts it: all of them when no more wait. One
- * statement for the page, read only for the queues that have such jobs. */
+ * round trip for the page, a statement per count, read only for the
+ * queues that have such jobs. */
 static int count_waiting(struct webdb *d, json_t *page)
 {
 	static const char *const what[] = { "waiting", "due", "blocked", "retrying" };
 	struct strbuf sb = { 0 };
-	const struct db_result *r;
+	const struct db_reply *reply = NULL;
 	json_t *byname = json_object(), *q;
 	size_t i;
 	int n = 0, rc = 0;
 
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT q, w, n FROM (");
 	json_array_foreach(page, i, q) {
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		json_object_set(byname, name, q);
@@ -295,24 +295,23 @@ static int count_waiting(struct webdb *d, json_t *page)
 			if (w == 2 ? !json_is_true(json_object_get(q, "has_blocked"))
 				   : !json_is_true(json_object_get(q, "has_waiting")))
 				continue;
-			sb_adds(&sb, n++ ? " UNION ALL SELECT " : "SELECT ");
+			sb_adds(&sb, n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
 			db_quotes(&sb, name);
-			sb_printf(&sb, " AS q, %d AS w, %s AS n FROM (SELECT attempts FROM kyu_jobs "
-				       "WHERE status = '%s' AND queue = ",
-				  w, w == 3 ? "IFNULL(SUM(attempts > 0), 0)" : "COUNT(*)", w == 2 ? "blocked" : "waiting");
+			sb_printf(&sb, ", %d, %s FROM (SELECT attempts FROM kyu_jobs WHERE status = '%s' AND queue = ", w,
+				  w == 3 ? "IFNULL(SUM(attempts > 0), 0)" : "COUNT(*)", w == 2 ? "blocked" : "waiting");
 			db_quotes(&sb, name);
 			sb_printf(&sb, "%s%s LIMIT %d) AS c", w == 1 ? " AND due <= NOW(6)" : "",
 				  w == 3 ? " ORDER BY due DESC" : "", WEBOVERVIEW_COUNT_CAP + 1);
 		}
 	}
-	sb_adds(&sb, ") AS counts");
-	if (n && webdb_read(d, sb.buf, sb.len, &r) < 0)
+	if (n && webdb_read_each(d, sb.buf, sb.len, &reply) < 0)
 		rc = -1;
-	for (size_t row = 0; n && rc == 0 && row < r->n_rows; row++) {
-		json_t *e = json_object_get(byname, cell_s(r, row, 0));
-		long long w = cell_ll(r, row, 1);
-		if (e)
-			set_ll(e, what[w >= 0 && w <= 3 ? w : 0], cell_ll(r, row, 2));
+	for (int k = 0; n && rc == 0 && k < reply->n; k++) {
+		const struct db_result *r = &reply->r[k];
+		json_t *e = r->n_rows == 1 ? json_object_get(byname, cell_s(r, 0, 0)) : NULL;
+		long long w = r->n_rows == 1 ? cell_ll(r, 0, 1) : -1;
+		if (e && w >= 0 && w <= 3)
+			set_ll(e, what[w], cell_ll(r, 0, 2));
 	}
 	json_array_foreach(page, i, q) {
 		json_object_set_new(q, "retrying_capped", json_boolean(get_ll(q, "waiting") > WEBOVERVIEW_COUNT_CAP));

@@ -24,7 +24,7 @@
 
 /* Queues per page: by default, and at most (?limit=). */
 #define WEBOVERVIEW_PAGE 100
-#define WEBOVERVIEW_PAGE_MAX 1000
+#define WEBOVERVIEW_PAGE_MAX 500
 /* A queue is failing when at least this many of its attempts failed in
  * the last hour, and they are at least half of the attempts that ended in
  * it (the overview marks it, and puts it first). */
