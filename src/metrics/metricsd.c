@@ -52,11 +52,12 @@
 	"SELECT queue, COUNT(*) FROM kyu_jobs WHERE status = 'waiting' AND attempts > 0 "   \
 	"GROUP BY queue"
 /* Per queue, the attempts that failed in the last hour on every daemon,
- * as kyud counts them (kyu_minutes, schema version 4). */
+ * as kyud counts them (kyu_minutes, schema version 4); queues without
+ * any are left out, as they would otherwise appear in every family. */
 #define FAILED_1H_SQL                                                                      \
 	"SET STATEMENT max_statement_time = 2 FOR "                                       \
 	"SELECT queue, SUM(failed) + SUM(retried) FROM kyu_minutes WHERE minute > "        \
-	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue"
+	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue HAVING SUM(failed) + SUM(retried) > 0"
 
 struct mctx {
 	struct kyu_config cfg;
