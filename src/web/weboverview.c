@@ -120,39 +120,73 @@ static void count_minute(json_t *o, const struct db_result *r, size_t row, bool 
 #define HOUR_WHERE "FROM kyu_minutes WHERE minute > " MINUTES_NOW " - INTERVAL 60 MINUTE "
 #define HOUR_AGO "TIMESTAMPDIFF(MINUTE, minute, " MINUTES_NOW ")"
 
+/* The rows of a reading of kyu_minutes, [text, numbers...]. */
+static json_t *minutes_rows(const struct db_result *r)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < r->n_rows; i++)
+		json_array_append_new(rows, json_pack("[o, I, I, I, I]", webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
+						      (json_int_t)cell_ll(r, i, 1), (json_int_t)cell_ll(r, i, 2),
+						      (json_int_t)cell_ll(r, i, 3), (json_int_t)cell_ll(r, i, 4)));
+	return rows;
+}
+
+/* count_minute of a row of minutes_rows. */
+static void count_minute_row(json_t *o, json_t *row)
+{
+	long long ago = json_integer_value(json_array_get(row, 1));
+
+	count_ended(o, "succeeded_1h", ago, json_integer_value(json_array_get(row, 2)), true);
+	count_ended(o, "failed_1h", ago, json_integer_value(json_array_get(row, 3)), true);
+	count_ended(o, "retried_1h", ago, json_integer_value(json_array_get(row, 4)), true);
+}
+
 /* The last hour from kyu_minutes (schema version 4 or later), which kyud
  * writes as jobs end: a row per minute, queue and worker, however many
  * jobs ended. Per queue, the hour's sums (they order the page); for all
- * queues, per minute. *have: false when the table is not there or not
- * readable. */
-static int read_minutes(struct webdb *d, json_t *queues, json_t *all, bool *have)
+ * queues, per minute: both read from every row of the hour, so kept a
+ * while when many queues have some (WEBOVERVIEW_MINUTES_CACHE). *have:
+ * false when the table is not there or not readable. */
+static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queues, json_t *all, bool *have)
 {
 	static const char sums[] = WEBDB_STMT_LIMIT "SELECT queue, 0, SUM(succeeded), SUM(failed), SUM(retried) "
 		HOUR_WHERE "GROUP BY queue";
 	static const char minutes[] = WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
 		"SUM(retried) " HOUR_WHERE "GROUP BY minute";
 	const struct db_result *r;
+	json_t *row;
+	size_t i;
 	unsigned e;
 
 	*have = false;
-	if (webdb_read(d, sums, sizeof(sums) - 1, &r) < 0) {
-		/* An older schema, or an account granted the tables one by
-		 * one before there was this one: the page still works. */
-		e = db_connected(d->db) ? db_error_code(d->db) : 0;
-		return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+	if (!cache->minutes[0] || json_array_size(cache->minutes[0]) <= WEBOVERVIEW_PAGE_MAX ||
+	    mono_now() - cache->minutes_at >= WEBOVERVIEW_MINUTES_CACHE) {
+		if (webdb_read(d, sums, sizeof(sums) - 1, &r) < 0) {
+			/* An older schema, or an account granted the tables one
+			 * by one before there was this one: the page still
+			 * works. */
+			e = db_connected(d->db) ? db_error_code(d->db) : 0;
+			return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+		}
+		json_decref(cache->minutes[0]);
+		cache->minutes[0] = minutes_rows(r);
+		if (webdb_read(d, minutes, sizeof(minutes) - 1, &r) < 0)
+			return -1;
+		json_decref(cache->minutes[1]);
+		cache->minutes[1] = minutes_rows(r);
+		cache->minutes_at = mono_now();
 	}
 	*have = true;
-	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, cell_s(r, i, 0));
+	json_array_foreach(cache->minutes[0], i, row) {
+		json_t *q = queue_entry(queues, json_string_value(json_array_get(row, 0)));
 		set_ll(q, "succeeded_1h", 0);
 		set_ll(q, "retried_1h", 0);
-		count_minute(q, r, i, true);
+		count_minute_row(q, row);
 	}
-	if (webdb_read(d, minutes, sizeof(minutes) - 1, &r) < 0)
-		return -1;
 	set_ll(all, "retried_1h", 0);
-	for (size_t i = 0; i < r->n_rows; i++)
-		count_minute(all, r, i, true);
+	json_array_foreach(cache->minutes[1], i, row)
+		count_minute_row(all, row);
 	return 0;
 }
 
@@ -165,8 +199,14 @@ static int page_minutes(struct webdb *d, json_t *page)
 	json_t *q, *byname = json_object();
 	int rc = 0;
 
+	/* The hour's minutes named one by one: with the queues, ranges of
+	 * the primary key (minute, queue, ...) that hold the page's rows
+	 * alone, where a range of minutes would read every queue's. */
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT queue, " HOUR_AGO ", SUM(succeeded), SUM(failed), SUM(retried) "
-		HOUR_WHERE "AND queue IN (");
+		"FROM kyu_minutes WHERE minute IN (");
+	for (int m = 0; m < 60; m++)
+		sb_printf(&sb, "%s" MINUTES_NOW " - INTERVAL %d MINUTE", m ? ", " : "", m);
+	sb_adds(&sb, ") AND queue IN (");
 	json_array_foreach(page, i, q) {
 		json_object_set(byname, json_string_value(json_object_get(q, "queue")), q);
 		if (i)
@@ -539,7 +579,7 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 	}
 	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
 			zero_minutes(), "failed_per_minute", zero_minutes());
-	if (read_minutes(d, queues, all, &minutes) < 0)
+	if (read_minutes(cache, d, queues, all, &minutes) < 0)
 		goto failed;
 	per_queue = minutes;
 	if ((!minutes && have_queue_hour_index(d, &per_queue) < 0) ||
@@ -649,5 +689,7 @@ void weboverview_clear(struct weboverview *cache)
 {
 	json_decref(cache->hour[0]);
 	json_decref(cache->hour[1]);
-	cache->hour[0] = cache->hour[1] = NULL;
+	json_decref(cache->minutes[0]);
+	json_decref(cache->minutes[1]);
+	cache->hour[0] = cache->hour[1] = cache->minutes[0] = cache->minutes[1] = NULL;
 }

@@ -25,6 +25,10 @@
 /* Queues per page: by default, and at most (?limit=). */
 #define WEBOVERVIEW_PAGE 100
 #define WEBOVERVIEW_PAGE_MAX 500
+/* With more queues than a page in kyu_minutes' last hour, its reading for
+ * all queues (every row of the hour: thousands a minute) is made at most
+ * this often (s); the page's queues' bars are read each time. */
+#define WEBOVERVIEW_MINUTES_CACHE 10.0
 /* A queue is failing when at least this many of its attempts failed in
  * the last hour, and they are at least half of the attempts that ended in
  * it (the overview marks it, and puts it first). */
@@ -39,6 +43,12 @@ struct weboverview {
 	json_t *hour[2];
 	double hour_at;
 	bool hour_per_queue;
+	/* With kyu_minutes: the hour's sums per queue, [queue, 0, succeeded,
+	 * failed, retried], and per minute for all queues, [minutes ago, ...],
+	 * read at minutes_at; kept WEBOVERVIEW_MINUTES_CACHE seconds when
+	 * more than WEBOVERVIEW_PAGE_MAX queues ended jobs in the hour. */
+	json_t *minutes[2];
+	double minutes_at;
 };
 
 void weboverview_clear(struct weboverview *cache);
