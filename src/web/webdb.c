@@ -22,7 +22,8 @@ void webdb_close(struct webdb *d)
 	d->db = NULL;
 }
 
-static int run(struct webdb *d, const char *sql, size_t len, const struct db_reply **ret, bool resend)
+static int run(struct webdb *d, const char *sql, size_t len, const struct db_reply **ret,
+	       bool resend)
 {
 	const struct db_reply *reply = NULL;
 	enum db_fail f = DB_LOST;
