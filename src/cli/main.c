@@ -88,7 +88,7 @@ static void usage(FILE *f)
 		"                                      claiming, let its running jobs finish and exit 0\n"
 		"                                      (kyu_daemons.drain; read at its next refresh)\n"
 		"  stats [--json]                      count jobs per queue and status\n"
-		"  queues                              each queue: counts and settings\n"
+		"  queues [--limit N] [--after NAME]   each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
 		"      (QUEUE must have jobs or settings; --create first: make its settings anyway)\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
@@ -181,8 +181,10 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 {
 	enum action a;
 
-	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "queues") == 0 || strcmp(cmd, "schedules") == 0)
+	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "schedules") == 0)
 		return argc == 1;
+	if (strcmp(cmd, "queues") == 0)
+		return true; /* options checked by cmd_queues */
 	if (strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)
 		return argc <= 2;
 	if (strcmp(cmd, "stats") == 0)
@@ -278,6 +280,7 @@ int main(int argc, char **argv)
 	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "causes") == 0 && (rc = cmd_causes(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "queues") == 0 && (rc = cmd_queues(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
 	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0 ||
@@ -351,8 +354,8 @@ int main(int argc, char **argv)
 		rc = cmd_job_bulk(db, &cfg, act, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
 		rc = cmd_job_action(db, &cfg, act, argv[1]);
-	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
-		rc = cmd_queues(db);
+	} else if (strcmp(cmd, "queues") == 0) {
+		rc = cmd_queues(db, argc, argv);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
 	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) && argc == 3 + create) {

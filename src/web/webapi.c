@@ -40,8 +40,12 @@ void webapi_free(struct webapi *w)
 
 unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx, json_t **out)
 {
-	if (strcmp(path, "/api/overview") == 0)
-		return weboverview_get(&w->overview, &w->db, out);
+	if (strcmp(path, "/api/overview") == 0) {
+		const struct weboverview_args a = {
+			.limit = arg(ctx, "limit"), .offset = arg(ctx, "offset"), .sort = arg(ctx, "sort"),
+		};
+		return weboverview_get(&w->overview, &w->db, &a, out);
+	}
 	if (strcmp(path, "/api/running") == 0)
 		return webpages_running(&w->db, arg(ctx, "before"), out);
 	if (strcmp(path, "/api/jobs") == 0 || strcmp(path, "/api/retrying") == 0) {

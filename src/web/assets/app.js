@@ -314,10 +314,46 @@ function whyCell(q) {
       : el("span", { class: "why-detail" }, ": " + w.detail)));
 }
 
-async function pageOverview(main) {
-  const d = await getJSON("/api/overview");
+// The banner of an overview with no live kyud (kyu_daemons): said once, at
+// the top, instead of "no daemon" on every queue.
+function kyudBanner(k, now, zone) {
+  if (!k || k.live > 0) return null;
+  const who = (x) => x.host + ", pid " + x.pid + ", " + when(x.last_seen, now, zone);
+  let msg;
+  if (k.last) msg = "No kyud seen for " + dur(k.last.ago) + "; the last one: " + who(k.last) + ".";
+  else if (k.last_attempt) msg = "No kyud is registered (kyu_daemons is empty: the last one stopped); " +
+    "the last attempt ended on " + who(k.last_attempt) + ".";
+  else msg = "No kyud has ever registered (kyu_daemons is empty).";
+  return el("p", { class: "banner", id: "no-kyud", role: "alert" }, msg, " No job starts until one runs.");
+}
+
+// The overview's parameters as a query string (null: left out).
+function pageQuery(o) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined && v !== "") p.set(k, v);
+  const s = p.toString();
+  return s ? "?" + s : "";
+}
+
+// The page's links: the neighbouring pages, and the other order.
+function overviewPager(p, q) {
+  const link = (extra, label, cls) => el("a", { href: "#/" + pageQuery(Object.assign({}, q, extra)), class: cls }, label);
+  const parts = [el("span", {}, p.total ? "queues " + (p.offset + 1) + "–" + Math.min(p.total, p.offset + p.limit) +
+    " of " + p.total : "no queues")];
+  if (p.offset > 0) parts.push(link({ offset: p.offset > p.limit ? p.offset - p.limit : null }, "← previous", "prev"));
+  if (p.offset + p.limit < p.total) parts.push(link({ offset: p.offset + p.limit }, "next →", "next"));
+  parts.push(p.sort === "name" ? link({ sort: null, offset: null }, "sort by attention", "sort")
+    : link({ sort: "name", offset: null }, "sort by name", "sort"));
+  return el("p", { class: "pager", id: "overview-pager" }, parts);
+}
+
+async function pageOverview(main, q) {
+  q = q || {};
+  const args = pageQuery({ offset: q.offset, sort: q.sort, limit: q.limit });
+  const d = await getJSON("/api/overview" + args);
   const tot = { waiting: 0, due: 0, running: 0, blocked: 0 };
   const flows = d.workflows;
+  const paged = d.page && d.page.total > d.queues.length;
   const capped = (n) => (n > d.count_cap ? "> " + d.count_cap : n);
   const rows = d.queues.map((q) => {
     for (const k of ["waiting", "due", "running", "blocked"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
@@ -328,13 +364,20 @@ async function pageOverview(main) {
     if (q.rate_limit !== null) limits.push(q.rate_limit + "/" + q.rate_period + " s");
     if (q.max_waiting !== null) limits.push("≤ " + q.max_waiting + " waiting");
     if (q.weight !== 1) limits.push("weight " + q.weight);
-    return el("tr", { "data-queue": q.queue, class: q.paused ? "paused" : null },
-      el("td", { class: "c-queue" }, queueLink(q.queue, "failed")),
+    const fa = q.failed_attempts_1h;
+    return el("tr", { "data-queue": q.queue, "data-attention": q.attention,
+      class: [q.paused ? "paused" : null, q.failing ? "failing" : null].filter(Boolean).join(" ") || null },
+      el("td", { class: "c-queue" }, queueLink(q.queue, "failed"),
+        q.failing ? el("span", { class: "failing-mark", title: fa + " of the attempts that ended in the last hour " +
+          "failed, no fewer than succeeded" }, " failing") : null),
       el("td", { class: "c-waiting num" }, capped(q.waiting)),
       el("td", { class: "c-due num" }, capped(q.due)),
       flows ? el("td", { class: "c-blocked num" }, q.blocked ?
         el("a", { href: "#/jobs/blocked" + filterQuery({ queue: q.queue }) }, capped(q.blocked)) : 0) : null,
       el("td", { class: "c-running num" }, q.running),
+      el("td", { class: "c-retrying num" + (q.retrying ? " warn" : "") }, q.retrying ?
+        el("a", { href: "#/retrying" + filterQuery({ queue: q.queue }) }, (q.retrying_capped ? "≥ " : "") + q.retrying) : 0),
+      el("td", { class: "c-attempts-failed num" + (fa ? " warn" : "") }, text(fa)),
       el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") },
         q.failed_1h ? el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, q.failed_1h) : 0),
       el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
@@ -348,12 +391,16 @@ async function pageOverview(main) {
         q.settings ? button("reset", "queue", "reset", q.queue, "Remove the settings of queue " + q.queue +
           " (paused, limits, weight, intake bound: back to the defaults)?") : null));
   });
+  // Over several pages, the waiting and due of other pages are not read:
+  // only what is counted for every queue is summed.
   rows.push(el("tr", { id: "totals", class: "totals" },
-    el("td", {}, "all queues"),
-    el("td", { class: "c-waiting num" }, tot.capped ? "> " + tot.waiting : tot.waiting),
-    el("td", { class: "c-due num" }, tot.capped ? "> " + tot.due : tot.due),
-    flows ? el("td", { class: "c-blocked num" }, tot.bcapped ? "> " + tot.blocked : tot.blocked) : null,
-    el("td", { class: "c-running num" }, tot.running),
+    el("td", {}, paged ? "all " + d.page.total + " queues" : "all queues"),
+    el("td", { class: "c-waiting num" }, paged ? "–" : tot.capped ? "> " + tot.waiting : tot.waiting),
+    el("td", { class: "c-due num" }, paged ? "–" : tot.capped ? "> " + tot.due : tot.due),
+    flows ? el("td", { class: "c-blocked num" }, paged ? "–" : tot.bcapped ? "> " + tot.blocked : tot.blocked) : null,
+    el("td", { class: "c-running num" }, d.all.running !== undefined ? d.all.running : tot.running),
+    el("td", { class: "c-retrying num" }, paged ? "–" : d.queues.reduce((a, q) => a + (q.retrying || 0), 0)),
+    el("td", { class: "c-attempts-failed num" }, d.all.retried_1h === null ? "–" : d.all.failed_1h + d.all.retried_1h),
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
     el("td", {}), el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
@@ -361,16 +408,23 @@ async function pageOverview(main) {
   for (const q of d.queues)
     if (q.per_minute && q.per_minute.some((n) => n)) charts.push(chart(q.queue, q.per_minute, q.failed_per_minute));
   show(main,
+    kyudBanner(d.kyud, d.now, d.zone),
     el("h1", {}, "Queues"),
-    table("overview", ["queue", "waiting", "due"].concat(flows ? ["blocked"] : [], ["running", "failed 1 h",
-      "succeeded 1 h", "oldest due", "why not moving", "ended per minute, 1 h", "settings", ""]), rows),
+    d.page ? overviewPager(d.page, q) : null,
+    table("overview", ["queue", "waiting", "due"].concat(flows ? ["blocked"] : [], ["running", "retrying",
+      "attempts failed 1 h", "failed 1 h", "succeeded 1 h", "oldest due", "why not moving", "ended per minute, 1 h",
+      "settings", ""]), rows),
     unsettledNote(d.unsettled),
     el("p", { class: "muted" }, "Database time " + text(d.now).replace(/\.\d+$/, "") + (d.zone ? " " + d.zone : "") +
       ". Waiting" + (flows ? ", due and blocked (waiting for other jobs to end)" : " and due") + " are counted up to " +
-      d.count_cap + " per queue; failed and succeeded are the jobs " +
-      "that ended in the last hour (failed: for good, retries not counted)" +
-      (d.hour_age === null ? ", as kyud counts them (" + d.all.retried_1h + " attempts failed and will retry)."
-        : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s).") +
+      d.count_cap + " per queue; retrying: waiting jobs whose last attempt failed (among the " + d.count_cap +
+      " due last when more wait); failed and succeeded are the jobs " +
+      "that ended in the last hour (failed: for good), attempts failed also counts the attempts that failed and will retry" +
+      (d.hour_age === null ? ", as kyud counts them."
+        : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s; without kyu_minutes, retries are not counted).") +
+      (d.page && d.page.sort !== "name" ? " Queues that need attention come first: failing (at least " + d.failing_min +
+        " attempts failed in the last hour, no fewer than succeeded), then stuck (due for " + d.stuck_age +
+        " s or more), then with failed attempts, then busy (running or due), then the rest." : "") +
       (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
         "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")),
     el("h2", {}, "Throughput"),
@@ -1117,7 +1171,7 @@ async function render() {
     a.classList.toggle("on", a.dataset.page === page ||
       (["job", "graph", "batch", "cause"].includes(page) && a.dataset.page === "jobs"));
   try {
-    if (page === "overview") await pageOverview(main);
+    if (page === "overview") await pageOverview(main, q);
     else if (page === "running") await pageRunning(main, q);
     else if (page === "jobs") await pageJobs(main, q, arg || "failed");
     else if (page === "retrying") await pageJobs(main, q, "retrying");

@@ -448,6 +448,33 @@ try:
 finally:
     b.close()
 PY
-stop_web
+
+# No kyud: one banner at the top of the overview, shown as text, and no
+# queue says "no daemon" (kyud's clean stop deletes its kyu_daemons row:
+# the banner names the last attempt's host instead).
 stop_kyud
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('orphan-1', 'orphans', 'true')"
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" >"$T_DIR/browser-banner.out" 2>&1 <<'PY' || fail "browser, no kyud: $(cat "$T_DIR/browser-banner.out")"
+import sys
+url, tdir, lib = sys.argv[1:4]
+sys.path.insert(0, lib)
+from webdriver import Browser
+b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1200, 620)
+try:
+    b.show(url, "#/overview")
+    got = b.js("""const n = document.getElementById('no-kyud'), main = document.getElementById('main');
+        return n && {text: n.innerText, first: main.firstElementChild === n,
+                     visible: n.getBoundingClientRect().height > 0 && n.getBoundingClientRect().top < window.innerHeight,
+                     no_daemon: [...document.querySelectorAll('.why strong')].filter((e) => e.textContent === 'no daemon').length,
+                     orphans: !!document.querySelector("tr[data-queue='orphans']")}""")
+    if not got or not got["text"].startswith("No kyud is registered (kyu_daemons is empty: the last one stopped); "
+                                             "the last attempt ended on ") \
+            or not got["text"].endswith("No job starts until one runs.") or not got["first"] or not got["visible"] \
+            or got["no_daemon"] != 0 or not got["orphans"]:
+        raise SystemExit("the overview without kyud: %r" % got)
+    print("banner ok")
+finally:
+    b.close()
+PY
+stop_web
 echo ok
