@@ -19,6 +19,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
 GRANT DELETE ON $T_DB.kyu_queue_starts TO $r;
+GRANT SELECT, INSERT ON $T_DB.kyu_queue_names TO '$u'@'localhost';
+GRANT SELECT, DELETE ON $T_DB.kyu_queue_names_new TO '$u'@'localhost';
 GRANT $r TO '$u'@'localhost';
 SET DEFAULT ROLE $r FOR '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
