@@ -43,6 +43,11 @@
 /* The fan reads waiting rows only: expired leases of its queues are
  * looked for this often (a dead worker's jobs). */
 #define FAN_RECLAIM_EVERY 5.0
+/* While it goes round, the names of all queues with waiting jobs are filed
+ * this often (one GROUP BY over the waiting rows): a name noted by a
+ * session that then rolled back is noted no more by that session
+ * (sql/upgrade/010-fan.sql). */
+#define FAN_REFILE_EVERY 300.0
 /* A claim asked for by a wake-up datagram that finds nothing looks again
  * after these delays, each only when the one before found nothing too:
  * the trigger of sql/notify.sql sends its datagram at the INSERT, before
@@ -127,6 +132,7 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, double no
 	cl->fan_cycle_got = 0;
 	cl->fan_cycle_whole = false;
 	cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
+	cl->fan_refile_at = now + FAN_REFILE_EVERY;
 	cl->dir_force = true;
 	log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
 }
@@ -395,6 +401,9 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 		plan.fan_reclaim = now >= cl->fan_reclaim_at;
 		if (plan.fan_reclaim)
 			cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
+		plan.fan_refile = now >= cl->fan_refile_at;
+		if (plan.fan_refile)
+			cl->fan_refile_at = now + FAN_REFILE_EVERY;
 		plan.directory = cl->dir_force || now - cl->dir.read_at >= DIR_MAX_AGE;
 		plan.dir_special = true;
 	} else if (!cl->more && queues_any_due(&cl->dir, now) && now - cl->dir.read_at >= DIR_MAX_AGE) {

@@ -63,6 +63,7 @@ struct claim {
 	int fan_cycle_got;    /* rows the fan took since it last began at the first name */
 	bool fan_cycle_whole; /* that turn began at the first name (not part-way) */
 	double fan_reclaim_at; /* monotonic: the fan's next look for expired leases */
+	double fan_refile_at;  /* monotonic: when it next files every due queue's name */
 	double fan_not_before; /* monotonic: the fan is not begun again before */
 
 	/* Pacing. */

@@ -7,5 +7,6 @@ void names_file_build(struct strbuf *sb)
 {
 	sb_adds(sb, "; BEGIN NOT ATOMIC IF @kyu_cleanup = 1 THEN INSERT IGNORE INTO kyu_queue_names "
 		    "(name) SELECT DISTINCT name FROM kyu_queue_names_new; DELETE FROM "
-		    "kyu_queue_names_new WHERE name IN (SELECT name FROM kyu_queue_names); END IF; END");
+		    "kyu_queue_names_new WHERE name IN (SELECT name FROM kyu_queue_names) LIMIT 10000; END IF; "
+		    "END");
 }

@@ -532,6 +532,11 @@ static int add_fan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t tok
 	 * The running rows are few (every daemon's slots and prefetch), read on
 	 * (status, ...); restricted queues take theirs over in their own
 	 * claims. */
+	if (plan->fan_refile) {
+		sb_adds(sb, "INSERT IGNORE INTO kyu_queue_names (name) SELECT queue FROM kyu_jobs WHERE "
+			    "status = 'waiting' GROUP BY queue; ");
+		stmts++;
+	}
 	if (plan->fan_reclaim) {
 		sb_adds(sb, "UPDATE kyu_jobs FORCE INDEX (kyu_jobs_status_queue_due) ");
 		add_claim_set(sb, cfg, tok, host, NULL);

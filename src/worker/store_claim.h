@@ -51,6 +51,9 @@ struct claim_plan {
 	int fan_n;
 	const char *fan_cursor;
 	bool fan_reclaim;
+	/* File the name of every queue with waiting jobs (names.h: a name a
+	 * rolled-back session noted is noted no more by it). */
+	bool fan_refile;
 	/* The directory holds only the queues the fan leaves out
 	 * (queues_special), read from kyu_queues: one dive each. */
 	bool dir_special;
