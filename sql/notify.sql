@@ -137,10 +137,14 @@ EXECUTE IMMEDIATE IF(@kyu_notify_sent < 0,
 -- which is when the fallback gets the datagram. The queue test is the one
 -- of src/registry.h: an empty list serves every queue; FIND_IN_SET finds
 -- no name with a comma, which no daemon can list.
+-- The times compared are the server's zone (kyu_jobs(7), "Time"): in a
+-- session of another zone, so is the NOW(6) they are compared with.
+SET @kyu_notify_now = CONCAT('IF(@@session.time_zone = @@global.time_zone, NOW(6),',
+  ' CONVERT_TZ(NOW(6), @@session.time_zone, @@global.time_zone))');
 SET @kyu_notify_stamp = 'CONCAT(CONNECTION_ID(), ''/'', NOW(6))';
 SET @kyu_notify_daemons = CONCAT(
   '(SELECT SUM(kyu_notify(@Q, d.wake_addr, ', @kyu_notify_stamp, ') >= 0)',
-  ' FROM kyu_daemons d WHERE d.wake_addr IS NOT NULL AND d.live_until > NOW(6)',
+  ' FROM kyu_daemons d WHERE d.wake_addr IS NOT NULL AND d.live_until > ', @kyu_notify_now,
   ' AND (@Q IS NULL OR d.queues = '''' OR FIND_IN_SET(@Q, d.queues) > 0))');
 SET @kyu_notify_wake = IF(@kyu_notify_target = '',
   CONCAT('DO ', @kyu_notify_daemons),
@@ -153,7 +157,7 @@ SET @kyu_notify_wake = IF(@kyu_notify_target = '',
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_insert',
   ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
-  ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6) THEN ',
+  ' IF NEW.status = ''waiting'' AND NEW.run_at <= ', @kyu_notify_now, ' THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
   ' END IF');
 
@@ -179,8 +183,8 @@ SET @kyu_notify_cancel = REPLACE(REPLACE(@kyu_notify_wake, 'kyu_notify(@Q', 'kyu
 EXECUTE IMMEDIATE IF(@kyu_notify_update, CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_notify_update',
   ' AFTER UPDATE ON kyu_jobs FOR EACH ROW',
-  ' IF NEW.status = ''waiting'' AND NEW.run_at <= NOW(6)',
-  ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= NOW(6)) THEN ',
+  ' IF NEW.status = ''waiting'' AND NEW.run_at <= ', @kyu_notify_now,
+  ' AND NOT (OLD.status = ''waiting'' AND OLD.run_at <= ', @kyu_notify_now, ') THEN ',
   REPLACE(@kyu_notify_wake, '@Q', 'NEW.queue'), ';',
   ' ELSEIF NEW.status = ''cancelled'' AND OLD.status = ''running'' THEN ',
   @kyu_notify_cancel, ';',

@@ -830,6 +830,8 @@ CREATE TABLE IF NOT EXISTS kyu_attempts (
 -- the same every row, so compiled once); the JSON functions that say what
 -- is wrong run only for a row that is refused (or holds an escaped NUL),
 -- where a JSON_TABLE on every row cost more than the rest of the trigger.
+-- In a session whose time_zone is not the server's, the times are then
+-- converted to the server's zone (step 8, below).
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_check',
   ' BEFORE INSERT ON kyu_jobs FOR EACH ROW PRECEDES kyu_jobs_after_check',
@@ -858,6 +860,15 @@ EXECUTE IMMEDIATE CONCAT(
   '  END IF;',
   '  IF NEW.status = ''running'' AND NEW.lease_until IS NULL THEN',
   '   SET NEW.lease_until = NOW(6);',
+  '  END IF;',
+  '  IF @@session.time_zone <> @@global.time_zone THEN',
+  '   SET NEW.run_at = CONVERT_TZ(NEW.run_at, @@session.time_zone, @@global.time_zone),',
+  '    NEW.created_at = CONVERT_TZ(NEW.created_at, @@session.time_zone, @@global.time_zone),',
+  '    NEW.updated_at = CONVERT_TZ(NEW.updated_at, @@session.time_zone, @@global.time_zone),',
+  '    NEW.lease_until = CONVERT_TZ(NEW.lease_until, @@session.time_zone, @@global.time_zone),',
+  '    NEW.started_at = CONVERT_TZ(NEW.started_at, @@session.time_zone, @@global.time_zone),',
+  '    NEW.finished_at = CONVERT_TZ(NEW.finished_at, @@session.time_zone, @@global.time_zone);',
+  '   SET @kyu_run_at_inserted = NEW.run_at;',
   '  END IF;',
   '  IF NEW.argv IS NOT NULL THEN',
   '   IF JSON_VALID(NEW.argv) IS NOT TRUE THEN',
@@ -941,15 +952,39 @@ EXECUTE IMMEDIATE CONCAT(
 -- table cost kyud a tenth of its throughput. A row that is '' already
 -- (from before this step) does not make later UPDATEs of it fail: only a
 -- change to '' is refused, so the claims of other rows cannot be stopped
--- by it, which is why kyu_jobs has no CHECK constraint.
+-- by it, which is why kyu_jobs has no CHECK constraint. From step 8 it
+-- also converts the times an UPDATE changed in a session of another zone.
 EXECUTE IMMEDIATE CONCAT(
   'CREATE OR REPLACE TRIGGER kyu_jobs_status_update',
   ' BEFORE UPDATE ON kyu_jobs FOR EACH ROW',
-  ' IF NEW.status = '''' AND OLD.status <> '''' THEN',
-  '  SIGNAL SQLSTATE ''KYU06'' SET MYSQL_ERRNO = 31006, MESSAGE_TEXT = ''kyu: status is not one of',
+  ' BEGIN',
+  '  IF NEW.status = '''' AND OLD.status <> '''' THEN',
+  '   SIGNAL SQLSTATE ''KYU06'' SET MYSQL_ERRNO = 31006, MESSAGE_TEXT = ''kyu: status is not one of',
   ' waiting, running, succeeded, failed, cancelled, blocked (without a strict sql_mode,',
   ' any other value is stored as '''''''')'';',
-  ' END IF');
+  '  END IF;',
+  '  IF @@session.time_zone <> @@global.time_zone THEN',
+  '   IF NOT (NEW.run_at <=> OLD.run_at OR NEW.run_at <=> @kyu_run_at_inserted) THEN',
+  '    SET NEW.run_at = CONVERT_TZ(NEW.run_at, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   IF NOT NEW.updated_at <=> OLD.updated_at THEN',
+  '    SET NEW.updated_at = CONVERT_TZ(NEW.updated_at, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   IF NOT NEW.created_at <=> OLD.created_at THEN',
+  '    SET NEW.created_at = CONVERT_TZ(NEW.created_at, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   IF NOT NEW.lease_until <=> OLD.lease_until THEN',
+  '    SET NEW.lease_until = CONVERT_TZ(NEW.lease_until, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   IF NOT NEW.started_at <=> OLD.started_at THEN',
+  '    SET NEW.started_at = CONVERT_TZ(NEW.started_at, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   IF NOT NEW.finished_at <=> OLD.finished_at THEN',
+  '    SET NEW.finished_at = CONVERT_TZ(NEW.finished_at, @@session.time_zone, @@global.time_zone);',
+  '   END IF;',
+  '   SET @kyu_run_at_inserted = NULL;',
+  '  END IF;',
+  ' END');
 
 -- A poll that reads MAX(updated_at) of kyu_queues every second (to see a
 -- setting changed soon) gets it in one index dive with this key. Built in
@@ -957,7 +992,86 @@ EXECUTE IMMEDIATE CONCAT(
 ALTER TABLE kyu_queues ADD KEY IF NOT EXISTS kyu_queues_updated (updated_at),
   ALGORITHM = INPLACE, LOCK = NONE;
 
--- Step 8 (sql/upgrade/008-fan.sql): the names of the queues, for the fan.
+-- Installations of schema version 7 get step 8 here (the session's time
+-- zone converted by kyu_jobs_check and kyu_jobs_status_update above, in
+-- place; kyu_wait: sql/upgrade/008-zones-wait.sql). kyu_jobs' times are
+-- the server's zone (@@global.time_zone); a session of another zone has
+-- the times it writes converted from its zone.
+-- SQLSTATE and error number of kyu_wait's refusals (kyu_jobs(7), "Errors"):
+--   KYU11 31011 in an open transaction, KYU12 31012 no job has that id.
+--
+-- Waiting for a job: CALL kyu_wait(id, timeout_seconds) reads the job's
+-- status by its primary key, sleeping 10 ms at first, each pause half as
+-- long again as the last, at most 0.5 s (about 30 reads in 10 s), until
+-- it has succeeded, failed or been cancelled or timeout_seconds have been
+-- slept (NULL or 0: read once); then returns one row of the job: id,
+-- status, exit_code, signal, error, result, attempts, finished_at. Plain
+-- reads, no locks: kyud's finish of the row is never held up by it.
+-- Refused in an open transaction (@@in_transaction), whose REPEATABLE READ
+-- snapshot would show the job as it was at its start, for ever; with
+-- autocommit off and no transaction open, each read is committed at once
+-- (a transaction of its own, so that the next read sees what happened
+-- since, and none is left open). SQL SECURITY INVOKER: the caller needs
+-- EXECUTE on it and SELECT on kyu_jobs, as for the reads it replaces.
+EXECUTE IMMEDIATE '
+CREATE OR REPLACE PROCEDURE kyu_wait(IN job_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+                                     IN timeout_seconds DOUBLE)
+  READS SQL DATA
+  SQL SECURITY INVOKER
+  COMMENT ''kyu: waits until a job has ended (kyu_jobs(7), Waiting for a job)''
+BEGIN
+  DECLARE j_seq BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE st VARCHAR(16) DEFAULT NULL;
+  DECLARE waited DOUBLE DEFAULT 0;
+  DECLARE pause DOUBLE DEFAULT 0.01;
+  DECLARE msg VARCHAR(512);
+  IF @@in_transaction THEN
+    SIGNAL SQLSTATE ''KYU11'' SET MYSQL_ERRNO = 31011, MESSAGE_TEXT = ''kyu: kyu_wait called in an open transaction, whose snapshot would show the job as it was when the transaction began; commit (an INSERT of the job too, or kyud never sees it) or roll back first, or turn autocommit on'';
+  END IF;
+  SELECT seq, status INTO j_seq, st FROM kyu_jobs WHERE id = job_id LIMIT 1;
+  IF @@autocommit = 0 THEN COMMIT; END IF;
+  IF j_seq IS NULL THEN
+    SET msg = CONCAT(''kyu: kyu_wait: no job has id '', IFNULL(LEFT(job_id, 200), ''NULL''));
+    SIGNAL SQLSTATE ''KYU12'' SET MYSQL_ERRNO = 31012, MESSAGE_TEXT = msg;
+  END IF;
+  w: WHILE st NOT IN (''succeeded'', ''failed'', ''cancelled'') AND waited < timeout_seconds DO
+    SET pause = LEAST(pause, timeout_seconds - waited);
+    DO SLEEP(pause);
+    SET waited = waited + pause, pause = LEAST(pause * 1.5, 0.5);
+    SET st = (SELECT status FROM kyu_jobs WHERE seq = j_seq);
+    IF @@autocommit = 0 THEN COMMIT; END IF;
+    IF st IS NULL THEN
+      SET msg = CONCAT(''kyu: kyu_wait: job '', LEFT(job_id, 200), '' was deleted while waited for'');
+      SIGNAL SQLSTATE ''KYU12'' SET MYSQL_ERRNO = 31012, MESSAGE_TEXT = msg;
+    END IF;
+  END WHILE;
+  SELECT id, status, exit_code, `signal`, error, result, attempts, finished_at FROM kyu_jobs WHERE seq = j_seq;
+  IF @@autocommit = 0 THEN COMMIT; END IF;
+END';
+
+
+-- The version, last: recorded only once everything above is there; only
+-- ever raised, so that this file run over a newer installation changes
+-- nothing.
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 8), ('schema_compat', 1)
+  ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
+
+-- Installations of schema version 8 get step 9 here (sql/upgrade/
+-- 009-daemon-slots.sql): each daemon's slots and running jobs, and the
+-- drain an operator asks for (kyu_jobs(7), "Daemons: kyu_daemons"). With
+-- its own version, after the one above: this block comes last so that
+-- the steps written at the same time merge without touching each other.
+ALTER TABLE kyu_daemons
+  ADD COLUMN IF NOT EXISTS slots     INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS running   INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS drain     DATETIME(6) NULL,
+  ADD COLUMN IF NOT EXISTS drain_by  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+  ALGORITHM = INSTANT;
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 9), ('schema_compat', 1)
+  ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
+
+-- Installations of schema version 9 get step 10 here (sql/upgrade/
+-- 010-fan.sql): the names of the queues, for the fan.
 CREATE TABLE IF NOT EXISTS kyu_queue_names (
   name         VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   PRIMARY KEY (name)
@@ -1007,8 +1121,5 @@ EXECUTE IMMEDIATE IF(@kyu_has_priority > 0, 'DO 0',
      ADD KEY kyu_jobs_status_queue_due (status, queue, due, priority),
      ALGORITHM = INPLACE, LOCK = NONE');
 
--- The version, last: recorded only once everything above is there; only
--- ever raised, so that this file run over a newer installation changes
--- nothing.
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 8), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 10), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/action.h"
+#include "common/registry.h"
 #include "common/text.h"
 #include "common/util.h"
 #include "common/wake.h"
@@ -153,6 +154,32 @@ int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue
 		return -1;
 	}
 	return action_wake(db, cfg->listen, cfg->path, queue, quiet ? NULL : wake_note, NULL);
+}
+
+void cli_warn_unserved(struct db *db, const char *queue, const char *what)
+{
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply;
+	const char *n;
+
+	/* As the wake-up picks them (action_wake). */
+	sb_adds(&sb, "SET @kyu_q = ");
+	db_quotes(&sb, queue);
+	sb_adds(&sb, "; SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d") " AND "
+		     REGISTRY_SERVES("d", "@kyu_q"));
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n == 2 && reply->r[1].n_rows == 1 &&
+	    (n = db_cell(&reply->r[1], 0, 0)) && strcmp(n, "0") == 0) {
+		struct strbuf q = { 0 };
+
+		sb_adds(&q, "");
+		text_escape(&q, queue, strlen(queue), ESCAPE_TERMINAL);
+		fprintf(stderr,
+			"kyu: %s: warning: no live kyud serves queue '%s' (kyu daemons): the job waits "
+			"until one does\n",
+			what, q.buf);
+		sb_free(&q);
+	}
+	sb_free(&sb);
 }
 
 const char *const cli_statuses[] = { "waiting", "running", "succeeded", "failed",

@@ -17,6 +17,10 @@
 /* The status of every usage error of kyu: an unknown command or option, a
  * bad option value, the wrong number of arguments (EX_USAGE). */
 #define EXIT_USAGE 64
+/* The status of every command that could not connect to the database
+ * (EX_UNAVAILABLE, as kyu lock's): nothing was done, and trying again once
+ * the server answers may succeed. Other failures exit 1. */
+#define EXIT_UNAVAILABLE 69
 
 /* One time format across kyu's tables: a DATETIME as the server prints
  * it, then the zone the session reads it in (the server's own when the
@@ -47,6 +51,10 @@ void cli_print_field(const char *name, const char *v, size_t len, const char *su
  * listen. 0 when one send succeeded, else -1 (with a message unless
  * quiet). */
 int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue, bool quiet);
+/* When no live daemon of kyu_daemons serves queue, say so on stderr (what
+ * names the command): its jobs wait until one does. Silent when the table
+ * cannot be read (an older schema, an account without the privilege). */
+void cli_warn_unserved(struct db *db, const char *queue, const char *what);
 /* Add "-e NAME=VALUE" to env; -1 with a message naming cmd and arg. */
 int cli_env_add(json_t *env, char *arg, const char *cmd);
 /* The argv column for argv[0..argc-1] (malloc'd JSON), or NULL with a

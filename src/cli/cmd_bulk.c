@@ -9,8 +9,10 @@
 
 #include <mysqld_error.h>
 
+#include "common/causes.h"
 #include "common/util.h"
 #include "cli.h"
+#include "cmd_causes.h"
 
 /* kyu cancel|retry|delete --older-than: an age, N with a unit (s, m, h,
  * d, w; none: seconds); -1 for anything else. */
@@ -72,6 +74,7 @@ static int bulk_options(enum action a, int argc, char **argv, struct action_filt
 		{ "search", required_argument, NULL, 'f' },
 		{ "error", required_argument, NULL, 'E' },
 		{ "older-than", required_argument, NULL, 'O' },
+		{ "cause", required_argument, NULL, 'K' },
 		{ "yes", no_argument, NULL, 'y' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -105,6 +108,7 @@ static int bulk_options(enum action a, int argc, char **argv, struct action_filt
 				return EXIT_USAGE;
 			}
 			break;
+		case 'K': f->cause = optarg; break;
 		case 'y': *yes = true; break;
 		default:
 			fprintf(stderr, "kyu: %s: see kyu %s --help\n", name, name);
@@ -118,9 +122,13 @@ static int bulk_options(enum action a, int argc, char **argv, struct action_filt
 	}
 	if (action_filter_empty(f)) {
 		fprintf(stderr, "kyu: %s: give a job id, or at least one filter (--queue, --status, --since, "
-				"--until, --search, --error, --older-than): never every job at once\n", name);
+				"--until, --search, --error, --older-than, --cause): never every job at once\n", name);
 		return EXIT_USAGE;
 	}
+	/* A cause alone names what its group counts: the failed jobs for
+	 * retry and delete, the retrying ones for cancel. */
+	if (f->cause && !f->status)
+		f->status = a == ACT_CANCEL ? "retrying" : "failed";
 	if (action_filter_check(a, f, err, sizeof(err)) < 0) {
 		fprintf(stderr, "kyu: %s: --%s\n", name, err);
 		return EXIT_USAGE;
@@ -196,6 +204,7 @@ static int bulk_walk(struct db *db, enum action a, const struct action_filter *f
 int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc, char **argv)
 {
 	struct action_filter f = { 0 };
+	char cause[CAUSE_MAX];
 	unsigned long long upto;
 	bool yes = false;
 	long long n;
@@ -205,6 +214,18 @@ int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int
 	rc = bulk_options(a, argc, argv, &f, &yes);
 	if (rc || !db)
 		return rc;
+	if (f.cause) {
+		int r = causes_resolve(f.cause, f.queue, NULL, cmd_causes_run, db, cause);
+		if (r < 0)
+			return cli_die_db(db, action_name(a));
+		if (r > 0) {
+			fprintf(stderr, "kyu: %s: no cause %s among the failed and retrying jobs%s%s (kyu causes "
+					"lists them)\n", action_name(a), f.cause, f.queue ? " of queue " : "",
+				f.queue ? f.queue : "");
+			return 1;
+		}
+		f.cause = cause;
+	}
 	if (action_bulk_count(a, &f, NULL, bulk_run, db, &n, &upto) < 0)
 		return cli_die_db(db, action_name(a));
 	if (n == 0) {

@@ -361,6 +361,7 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 	}
 	if (delay == 0)
 		cli_send_wake(db, cfg, queue, true);
+	cli_warn_unserved(db, queue, "submit");
 	rc = 0;
 out:
 	json_decref(env);

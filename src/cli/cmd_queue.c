@@ -1,5 +1,6 @@
 #include "cmd_queue.h"
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <mysqld_error.h>
 
 #include "common/action.h"
+#include "common/db_quote.h"
 #include "common/minutes.h"
 #include "common/util.h"
 #include "cli.h"
@@ -18,38 +20,109 @@
  * blocked (jobs waiting for others, kyu_jobs(7) "Workflows") comes last,
  * after the settings: scripts that read the columns before it by position
  * read what they read before it was added; key_max_running, added later
- * still, after it. */
+ * still, after it; then retrying (waiting jobs whose last attempt failed)
+ * and failed_attempts_1h (the attempts that failed in the last hour,
+ * retried or for good; '-' without kyu_minutes, which alone counts the
+ * retried ones).
+ *
+ * The names come from a loose scan of (queue, status) and kyu_queues, at
+ * most --limit of them after --after; each listed queue's counts from
+ * dives into (status, queue, due) that read its live rows only (retrying
+ * also reads the waiting rows themselves, for attempts): the finished
+ * rows, however many, are not read, nor the queues not listed. */
+/* Where queues_sql puts the options. */
+#define AFTER "\001"
+#define LIMIT "\002"
+#define QUEUES_COUNT(what, cond)                                                                    \
+	"(SELECT COUNT(*) FROM kyu_jobs AS j WHERE j.status = '" what "' AND j.queue = n.name" cond ") "
 #define QUEUES_HEAD                                                                                 \
-	"SELECT n.name AS queue, IFNULL(c.waiting, 0) AS waiting, IFNULL(c.due, 0) AS due, "         \
-	"IFNULL(c.running, 0) AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "                     \
+	"SELECT n.name AS queue, " QUEUES_COUNT("waiting", "") "AS waiting, "                         \
+	QUEUES_COUNT("waiting", " AND j.due <= NOW(6)") "AS due, "                                    \
+	QUEUES_COUNT("running", "") "AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "               \
 	"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                 \
 	"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                       \
 	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, "                 \
-	"IFNULL(c.blocked, 0) AS blocked, IFNULL(s.key_max_running, 1) AS key_max_running "          \
-	"FROM (SELECT DISTINCT queue AS name FROM kyu_jobs UNION SELECT name FROM kyu_queues) AS n "  \
-	"LEFT JOIN (SELECT queue, SUM(status = 'waiting') AS waiting, "                               \
-	"SUM(status = 'waiting' AND run_at <= NOW(6)) AS due, SUM(status = 'running') AS running, "  \
-	"SUM(status = 'blocked') AS blocked "                                                         \
-	"FROM kyu_jobs GROUP BY queue) AS c ON c.queue = n.name LEFT JOIN "
+	QUEUES_COUNT("blocked", "") "AS blocked, IFNULL(s.key_max_running, 1) AS key_max_running, "   \
+	QUEUES_COUNT("waiting", " AND j.attempts > 0") "AS retrying, "
+#define QUEUES_NAMES                                                                                \
+	"FROM (SELECT name FROM (SELECT DISTINCT queue AS name FROM kyu_jobs WHERE queue > " AFTER     \
+	" UNION SELECT name FROM kyu_queues WHERE name > " AFTER ") AS a ORDER BY name LIMIT " LIMIT  \
+	") AS n LEFT JOIN "
 #define QUEUES_TAIL \
 	" AS h ON h.queue = n.name LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name"
 
-int cmd_queues(struct db *db)
+/* The statement with the options in place of AFTER and LIMIT. */
+static void queues_sql(struct strbuf *sb, const char *tmpl, const char *after, long long limit)
 {
-	/* Every queue that has rows or settings. The counts read the
-	 * (queue, status) index; the due count reads the rows it counts. */
-	static const char minutes[] = QUEUES_HEAD
-		"(SELECT queue, SUM(failed) AS failed_1h FROM kyu_minutes WHERE minute > " MINUTES_NOW
+	for (const char *p = tmpl; *p; p++) {
+		if (*p == AFTER[0])
+			db_quotes(sb, after);
+		else if (*p == LIMIT[0])
+			sb_printf(sb, "%lld", limit);
+		else
+			sb_add(sb, p, 1);
+	}
+}
+
+int cmd_queues(struct db *db, int argc, char **argv)
+{
+	static const char minutes[] = QUEUES_HEAD "IFNULL(h.failed_attempts_1h, 0) AS failed_attempts_1h "
+		QUEUES_NAMES "(SELECT queue, SUM(failed) AS failed_1h, SUM(failed) + SUM(retried) AS "
+		"failed_attempts_1h FROM kyu_minutes WHERE minute > " MINUTES_NOW
 		" - INTERVAL 60 MINUTE GROUP BY queue)" QUEUES_TAIL;
-	static const char rows[] = QUEUES_HEAD
+	static const char rows[] = QUEUES_HEAD "'-' AS failed_attempts_1h " QUEUES_NAMES
 		"(SELECT queue, COUNT(*) AS failed_1h FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) "
 		"WHERE status = 'failed' AND updated_at >= NOW(6) - INTERVAL 1 HOUR GROUP BY queue)" QUEUES_TAIL;
+	static const struct option longs[] = {
+		{ "limit", required_argument, NULL, 'n' },
+		{ "after", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strbuf sb = { 0 };
+	const char *after = "";
+	int64_t limit = INT64_MAX;
+	int c, rc = 1;
 
-	if (cli_print_query(db, minutes, sizeof(minutes) - 1, false) >= 0)
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_i64(optarg, 1, INT64_MAX, &limit) < 0) {
+				fprintf(stderr, "kyu: queues: --limit '%s' is not a positive number\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a': after = optarg; break;
+		case ':':
+			fprintf(stderr, "kyu: queues: %s needs a value\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			fprintf(stderr, "kyu: queues: unknown option %s\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "kyu: queues: unexpected argument '%s'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!db)
 		return 0;
-	if (db_error_code(db) != ER_NO_SUCH_TABLE)
-		return cli_die_db(db, "queues");
-	return cli_print_query(db, rows, sizeof(rows) - 1, false) < 0 ? cli_die_db(db, "queues") : 0;
+	queues_sql(&sb, minutes, after, (long long)limit);
+	if (cli_print_query(db, sb.buf, sb.len, false) >= 0) {
+		rc = 0;
+		goto out;
+	}
+	if (db_error_code(db) != ER_NO_SUCH_TABLE) {
+		rc = cli_die_db(db, "queues");
+		goto out;
+	}
+	sb.len = 0;
+	queues_sql(&sb, rows, after, (long long)limit);
+	rc = cli_print_query(db, sb.buf, sb.len, false) < 0 ? cli_die_db(db, "queues") : 0;
+out:
+	sb_free(&sb);
+	return rc;
 }
 
 /* key-limit's value: 1 to 1000 (kyu_queues' CHECK), or -1 after saying

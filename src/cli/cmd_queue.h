@@ -9,8 +9,10 @@
 #include "common/config.h"
 #include "common/db.h"
 
-/* kyu queues: each queue, its counts and settings. */
-int cmd_queues(struct db *db);
+/* kyu queues [--limit N] [--after NAME]: each queue (at most N, those
+ * whose names sort after NAME), its counts and settings. Without db: only
+ * checks the options (0, or EXIT_USAGE after saying why). */
+int cmd_queues(struct db *db, int argc, char **argv);
 /* kyu pause|resume|limit|key-limit|queue-reset (what) QUEUE [value:
  * limit's N or "none", key-limit's N]; create: --create, make the settings of a queue that has none
  * and no jobs. */

@@ -66,8 +66,10 @@ static int schema_status(const struct kyu_config *cfg)
 	struct schema_state st;
 	int rc = 1;
 
-	if (connect_db(db, cfg, "schema status") < 0)
+	if (connect_db(db, cfg, "schema status") < 0) {
+		rc = EXIT_UNAVAILABLE;
 		goto out;
+	}
 	if (read_state(db, &st) < 0) {
 		print_state_error(&st, "schema status");
 		goto out;
@@ -145,8 +147,10 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	db = db_new(NULL, UPGRADE_DEADLINE);
-	if (connect_db(db, cfg, "schema upgrade") < 0)
+	if (connect_db(db, cfg, "schema upgrade") < 0) {
+		rc = EXIT_UNAVAILABLE;
 		goto out;
+	}
 	sb_printf(&sb, "SET SESSION lock_wait_timeout = %lld", (long long)lock_wait);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
 		cli_die_db(db, "schema upgrade: setting lock_wait_timeout");
@@ -244,7 +248,7 @@ static const struct {
 	{ "kyu_queue_starts", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_starts WHERE 0" },
 	{ "kyu_queue_starts", "INSERT", "EXPLAIN INSERT INTO kyu_queue_starts () VALUES ()" },
 	{ "kyu_queue_starts", "DELETE", "EXPLAIN DELETE FROM kyu_queue_starts WHERE 0" },
-	/* The fan's walk of queue names (schema version 8). */
+	/* The fan's walk of queue names (schema version 10). */
 	{ "kyu_queue_names", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_names WHERE 0" },
 	{ "kyu_queue_names", "INSERT", "EXPLAIN INSERT INTO kyu_queue_names () VALUES ()" },
 	{ "kyu_queue_names_new", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_names_new WHERE 0" },

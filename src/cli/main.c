@@ -19,6 +19,7 @@
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"
 #include "cmd_bulk.h"
+#include "cmd_causes.h"
 #include "cmd_queue.h"
 #include "cmd_schedule.h"
 #include "cmd_schema.h"
@@ -71,12 +72,23 @@ static void usage(FILE *f)
 		"      cancel also retrying)  --since TIME  --until TIME (changed in\n"
 		"      [since, until))  --older-than AGE (changed AGE ago or more: 90m, 2d)\n"
 		"      --search TEXT (in ids, commands, errors, output)  --error TEXT\n"
+		"      --cause CAUSE (a cause of kyu causes: its id or its text; alone, retry\n"
+		"      and delete its failed jobs, cancel its retrying ones)\n"
+		"  causes [-q QUEUE] [CAUSE]           failed and retrying jobs grouped by cause (the\n"
+		"                                      error's first line, numbers, ids, quoted text\n"
+		"                                      and paths folded): id, counts, first and last\n"
+		"                                      seen, queues; with CAUSE, its latest 100 jobs\n"
 		"  wake [QUEUE]                        send a wake-up datagram to every live kyud\n"
 		"                                      serving QUEUE (kyu_daemons; else [kyud] listen)\n"
 		"  daemons                             list the daemons of kyu_daemons: host, pid,\n"
-		"                                      wake-up address, queues, last seen, live\n"
+		"                                      wake-up address, queues, job slots, running,\n"
+		"                                      free, draining, last seen (against its refresh\n"
+		"                                      interval), live; says so when none is live\n"
+		"  drain DAEMON                        ask a live daemon (its id, or HOST:PID) to stop\n"
+		"                                      claiming, let its running jobs finish and exit 0\n"
+		"                                      (kyu_daemons.drain; read at its next refresh)\n"
 		"  stats [--json]                      count jobs per queue and status\n"
-		"  queues                              each queue: counts and settings\n"
+		"  queues [--limit N] [--after NAME]   each queue: counts and settings\n"
 		"  pause QUEUE | resume QUEUE          stop or restart a queue's new starts\n"
 		"      (QUEUE must have jobs or settings; --create first: make its settings anyway)\n"
 		"  limit QUEUE N|none                  at most N of its jobs running at once\n"
@@ -169,8 +181,10 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 {
 	enum action a;
 
-	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "queues") == 0 || strcmp(cmd, "schedules") == 0)
+	if (strcmp(cmd, "daemons") == 0 || strcmp(cmd, "schedules") == 0)
 		return argc == 1;
+	if (strcmp(cmd, "queues") == 0)
+		return true; /* options checked by cmd_queues */
 	if (strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)
 		return argc <= 2;
 	if (strcmp(cmd, "stats") == 0)
@@ -179,7 +193,7 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 		return argc == 2 + create;
 	if (strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0)
 		return argc == 3 + create;
-	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 ||
+	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "drain") == 0 ||
 	    (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
 		return argc == 2;
 	return true;
@@ -265,6 +279,8 @@ int main(int argc, char **argv)
 	/* Bad options are usage errors whether the database answers or not. */
 	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "causes") == 0 && (rc = cmd_causes(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "queues") == 0 && (rc = cmd_queues(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
 	if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0 || strcmp(cmd, "limit") == 0 ||
@@ -275,7 +291,8 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--") == 0 &&
 	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 || strcmp(cmd, "limit") == 0 ||
 	     strcmp(cmd, "key-limit") == 0 ||
-	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0)) {
+	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0 ||
+	     strcmp(cmd, "drain") == 0)) {
 		argv[1] = argv[0];
 		argc--;
 		argv++;
@@ -313,7 +330,10 @@ int main(int argc, char **argv)
 	 * still ends the command after connect_timeout + 30 s. */
 	db = db_new(NULL, 30);
 	if (!reads_replica(&cfg, db, cmd, argc) && db_connect(db, &cfg) < 0) {
-		fprintf(stderr, "kyu: %s\n", db_error(db));
+		fprintf(stderr, "kyu: %s: %s\n", cmd, db_error(db));
+		/* rc may hold the 0 of the option checks above: a command
+		 * that did nothing must not say it succeeded. */
+		rc = EXIT_UNAVAILABLE;
 		goto out;
 	}
 	if (strcmp(cmd, "submit") == 0) {
@@ -322,16 +342,20 @@ int main(int argc, char **argv)
 		rc = cmd_wake(db, &cfg, argc > 1 ? argv[1] : "");
 	} else if (strcmp(cmd, "daemons") == 0 && argc == 1) {
 		rc = cmd_daemons(db);
+	} else if (strcmp(cmd, "drain") == 0 && argc == 2) {
+		rc = cmd_drain(db, argv[1]);
 	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {
 		rc = cmd_list(db, argc, argv);
+	} else if (strcmp(cmd, "causes") == 0) {
+		rc = cmd_causes(db, argc, argv);
 	} else if (bulk) {
 		rc = cmd_job_bulk(db, &cfg, act, argc, argv);
 	} else if (action_parse(cmd, &act) == 0 && !action_on_queue(act) && argc == 2) {
 		rc = cmd_job_action(db, &cfg, act, argv[1]);
-	} else if (strcmp(cmd, "queues") == 0 && argc == 1) {
-		rc = cmd_queues(db);
+	} else if (strcmp(cmd, "queues") == 0) {
+		rc = cmd_queues(db, argc, argv);
 	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
 	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) && argc == 3 + create) {

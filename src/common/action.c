@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cause.h"
 #include "registry.h"
 #include "wake.h"
 
@@ -275,7 +276,7 @@ bool action_bulk(enum action a)
 bool action_filter_empty(const struct action_filter *f)
 {
 	return !f->queue && !f->status && !f->since && !f->until && !f->search && !f->error &&
-	       f->older_than <= 0;
+	       f->older_than <= 0 && !f->cause;
 }
 
 /* A time as the server reads a DATETIME, checked before it is quoted. */
@@ -312,6 +313,8 @@ int action_filter_check(enum action a, const struct action_filter *f, char *err,
 			 bad_time == f->since ? "since" : "until", bad_time);
 	else if ((f->search && !*f->search) || (f->error && !*f->error))
 		snprintf(err, len, "%s: nothing to search for", f->search && !*f->search ? "search" : "error");
+	else if (f->cause && (!*f->cause || strlen(f->cause) >= CAUSE_MAX))
+		snprintf(err, len, "cause: expected a cause of kyu causes, 1 to %d bytes", CAUSE_MAX - 1);
 	else if (f->older_than < 0)
 		snprintf(err, len, "older than: %lld is a negative age", f->older_than);
 	else
@@ -374,6 +377,26 @@ static void residual(struct strbuf *sb, const struct action_filter *f)
 		}
 		sb_adds(sb, ")");
 	}
+	if (f->cause) {
+		char pat[CAUSE_MAX * 2 + 8];
+		/* A cause that fits CAUSE_MAX fits: each byte at most
+		 * doubled, and the two ends. */
+		if (cause_like(f->cause, pat, sizeof(pat)) == 0) {
+			sb_adds(sb, " AND IFNULL(error, '') LIKE ");
+			db_quotes(sb, pat);
+		} else {
+			sb_adds(sb, " AND FALSE");
+		}
+	}
+}
+
+/* Whether line (a CAUSE_LINE_SQL, NULL for no error) folds to cause. */
+static bool cause_is(const char *line, const char *cause)
+{
+	char buf[CAUSE_MAX];
+
+	cause_fold(line ? line : "", line ? strlen(line) : 0, buf, sizeof(buf));
+	return strcmp(buf, cause) == 0;
 }
 
 /* The statuses the filter leaves to the action: its own, or the one
@@ -405,6 +428,48 @@ static void filter_statuses(struct strbuf *sb, enum action a, const struct actio
 	sb_adds(sb, n == 1 ? "" : ")");
 }
 
+/* The count of a filter with a cause: the candidates the server finds,
+ * ACTION_CAUSE_PAGE at a time by seq, each folded here. */
+static int cause_count(enum action a, const struct action_filter *f, const char *read_prefix,
+		       action_run_fn *run, void *ctx, long long *n, unsigned long long *upto)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	unsigned long long last = 0;
+	int rc = -1;
+
+	*n = 0;
+	*upto = 0;
+	for (;;) {
+		sb_reset(&sb);
+		sb_adds(&sb, read_prefix ? read_prefix : "");
+		sb_adds(&sb, "SELECT seq, " CAUSE_LINE_SQL " FROM kyu_jobs WHERE ");
+		filter_statuses(&sb, a, f);
+		if (f->queue) {
+			sb_adds(&sb, " AND queue = ");
+			db_quotes(&sb, f->queue);
+		}
+		residual(&sb, f);
+		sb_printf(&sb, " AND seq > %llu ORDER BY seq LIMIT %d", last, ACTION_CAUSE_PAGE);
+		if (run(ctx, sb.buf, sb.len, &r) < 0)
+			goto cleanup;
+		for (size_t i = 0; i < r->n_rows; i++) {
+			unsigned long long seq = strtoull(db_cell(r, i, 0) ? db_cell(r, i, 0) : "0", NULL, 10);
+			if (cause_is(db_cell(r, i, 1), f->cause)) {
+				(*n)++;
+				*upto = seq;
+			}
+			last = seq;
+		}
+		if (r->n_rows < ACTION_CAUSE_PAGE)
+			break;
+	}
+	rc = 0;
+cleanup:
+	sb_free(&sb);
+	return rc;
+}
+
 int action_bulk_count(enum action a, const struct action_filter *f, const char *read_prefix,
 		      action_run_fn *run, void *ctx, long long *n, unsigned long long *upto)
 {
@@ -412,6 +477,8 @@ int action_bulk_count(enum action a, const struct action_filter *f, const char *
 	const struct db_result *r;
 	int rc = -1;
 
+	if (f->cause)
+		return cause_count(a, f, read_prefix, run, ctx, n, upto);
 	sb_adds(&sb, read_prefix ? read_prefix : "");
 	sb_adds(&sb, "SELECT COUNT(*), MAX(seq) FROM kyu_jobs WHERE ");
 	filter_statuses(&sb, a, f);
@@ -483,7 +550,8 @@ static void batch_select(struct strbuf *sb, const struct action_walk *w)
 	sb_adds(sb, w->read_prefix ? w->read_prefix : "");
 	for (int i = 0; i < n; i++) {
 		sb_adds(sb, i ? " UNION ALL (" : "(");
-		sb_adds(sb, "SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
+		sb_adds(sb, w->f->cause ? "SELECT seq, " CAUSE_LINE_SQL : "SELECT seq");
+		sb_adds(sb, " FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
 		db_quotes(sb, w->queue);
 		sb_adds(sb, " AND status = ");
 		db_quotes(sb, st[i]);
@@ -494,10 +562,13 @@ static void batch_select(struct strbuf *sb, const struct action_walk *w)
 	sb_printf(sb, " ORDER BY seq LIMIT %d", ACTION_BATCH);
 }
 
-/* The action on the rows of r (seqs, in order), with the action's own
- * statuses and the filter checked again. */
-static void batch_act(struct strbuf *sb, const struct action_walk *w, const struct db_result *r)
+/* The action on the rows of r (seqs, in order; with a cause, those whose
+ * line folds to it), with the action's own statuses and the filter
+ * checked again. Returns the rows it names. */
+static size_t batch_act(struct strbuf *sb, const struct action_walk *w, const struct db_result *r)
 {
+	size_t n = 0;
+
 	sb_adds(sb, defs[w->a].head);
 	status_cond(sb, w->a);
 	sb_adds(sb, " AND ");
@@ -507,9 +578,11 @@ static void batch_act(struct strbuf *sb, const struct action_walk *w, const stru
 	residual(sb, w->f);
 	sb_adds(sb, " AND seq IN (");
 	for (size_t i = 0; i < r->n_rows; i++)
-		sb_printf(sb, "%s%s", i ? "," : "", db_cell(r, i, 0) ? db_cell(r, i, 0) : "0");
+		if (!w->f->cause || cause_is(db_cell(r, i, 1), w->f->cause))
+			sb_printf(sb, "%s%s", n++ ? "," : "", db_cell(r, i, 0) ? db_cell(r, i, 0) : "0");
 	sb_adds(sb, ")");
 	sb_adds(sb, defs[w->a].tail);
+	return n;
 }
 
 int action_walk_step(struct action_walk *w, action_run_fn *run, void *ctx, long long *changed)
@@ -551,7 +624,12 @@ int action_walk_step(struct action_walk *w, action_run_fn *run, void *ctx, long 
 	}
 	last = strtoull(db_cell(r, r->n_rows - 1, 0) ? db_cell(r, r->n_rows - 1, 0) : "0", NULL, 10);
 	sb_reset(&sb);
-	batch_act(&sb, w, r);
+	if (batch_act(&sb, w, r) == 0) {
+		/* Candidates of another cause only: nothing to send. */
+		w->last = last;
+		rc = 1;
+		goto cleanup;
+	}
 	if (run(ctx, sb.buf, sb.len, &r) < 0) {
 		rc = -1;
 		goto cleanup;

@@ -103,6 +103,11 @@ struct action_filter {
 	const char *search;  /* anywhere in id, command, argv, error or output */
 	const char *error;   /* anywhere in error */
 	long long older_than; /* > 0: updated_at more than this many seconds ago */
+	/* The cause (cause.h) the first line of error folds to, exactly:
+	 * the server narrows the rows by cause_like's pattern, and the walk
+	 * and the count fold each candidate's CAUSE_LINE_SQL and keep those
+	 * whose fold is this text. */
+	const char *cause;
 };
 
 /* Whether a may be done in bulk: cancel, retry, delete. */
@@ -118,6 +123,10 @@ int action_filter_check(enum action a, const struct action_filter *f, char *err,
  * read) and hands its last result: 0, or -1 when it failed (the caller's
  * connection says why). */
 typedef int action_run_fn(void *ctx, const char *sql, size_t len, const struct db_result **res);
+
+/* With a cause, each read of the walk and the count hands CAUSE_LINE_SQL
+ * too, and the count reads the candidates in pages of this many rows. */
+#define ACTION_CAUSE_PAGE 5000
 
 /* Where a bulk action is: its position and what it did so far. */
 struct action_walk {

@@ -91,6 +91,15 @@ uint32_t board_n_queues(const struct board_worker *w)
 	return n > BOARD_QUEUES ? BOARD_QUEUES : n;
 }
 
+uint64_t board_running(const struct board *b)
+{
+	uint64_t running = 0;
+
+	for (int w = 0; w < BOARD_MAX_WORKERS; w++)
+		running += board_load(&b->worker[w].gauge[BG_RUNNING]);
+	return running;
+}
+
 static struct board_queue *queue_entry(struct board_worker *w, const char *queue)
 {
 	uint32_t n = board_n_queues(w);

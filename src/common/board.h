@@ -134,5 +134,7 @@ static inline uint64_t board_load(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 uint32_t board_n_queues(const struct board_worker *w);
+/* Attempts running now, over every worker (BG_RUNNING summed). */
+uint64_t board_running(const struct board *b);
 
 #endif

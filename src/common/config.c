@@ -62,6 +62,7 @@ static const struct key_def keys[] = {
 	{ "kyud", "queues", T_QUEUES, OFF(queues_raw), "", 0, 0, RELOAD },
 	{ "kyud", "poll_interval", T_INT, OFF(poll_interval), "120", 1, 86400, RELOAD },
 	{ "kyud", "retention", T_INT, OFF(retention), "86400", 0, 315360000, RELOAD },
+	{ "kyud", "retention_failed", T_INT, OFF(retention_failed), "604800", 0, 315360000, RELOAD },
 	{ "kyud", "cleanup_every", T_INT, OFF(cleanup_every), "100", 1, 1000000, RELOAD },
 	{ "kyud", "cleanup_batch", T_INT, OFF(cleanup_batch), "1000", 1, 10000, RELOAD },
 	{ "kyud", "shutdown_grace", T_INT, OFF(shutdown_grace), "30", 0, 86400, RELOAD },

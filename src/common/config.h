@@ -45,6 +45,7 @@ struct kyu_config {
 	int n_queues;
 	int poll_interval;
 	int retention;
+	int retention_failed; /* failed and cancelled rows: the longer of it and retention */
 	int cleanup_every;
 	int cleanup_batch;
 	int shutdown_grace;

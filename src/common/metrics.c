@@ -26,7 +26,7 @@ enum {
 	F_RUNNING, F_WORKERS, F_BUILD,
 	F_WATCH_MODE, F_WATCH_HINTS, F_WATCH_EVENTS, F_WATCH_LAG, F_WATCH_RECONNECTS,
 	F_DB_UP, F_TABLE_AGE, F_TABLE_SECONDS,
-	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST, F_Q_BLOCKED,
+	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST, F_Q_BLOCKED, F_Q_RETRYING, F_Q_FAILED_1H,
 	F_N
 };
 
@@ -86,6 +86,11 @@ static const struct family families[F_N] = {
 	[F_Q_RUNNING] = { "kyu_queue_running", GAUGE, "Running jobs on every daemon, by queue." },
 	[F_Q_BLOCKED] = { "kyu_queue_blocked", GAUGE,
 			  "Jobs waiting for the jobs they run after to end, by queue." },
+	[F_Q_RETRYING] = { "kyu_queue_retrying", GAUGE,
+			   "Waiting jobs whose last attempt failed (attempts > 0), by queue." },
+	[F_Q_FAILED_1H] = { "kyu_queue_failed_attempts_1h", GAUGE,
+			    "Attempts that failed in the last hour on every daemon (retried or failed for good; "
+			    "kyu_minutes), by queue." },
 	[F_Q_OLDEST] = { "kyu_queue_oldest_due_age_seconds", GAUGE,
 			 "How long the longest-due waiting job has been due, by queue (0: none due)." },
 };
@@ -253,8 +258,7 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
 		render_histogram(sb, b, hists[i].f, hists[i].h);
 
-	for (int w = 0; w < BOARD_MAX_WORKERS; w++)
-		running += board_load(&b->worker[w].gauge[BG_RUNNING]);
+	running = board_running(b);
 	header(sb, F_RUNNING);
 	sb_printf(sb, "%s %" PRIu64 "\n", families[F_RUNNING].name, running);
 	header(sb, F_WORKERS);
@@ -289,8 +293,11 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	header(sb, F_TABLE_SECONDS);
 	sb_printf(sb, "%s %.6f\n", families[F_TABLE_SECONDS].name, t->took);
 	{
-		static const int qf[] = { F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_BLOCKED, F_Q_OLDEST };
+		static const int qf[] = { F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_BLOCKED, F_Q_OLDEST,
+					  F_Q_RETRYING, F_Q_FAILED_1H };
 		for (size_t i = 0; i < sizeof(qf) / sizeof(qf[0]); i++) {
+			if ((qf[i] == F_Q_RETRYING && !t->has_retrying) || (qf[i] == F_Q_FAILED_1H && !t->has_failed_1h))
+				continue;
 			header(sb, qf[i]);
 			for (int k = 0; k < t->n; k++) {
 				const struct metrics_queue *m = &t->queues[k];
@@ -302,6 +309,8 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 						  qf[i] == F_Q_WAITING   ? m->waiting
 						  : qf[i] == F_Q_DUE     ? m->due
 						  : qf[i] == F_Q_BLOCKED ? m->blocked
+						  : qf[i] == F_Q_RETRYING ? m->retrying
+						  : qf[i] == F_Q_FAILED_1H ? m->failed_attempts_1h
 									 : m->running);
 			}
 		}
@@ -315,6 +324,7 @@ void metrics_table_clear(struct metrics_table *t)
 	free(t->queues);
 	t->queues = NULL;
 	t->n = 0;
+	t->has_retrying = t->has_failed_1h = false;
 }
 
 int metrics_listen(const char *hostport, char *err, size_t errlen)

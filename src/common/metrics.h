@@ -21,6 +21,10 @@ struct metrics_queue {
 	char *name;
 	uint64_t waiting, due, running, blocked;
 	double oldest_due_age; /* seconds; 0 when nothing is due */
+	/* Waiting jobs whose last attempt failed; the attempts that failed
+	 * in the last hour, on every daemon (kyu_minutes: retried and
+	 * failed for good). */
+	uint64_t retrying, failed_attempts_1h;
 };
 
 struct metrics_table {
@@ -30,6 +34,10 @@ struct metrics_table {
 	double took; /* seconds the reading took */
 	struct metrics_queue *queues;
 	int n;
+	/* Whether retrying and failed_attempts_1h were read: each has a
+	 * statement of its own, which an older schema (no kyu_minutes) or a
+	 * huge backlog (retrying reads every waiting row) may fail alone. */
+	bool has_retrying, has_failed_1h;
 };
 
 /* Append the whole exposition to sb. */

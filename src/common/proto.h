@@ -21,7 +21,8 @@ enum msg_type {
 	/* supervisor -> worker */
 	KYU_WAKE = 1,  /* acquire now if you have free slots; value KYU_WAKE_HINTED: a
 			* wake-up datagram asked for it */
-	KYU_STOP,      /* stop acquiring; let jobs run for shutdown_grace */
+	KYU_STOP,      /* stop acquiring; let jobs run for shutdown_grace (value
+			* KYU_STOP_FINISH: until they end, for a drain) */
 	KYU_STOP_NOW,  /* stop acquiring; interrupt running jobs at once */
 	KYU_RELOAD,    /* apply the configuration in the attached descriptor */
 	KYU_SCHEDULES, /* a schedule may have changed: read kyu_schedules again */
@@ -37,6 +38,7 @@ enum msg_type {
 	KYU_MORE,       /* acquisition was full: more work is likely waiting */
 	KYU_STATE,      /* value = proto_state_pack(): sent from a timer of the worker's
 			 * loop, so its arrival also says that the loop turns */
+	KYU_DRAIN,      /* worker 1 read kyu_daemons.drain set: drain the daemon */
 	/* watcher -> supervisor */
 	KYU_HINT = 32, /* value: what changed, KYU_HINT_* bits (watch/follow.h) */
 };
@@ -49,6 +51,9 @@ enum msg_type {
 #define KYU_HINT_SCHEDULES 4
 
 #define KYU_WAKE_HINTED 1
+/* KYU_STOP's value for a drain: no shutdown_grace, the jobs run to their
+ * end (their time limits still hold). */
+#define KYU_STOP_FINISH 1
 
 struct msg {
 	uint32_t type;

@@ -55,25 +55,31 @@ void registry_make_id(char *buf, size_t len, const char *host, pid_t pid);
  * without quotes or backslashes, 1 to REGISTRY_ID_MAX - 1 bytes. */
 bool registry_id_valid(const char *id);
 
-/* The refresh: write the daemon's row (insert or update), then delete the
- * rows that are no longer live, if there are any. One round trip that
- * always succeeds as a statement, and costs the server two (the compound
- * statement and its INSERT; three when it deletes); registry_read says
- * what happened. */
+/* The refresh: write the daemon's row (insert or update, with its job
+ * slots, [kyud] workers x slots, and the jobs it runs), read whether an
+ * operator asked it to drain, then delete the rows that are no longer
+ * live, if there are any. One round trip that always succeeds as a
+ * statement, and costs the server two (the compound statement and its
+ * INSERT; one more when it deletes, one more when it is asked to drain);
+ * registry_read says what happened. old: the row of a schema older than
+ * version 9, without slots, running and drain (REG_OLD said so). */
 void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
-			    const char *host, pid_t pid);
+			    const char *host, pid_t pid, unsigned running, bool old);
 /* The stopping daemon's delete of its own row (same reply shape). */
 void registry_remove_build(struct strbuf *sb, const char *id);
 
 enum registry_result {
 	REG_DONE,    /* written (or deleted) */
+	REG_DRAIN,   /* written, and its drain is set: msg says when and by whom */
 	REG_LOCKED,  /* the row was locked: nothing written, try again soon */
 	REG_MISSING, /* no kyu_daemons (schema older than version 3) */
+	REG_OLD,     /* no slots, running or drain (older than version 9): nothing written */
 	REG_FAILED,  /* anything else: msg says what */
 };
 
 /* What a refresh's or remove's reply says; msg gets the server's message
- * for REG_MISSING and REG_FAILED. */
+ * for REG_MISSING and REG_FAILED, "TIME by WHO" (or "TIME") for
+ * REG_DRAIN. */
 enum registry_result registry_read(const struct db_reply *r, char *msg, size_t len);
 
 #endif

@@ -167,6 +167,20 @@ void pool_stop(struct pool *p, bool now)
 		child_send(&p->children[i], now ? KYU_STOP_NOW : KYU_STOP);
 }
 
+void pool_drain(struct pool *p)
+{
+	struct msg m = { .type = KYU_STOP, .value = KYU_STOP_FINISH };
+
+	if (!p->stopping) {
+		p->stopping = true;
+		for (int i = 0; i < p->n; i++)
+			ev_timer_stop(p->loop, &p->children[i].restart_w);
+	}
+	for (int i = 0; i < p->n; i++)
+		if (p->children[i].pid && p->children[i].fd >= 0)
+			(void)proto_send_fd(p->children[i].fd, &m, -1);
+}
+
 void pool_kill(struct pool *p)
 {
 	for (int i = 0; i < p->n; i++) {

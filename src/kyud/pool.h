@@ -81,6 +81,9 @@ enum pool_exit pool_exited(struct pool *p, struct child *c, pid_t pid, int st, c
 /* Tell every worker to stop (KYU_STOP_NOW: interrupting its jobs); the
  * first time, nothing is restarted any more. */
 void pool_stop(struct pool *p, bool now);
+/* The same for an operator's drain (kyu_daemons.drain): KYU_STOP with
+ * KYU_STOP_FINISH, the jobs run to their end. */
+void pool_drain(struct pool *p);
 /* The stop took too long: SIGKILL every worker left (logged). */
 void pool_kill(struct pool *p);
 

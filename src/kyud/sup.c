@@ -32,6 +32,7 @@ struct sup {
 	ev_signal term_w, int_w, hup_w;
 	ev_timer kill_w; /* the stop's deadline */
 	bool stopping;
+	bool drain_only; /* stopping for kyu_daemons.drain: no deadline until a TERM */
 	int exit_status; /* of the supervisor, once stopped */
 	struct sdnotify sdn; /* what systemd is told */
 	struct pool pool;
@@ -43,6 +44,7 @@ struct sup {
 };
 
 static void on_child_msg(EV_P_ ev_io *io, int revents);
+static void begin_drain(struct sup *s);
 static void on_child_exit(EV_P_ ev_child *w, int revents);
 static void on_restart(EV_P_ ev_timer *t, int revents);
 
@@ -103,6 +105,8 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 		} else if (m.type == KYU_STATE) {
 			if (!c->metrics)
 				sdnotify_report(&s->sdn, c->index - 1, m.value);
+		} else if (m.type == KYU_DRAIN) {
+			begin_drain(s);
 		} else {
 			fanout_msg(&s->fan, c, &m);
 		}
@@ -187,14 +191,24 @@ static void on_kill_deadline(EV_P_ ev_timer *t, int revents)
 	watchproc_kill(&s->wp);
 }
 
+/* What every stop does first: no more wake-ups, nothing new started. */
+static void stop_intake(struct sup *s)
+{
+	s->stopping = true;
+	sdnotify_stopping(&s->sdn);
+	fanout_stop(&s->fan);
+	listener_close(&s->lis);
+}
+
 static void begin_stop(struct sup *s, bool now)
 {
-	if (!s->stopping) {
-		s->stopping = true;
+	if (!s->stopping || s->drain_only) {
+		if (!s->stopping)
+			stop_intake(s);
+		/* A TERM during an operator's drain: from now on a stop like
+		 * any other, with its grace and its deadline. */
+		s->drain_only = false;
 		log_notice("stopping%s", now ? " (interrupting running jobs)" : "");
-		sdnotify_stopping(&s->sdn);
-		fanout_stop(&s->fan);
-		listener_close(&s->lis);
 		ev_timer_set(&s->kill_w,
 			     (now ? 0 : s->cfg.shutdown_grace) + config_max_kill_grace(&s->cfg) + 15.0, 0.);
 		ev_timer_start(s->loop, &s->kill_w);
@@ -205,13 +219,31 @@ static void begin_stop(struct sup *s, bool now)
 	stopped_if_all_exited(s);
 }
 
+/* kyu_daemons.drain, read by worker 1: stop as TERM does, but let the
+ * running jobs finish however long they take (their time limits bound
+ * them), and exit 0. No deadline: a TERM or INT still stops it sooner. */
+static void begin_drain(struct sup *s)
+{
+	if (s->stopping)
+		return;
+	stop_intake(s);
+	s->drain_only = true;
+	log_notice("draining (kyu_daemons.drain is set): no new claims; the running jobs finish, "
+		   "then kyud exits");
+	pool_drain(&s->pool);
+	metricsproc_stop(&s->mp);
+	watchproc_stop(&s->wp);
+	stopped_if_all_exited(s);
+}
+
 static void on_term(EV_P_ ev_signal *w, int revents)
 {
 	struct sup *s = w->data;
 	(void)EV_A;
 	(void)revents;
-	/* A second TERM while draining means "now". */
-	begin_stop(s, s->stopping);
+	/* A second TERM while stopping means "now"; the first after an
+	 * operator's drain gives the jobs the grace. */
+	begin_stop(s, s->stopping && !s->drain_only);
 }
 
 static void on_int(EV_P_ ev_signal *w, int revents)

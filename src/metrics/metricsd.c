@@ -18,6 +18,7 @@
 #include "common/db.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/minutes.h"
 #include "common/proto.h"
 #include "common/spell.h"
 #include "common/util.h"
@@ -43,6 +44,21 @@
 	"FROM kyu_jobs WHERE status IN ('waiting', 'running', 'blocked') GROUP BY queue "  \
 	"ORDER BY queue"
 
+/* Per queue, its waiting jobs whose last attempt failed: read from the
+ * waiting rows themselves (attempts is in no index), so a statement of its
+ * own, which a huge backlog may make fail alone. */
+#define RETRYING_SQL                                                                       \
+	"SET STATEMENT max_statement_time = 2 FOR "                                       \
+	"SELECT queue, COUNT(*) FROM kyu_jobs WHERE status = 'waiting' AND attempts > 0 "   \
+	"GROUP BY queue"
+/* Per queue, the attempts that failed in the last hour on every daemon,
+ * as kyud counts them (kyu_minutes, schema version 4); queues without
+ * any are left out, as they would otherwise appear in every family. */
+#define FAILED_1H_SQL                                                                      \
+	"SET STATEMENT max_statement_time = 2 FOR "                                       \
+	"SELECT queue, SUM(failed) + SUM(retried) FROM kyu_minutes WHERE minute > "        \
+	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue HAVING SUM(failed) + SUM(retried) > 0"
+
 struct mctx {
 	struct kyu_config cfg;
 	struct ev_loop *loop;
@@ -64,8 +80,50 @@ static uint64_t to_u64(const char *s)
 	return s ? strtoull(s, NULL, 10) : 0;
 }
 
+/* The entry of the queue named, made (with zero figures) when the main
+ * reading had none: a queue whose jobs all failed for good has failed
+ * attempts and no live rows. */
+static struct metrics_queue *queue_of(struct metrics_table *t, const char *name, size_t *cap)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->queues[i].name, name) == 0)
+			return &t->queues[i];
+	if ((size_t)t->n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		t->queues = xrealloc(t->queues, *cap * sizeof(*t->queues));
+	}
+	memset(&t->queues[t->n], 0, sizeof(*t->queues));
+	t->queues[t->n].name = xstrdup(name);
+	return &t->queues[t->n++];
+}
+
+/* One of the extra readings (RETRYING_SQL, FAILED_1H_SQL): false when it
+ * failed, which leaves its family out; logged at debug only, since an
+ * older schema fails FAILED_1H_SQL at every reading. */
+static bool read_extra(struct mctx *m, const char *sql, bool retrying, size_t *cap)
+{
+	const struct db_reply *reply = NULL;
+	const struct db_result *res;
+
+	if (db_query(m->db, sql, strlen(sql), &reply) != DB_OK || reply->n < 1) {
+		log_debug("cannot read %s for /metrics: %s", retrying ? "the retrying jobs" : "the failed attempts",
+			  reply && reply->err ? reply->err : "no result");
+		return false;
+	}
+	res = &reply->r[reply->n - 1];
+	for (size_t i = 0; i < res->n_rows; i++) {
+		struct metrics_queue *q = queue_of(&m->table, db_cell(res, i, 0) ? db_cell(res, i, 0) : "", cap);
+		if (retrying)
+			q->retrying = to_u64(db_cell(res, i, 1));
+		else
+			q->failed_attempts_1h = to_u64(db_cell(res, i, 1));
+	}
+	return true;
+}
+
 static void read_table(struct mctx *m)
 {
+	size_t cap;
 	const struct db_reply *reply;
 	const struct db_result *res;
 	double t0 = mono_now();
@@ -84,7 +142,8 @@ static void read_table(struct mctx *m)
 		goto failed;
 	}
 	res = &reply->r[reply->n - 1];
-	m->table.queues = xcalloc(res->n_rows ? res->n_rows : 1, sizeof(*m->table.queues));
+	cap = res->n_rows ? res->n_rows : 1;
+	m->table.queues = xcalloc(cap, sizeof(*m->table.queues));
 	for (size_t i = 0; i < res->n_rows; i++) {
 		struct metrics_queue *q = &m->table.queues[m->table.n++];
 		q->name = xstrdup(db_cell(res, i, 0) ? db_cell(res, i, 0) : "");
@@ -94,6 +153,9 @@ static void read_table(struct mctx *m)
 		q->oldest_due_age = (double)to_u64(db_cell(res, i, 4)) / 1e6;
 		q->blocked = to_u64(db_cell(res, i, 5));
 	}
+	/* res is the reply's, which the next statement replaces. */
+	m->table.has_retrying = read_extra(m, RETRYING_SQL, true, &cap);
+	m->table.has_failed_1h = read_extra(m, FAILED_1H_SQL, false, &cap);
 	m->table.ok = true;
 	m->table.took = mono_now() - t0;
 	if (spell_end(&m->failing))

@@ -224,7 +224,7 @@ static enum MHD_Result on_get(struct web *w, struct webapi *api, struct MHD_Conn
 /* A bulk action's filter for the log: " status=failed queue=mail". */
 static const char *bulk_filter_text(struct MHD_Connection *conn, char *buf, size_t len)
 {
-	static const char *const names[] = { "status", "queue", "q", "since", "until" };
+	static const char *const names[] = { "status", "queue", "q", "since", "until", "cause" };
 	size_t o = 0;
 
 	buf[0] = '\0';

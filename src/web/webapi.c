@@ -7,6 +7,8 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "common/causes.h"
+#include "webcauses.h"
 #include "webdb.h"
 #include "webfind.h"
 #include "webflow.h"
@@ -38,8 +40,12 @@ void webapi_free(struct webapi *w)
 
 unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx, json_t **out)
 {
-	if (strcmp(path, "/api/overview") == 0)
-		return weboverview_get(&w->overview, &w->db, out);
+	if (strcmp(path, "/api/overview") == 0) {
+		const struct weboverview_args a = {
+			.limit = arg(ctx, "limit"), .offset = arg(ctx, "offset"), .sort = arg(ctx, "sort"),
+		};
+		return weboverview_get(&w->overview, &w->db, &a, out);
+	}
 	if (strcmp(path, "/api/running") == 0)
 		return webpages_running(&w->db, arg(ctx, "before"), out);
 	if (strcmp(path, "/api/jobs") == 0 || strcmp(path, "/api/retrying") == 0) {
@@ -50,6 +56,8 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 		};
 		return webfind_jobs(&w->db, &a, strcmp(path, "/api/retrying") == 0, out);
 	}
+	if (strcmp(path, "/api/causes") == 0)
+		return webcauses_get(&w->db, arg(ctx, "queue"), arg(ctx, "cause"), out);
 	if (strcmp(path, "/api/bulk") == 0)
 		return webapi_bulk_count(w, arg, ctx, out);
 	if (strcmp(path, "/api/job") == 0)
@@ -132,13 +140,17 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 }
 
 /* A request's filter (the list's parameters; an empty one is absent):
- * 0, or the 400 in *out. */
-static unsigned bulk_filter(enum action a, webapi_arg_fn *arg, void *ctx, struct action_filter *f,
-			    json_t **out)
+ * 0, or the 400 in *out. A cause (an id of /api/causes, or a text) is
+ * resolved into cause (CAUSE_MAX bytes), and with no status names what
+ * its group counts: the failed jobs for retry and delete, the retrying
+ * ones for cancel. */
+static unsigned bulk_filter(struct webapi *w, enum action a, webapi_arg_fn *arg, void *ctx,
+			    struct action_filter *f, char *cause, json_t **out)
 {
 	const char *what = action_name(a);
-	const char **fields[] = { &f->status, &f->queue, &f->search, &f->since, &f->until };
-	const char *names[] = { "status", "queue", "q", "since", "until" };
+	const char **fields[] = { &f->status, &f->queue, &f->search, &f->since, &f->until, &f->cause };
+	const char *names[] = { "status", "queue", "q", "since", "until", "cause" };
+	int r;
 	char err[256];
 
 	memset(f, 0, sizeof(*f));
@@ -150,13 +162,24 @@ static unsigned bulk_filter(enum action a, webapi_arg_fn *arg, void *ctx, struct
 		return webjson_error(out, 400, "%s: not done in bulk (cancel, retry and delete are)", what);
 	if (action_filter_empty(f))
 		return webjson_error(out, 400, "%s: no filter: a bulk action needs at least one (status, "
-					       "queue, q, since, until)", what);
+					       "queue, q, since, until, cause)", what);
+	if (f->cause && !f->status)
+		f->status = a == ACT_CANCEL ? "retrying" : "failed";
 	if (f->queue && strlen(f->queue) > 64)
 		return webjson_error(out, 400, "%s: queue: expected a queue's name, got '%s'", what, f->queue);
 	if (f->search && strlen(f->search) > 200)
 		return webjson_error(out, 400, "%s: q: at most 200 bytes to search for", what);
 	if (action_filter_check(a, f, err, sizeof(err)) < 0)
 		return webjson_error(out, 400, "%s: %s", what, err);
+	if (f->cause) {
+		r = causes_resolve(f->cause, f->queue, WEBDB_STMT_LIMIT, webcauses_run, &w->db, cause);
+		if (r < 0)
+			return webdb_failed(&w->db, out, what);
+		if (r > 0)
+			return webjson_error(out, 404, "%s: no cause %s among the failed and retrying jobs", what,
+					     f->cause);
+		f->cause = cause;
+	}
 	return 0;
 }
 
@@ -169,6 +192,7 @@ unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json
 {
 	const char *name = arg(ctx, "action");
 	struct action_filter f;
+	char cause[CAUSE_MAX];
 	unsigned long long upto;
 	char buf[32];
 	long long n;
@@ -178,7 +202,7 @@ unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json
 	if (!name || action_parse(name, &a) < 0 || !action_bulk(a))
 		return webjson_error(out, 400, "bulk: action: expected cancel, retry or delete, got '%s'",
 				     name ? name : "");
-	st = bulk_filter(a, arg, ctx, &f, out);
+	st = bulk_filter(w, a, arg, ctx, &f, cause, out);
 	if (st)
 		return st;
 	if (action_bulk_count(a, &f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n, &upto) < 0)
@@ -235,13 +259,14 @@ unsigned webapi_bulk(struct webapi *w, enum action a, webapi_arg_fn *arg, void *
 	const struct db_result *r;
 	struct action_filter f;
 	struct action_walk wk;
+	char cause[CAUSE_MAX];
 	long long start = mono_ms(), changed;
 	bool settled = true;
 	char last[32];
 	unsigned st;
 	int step = 0;
 
-	st = bulk_filter(a, arg, ctx, &f, out);
+	st = bulk_filter(w, a, arg, ctx, &f, cause, out);
 	if (st)
 		return st;
 	action_walk_init(&wk, a, &f, 1);

@@ -32,7 +32,7 @@ struct webapi *webapi_new(const struct kyu_config *cfg);
 void webapi_free(struct webapi *w);
 
 /* GET of path (one of /api/overview, /api/running, /api/jobs,
- * /api/retrying, /api/job, /api/graph, /api/batch, /api/schedules,
+ * /api/retrying, /api/causes, /api/job, /api/graph, /api/batch, /api/schedules,
  * /api/locks, /api/daemons).
  * Returns the HTTP status and sets *out to the document, which is
  * {"error": "..."} for anything but 200. */
@@ -49,7 +49,10 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out);
 /* The bulk actions (common/action.h) on the jobs of a filtered list: the
  * list's filters as request parameters (status, which may be "retrying"
- * for cancel; queue, q: the search, since, until); 400 without any.
+ * for cancel; queue, q: the search, since, until; cause: an id of
+ * /api/causes or a cause's text, alone the failed jobs for retry and
+ * delete, the retrying ones for cancel; 404 for an id no group has);
+ * 400 without any.
  * GET /api/bulk?action=A&...: how many jobs A would change now, as
  * "count", and "upto", the highest seq among them (a string).
  * POST /api/jobs/A?...[&upto=SEQ]: A on those rows, none above upto (the

@@ -22,8 +22,8 @@ void webdb_close(struct webdb *d)
 	d->db = NULL;
 }
 
-int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
-	      bool resend)
+static int run(struct webdb *d, const char *sql, size_t len, const struct db_reply **ret,
+	       bool resend)
 {
 	const struct db_reply *reply = NULL;
 	enum db_fail f = DB_LOST;
@@ -50,8 +50,24 @@ int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_resu
 	}
 	if (spell_end(&d->down))
 		log_notice("database reachable again");
+	*ret = reply;
+	return 0;
+}
+
+int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
+	      bool resend)
+{
+	const struct db_reply *reply;
+
+	if (run(d, sql, len, &reply, resend) < 0)
+		return -1;
 	*res = &reply->r[reply->n - 1];
 	return 0;
+}
+
+int webdb_read_each(struct webdb *d, const char *sql, size_t len, const struct db_reply **reply)
+{
+	return run(d, sql, len, reply, true);
 }
 
 int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res)

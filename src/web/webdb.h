@@ -42,6 +42,12 @@ int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_resu
 /* webdb_run of a read. */
 int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res);
 
+/* webdb_read of several statements separated by ';': *reply has a
+ * result per statement, in order. One statement each costs the server
+ * less than one UNION ALL of as many derived tables, whose planning grows
+ * faster than their number. */
+int webdb_read_each(struct webdb *d, const char *sql, size_t len, const struct db_reply **reply);
+
 /* The 503 document of a failed statement: "WHAT: database: <error>". */
 unsigned webdb_failed(struct webdb *d, json_t **out, const char *what);
 

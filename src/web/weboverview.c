@@ -1,12 +1,14 @@
 #include "weboverview.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mysqld_error.h>
 
+#include "common/db_quote.h"
 #include "common/minutes.h"
 #include "common/util.h"
 #include "webjson.h"
@@ -17,7 +19,28 @@
 
 static const char *const count_cols[] = { "waiting", "due", "running", "blocked", "oldest_due_age", "paused",
 					  "max_running", "rate_limit", "rate_period", "weight",
-					  "max_waiting", "n", "ago", NULL };
+					  "max_waiting", "n", "ago", "pid", NULL };
+
+static long long cell_ll(const struct db_result *r, size_t row, unsigned col)
+{
+	const char *v = db_cell(r, row, col);
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static const char *cell_s(const struct db_result *r, size_t row, unsigned col)
+{
+	return db_cell(r, row, col) ? db_cell(r, row, col) : "";
+}
+
+static long long get_ll(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static void set_ll(json_t *o, const char *k, long long v)
+{
+	json_object_set_new(o, k, json_integer(v));
+}
 
 static json_t *zero_minutes(void)
 {
@@ -28,90 +51,179 @@ static json_t *zero_minutes(void)
 	return per_minute;
 }
 
-static json_t *queue_entry(json_t *queues, const char *name, bool per_queue)
+/* A queue's entry, with only what orders the page (filled in for every
+ * queue: thousands); page_entry adds the rest for the page's queues. */
+static json_t *queue_entry(json_t *queues, const char *name)
 {
 	json_t *q = json_object_get(queues, name);
 
-	if (!q) {
-		q = json_pack("{s:s, s:i, s:i, s:i, s:f, s:b, s:n, s:n, s:n, s:i, s:n, s:i, s:o, s:n, s:o}",
-			      "queue", name, "waiting", 0, "due", 0, "running", 0, "oldest_due_age", 0.0,
-			      "paused", 0, "max_running", "rate_limit", "rate_period", "weight", 1,
-			      "max_waiting", "failed_1h", 0, "succeeded_1h",
-			      per_queue ? json_integer(0) : json_null(), "retried_1h", "per_minute",
-			      per_queue ? zero_minutes() : json_null());
-		json_object_set_new(q, "failed_per_minute", per_queue ? zero_minutes() : json_null());
-		/* Jobs waiting for others (workflows), counted as waiting are. */
-		json_object_set_new(q, "blocked", json_integer(0));
-		/* true once it has a kyu_queues row (which reset removes). */
-		json_object_set_new(q, "settings", json_false());
-		json_object_set_new(queues, name, q);
-	}
+	if (q)
+		return q;
+	q = json_pack("{s:s, s:i, s:f, s:i, s:n, s:n}", "queue", name, "running", 0, "oldest_due_age", 0.0,
+		      "failed_1h", 0, "succeeded_1h", "retried_1h");
+	json_object_set_new(queues, name, q);
 	return q;
 }
 
-static int cmp_names(const void *a, const void *b)
+/* What a page's queue shows besides, before it is read: no jobs, the
+ * default settings. */
+static void page_entry(json_t *q)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	static const char *const zero[] = { "waiting", "due", "blocked", "retrying" };
+	static const char *const none[] = { "max_running", "rate_limit", "rate_period", "max_waiting",
+					    "per_minute", "failed_per_minute" };
+
+	for (size_t i = 0; i < sizeof(zero) / sizeof(*zero); i++)
+		set_ll(q, zero[i], 0);
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+		json_object_set_new(q, none[i], json_null());
+	json_object_set_new(q, "paused", json_false());
+	set_ll(q, "weight", 1);
+	/* Retrying jobs counted among some of the waiting only. */
+	json_object_set_new(q, "retrying_capped", json_false());
+	/* true once it has a kyu_queues row (which reset removes). */
+	json_object_set_new(q, "settings", json_false());
 }
 
-/* Add n to the integer at key k of o, and to minute slot (ago minutes
- * back; the array runs from the oldest minute to the current one) of its
- * per_minute array (and of failed_per_minute for the failed). */
-static void count_ended(json_t *o, const char *k, long long ago, long long n)
+/* Add n to the integer at key k of o (when sums), and to minute slot (ago
+ * minutes back; the array runs from the oldest minute to the current one)
+ * of its per_minute array, when it has one (and of failed_per_minute for
+ * the failed: failed_1h and retried_1h). */
+static void count_ended(json_t *o, const char *k, long long ago, long long n, bool sums)
 {
 	json_t *pm = json_object_get(o, "per_minute"), *fm = json_object_get(o, "failed_per_minute");
 	size_t slot = (size_t)(59 - (ago < 0 ? 0 : ago > 59 ? 59 : ago));
+	bool failed = strcmp(k, "succeeded_1h") != 0;
 
-	json_object_set_new(o, k, json_integer(json_integer_value(json_object_get(o, k)) + n));
-	if (json_is_array(pm))
+	if (sums)
+		set_ll(o, k, get_ll(o, k) + n);
+	/* The chart's bars are jobs that ended: a retried attempt is not one. */
+	if (json_is_array(pm) && strcmp(k, "retried_1h") != 0)
 		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + n));
-	/* The failed among them, for the chart's two colours. */
-	if (json_is_array(fm) && strcmp(k, "failed_1h") == 0)
+	/* The failed among them, and the failed attempts, for the chart's two
+	 * colours and the failed attempts' line. */
+	if (json_is_array(fm) && failed && strcmp(k, "retried_1h") != 0)
 		json_array_set_new(fm, slot, json_integer(json_integer_value(json_array_get(fm, slot)) + n));
+}
+
+/* A row of kyu_minutes' hour, [queue, ago, succeeded, failed, retried],
+ * added to o. */
+static void count_minute(json_t *o, const struct db_result *r, size_t row, bool sums)
+{
+	long long ago = cell_ll(r, row, 1);
+
+	count_ended(o, "succeeded_1h", ago, cell_ll(r, row, 2), sums);
+	count_ended(o, "failed_1h", ago, cell_ll(r, row, 3), sums);
+	count_ended(o, "retried_1h", ago, cell_ll(r, row, 4), sums);
+}
+
+#define HOUR_WHERE "FROM kyu_minutes WHERE minute > " MINUTES_NOW " - INTERVAL 60 MINUTE "
+#define HOUR_AGO "TIMESTAMPDIFF(MINUTE, minute, " MINUTES_NOW ")"
+
+/* The rows of a reading of kyu_minutes, [text, numbers...]. */
+static json_t *minutes_rows(const struct db_result *r)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < r->n_rows; i++)
+		json_array_append_new(rows, json_pack("[o, I, I, I, I]", webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
+						      (json_int_t)cell_ll(r, i, 1), (json_int_t)cell_ll(r, i, 2),
+						      (json_int_t)cell_ll(r, i, 3), (json_int_t)cell_ll(r, i, 4)));
+	return rows;
+}
+
+/* count_minute of a row of minutes_rows. */
+static void count_minute_row(json_t *o, json_t *row)
+{
+	long long ago = json_integer_value(json_array_get(row, 1));
+
+	count_ended(o, "succeeded_1h", ago, json_integer_value(json_array_get(row, 2)), true);
+	count_ended(o, "failed_1h", ago, json_integer_value(json_array_get(row, 3)), true);
+	count_ended(o, "retried_1h", ago, json_integer_value(json_array_get(row, 4)), true);
 }
 
 /* The last hour from kyu_minutes (schema version 4 or later), which kyud
  * writes as jobs end: a row per minute, queue and worker, however many
- * jobs ended. *rows gets [queue, minutes ago, succeeded, failed, retried]
- * per queue and minute; NULL when the table is not there or not
- * readable. */
-static int read_minutes(struct webdb *d, json_t **rows)
+ * jobs ended. Per queue, the hour's sums (they order the page); for all
+ * queues, per minute: both read from every row of the hour, so kept a
+ * while when many queues have some (WEBOVERVIEW_MINUTES_CACHE). *have:
+ * false when the table is not there or not readable. */
+static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queues, json_t *all, bool *have)
 {
-	static const char q[] = WEBDB_STMT_LIMIT MINUTES_HOUR_SQL;
+	static const char sums[] = WEBDB_STMT_LIMIT "SELECT queue, 0, SUM(succeeded), SUM(failed), SUM(retried) "
+		HOUR_WHERE "GROUP BY queue";
+	static const char minutes[] = WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
+		"SUM(retried) " HOUR_WHERE "GROUP BY minute";
 	const struct db_result *r;
-
+	json_t *row;
+	size_t i;
 	unsigned e;
 
-	*rows = NULL;
-	if (webdb_read(d, q, sizeof(q) - 1, &r) < 0) {
-		/* An older schema, or an account granted the tables one by
-		 * one before there was this one: the page still works. */
-		e = db_connected(d->db) ? db_error_code(d->db) : 0;
-		return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+	*have = false;
+	if (!cache->minutes[0] || json_array_size(cache->minutes[0]) <= WEBOVERVIEW_PAGE_MAX ||
+	    mono_now() - cache->minutes_at >= WEBOVERVIEW_MINUTES_CACHE) {
+		if (webdb_read(d, sums, sizeof(sums) - 1, &r) < 0) {
+			/* An older schema, or an account granted the tables one
+			 * by one before there was this one: the page still
+			 * works. */
+			e = db_connected(d->db) ? db_error_code(d->db) : 0;
+			return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
+		}
+		json_decref(cache->minutes[0]);
+		cache->minutes[0] = minutes_rows(r);
+		if (webdb_read(d, minutes, sizeof(minutes) - 1, &r) < 0)
+			return -1;
+		json_decref(cache->minutes[1]);
+		cache->minutes[1] = minutes_rows(r);
+		cache->minutes_at = mono_now();
 	}
-	*rows = json_array();
-	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *row =
-			json_pack("[o]", webjson_text(db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
-						      r->lens[i * r->n_cols]));
-		for (unsigned c = 1; c < 5; c++)
-			json_array_append_new(row, json_integer(strtoll(db_cell(r, i, c) ? db_cell(r, i, c) : "0",
-									NULL, 10)));
-		json_array_append_new(*rows, row);
+	*have = true;
+	json_array_foreach(cache->minutes[0], i, row) {
+		json_t *q = queue_entry(queues, json_string_value(json_array_get(row, 0)));
+		set_ll(q, "succeeded_1h", 0);
+		set_ll(q, "retried_1h", 0);
+		count_minute_row(q, row);
 	}
+	set_ll(all, "retried_1h", 0);
+	json_array_foreach(cache->minutes[1], i, row)
+		count_minute_row(all, row);
 	return 0;
 }
 
-/* Add a row of read_minutes to o (a queue's entry, or all queues'). */
-static void count_minute(json_t *o, json_t *row)
+/* The page's queues, minute by minute, from kyu_minutes. */
+static int page_minutes(struct webdb *d, json_t *page)
 {
-	long long ago = json_integer_value(json_array_get(row, 1));
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	size_t i;
+	json_t *q, *byname = json_object();
+	int rc = 0;
 
-	count_ended(o, "succeeded_1h", ago, json_integer_value(json_array_get(row, 2)));
-	count_ended(o, "failed_1h", ago, json_integer_value(json_array_get(row, 3)));
-	json_object_set_new(o, "retried_1h",
-			    json_integer(json_integer_value(json_object_get(o, "retried_1h")) +
-					 json_integer_value(json_array_get(row, 4))));
+	/* The hour's minutes named one by one: with the queues, ranges of
+	 * the primary key (minute, queue, ...) that hold the page's rows
+	 * alone, where a range of minutes would read every queue's. */
+	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT queue, " HOUR_AGO ", SUM(succeeded), SUM(failed), SUM(retried) "
+		"FROM kyu_minutes WHERE minute IN (");
+	for (int m = 0; m < 60; m++)
+		sb_printf(&sb, "%s" MINUTES_NOW " - INTERVAL %d MINUTE", m ? ", " : "", m);
+	sb_adds(&sb, ") AND queue IN (");
+	json_array_foreach(page, i, q) {
+		json_object_set(byname, json_string_value(json_object_get(q, "queue")), q);
+		if (i)
+			sb_adds(&sb, ", ");
+		db_quotes(&sb, json_string_value(json_object_get(q, "queue")));
+	}
+	sb_adds(&sb, ") GROUP BY minute, queue");
+	if (json_array_size(page) && webdb_read(d, sb.buf, sb.len, &r) < 0)
+		rc = -1;
+	for (size_t row = 0; json_array_size(page) && rc == 0 && row < r->n_rows; row++) {
+		json_t *e = json_object_get(byname, cell_s(r, row, 0));
+		if (e)
+			count_minute(e, r, row, false);
+	}
+	json_decref(byname);
+	sb_free(&sb);
+	return rc;
 }
 
 /* Whether kyu_jobs has an index starting (status, updated_at, queue): then
@@ -134,65 +246,12 @@ static int have_queue_hour_index(struct webdb *d, bool *ret)
 	return 0;
 }
 
-/* The waiting and due jobs of each queue that has waiting or blocked ones
- * (the keys of queues so far), and with workflows its blocked jobs,
- * counted on the index (status, queue, due) up to WEBOVERVIEW_COUNT_CAP + 1
- * each: a backlog of millions costs no more than one of a thousand, and
- * the page says "more than". One statement for all queues. */
-static int count_waiting(struct webdb *d, json_t *queues, bool per_queue, bool workflows)
+/* Without kyu_minutes: the hour's rows, [queue, succeeded?, minutes ago,
+ * count], for all queues (cache->hour[0]) and per queue (1), read from
+ * kyu_jobs at most every HOUR_CACHE seconds, however many pages refresh:
+ * they cost an index entry per job that ended in the hour. */
+static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_queue)
 {
-	static const char *const what[] = { "waiting", "due", "blocked" };
-	struct strbuf sb = { 0 };
-	const struct db_result *r;
-	const char *name;
-	json_t *value;
-	int n = 0, rc = 0;
-
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT q, w, n FROM (");
-	json_object_foreach(queues, name, value) {
-		for (int w = 0; w < (workflows ? 3 : 2); w++) {
-			sb_adds(&sb, n++ ? " UNION ALL SELECT " : "SELECT ");
-			db_quotes(&sb, name);
-			sb_printf(&sb, " AS q, %d AS w, COUNT(*) AS n FROM (SELECT 1 FROM kyu_jobs "
-				       "WHERE status = '%s' AND queue = ",
-				  w, w == 2 ? "blocked" : "waiting");
-			db_quotes(&sb, name);
-			sb_printf(&sb, "%s LIMIT %d) AS c", w == 1 ? " AND due <= NOW(6)" : "",
-				  WEBOVERVIEW_COUNT_CAP + 1);
-		}
-	}
-	sb_adds(&sb, ") AS counts");
-	if (n && webdb_read(d, sb.buf, sb.len, &r) < 0)
-		rc = -1;
-	for (size_t i = 0; n && rc == 0 && i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-		long w = strtol(db_cell(r, i, 1) ? db_cell(r, i, 1) : "0", NULL, 10);
-		json_object_set_new(q, what[w >= 0 && w <= 2 ? w : 0],
-				    json_integer(strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10)));
-	}
-	sb_free(&sb);
-	return rc;
-}
-
-/* Per queue: the counts of waiting and running rows, read from the index
- * (status, queue, due) alone; the jobs that ended in the last hour, per
- * minute, from kyu_minutes (else from kyu_jobs: see
- * have_queue_hour_index); and the queue's settings. Also the hour's
- * figures for all queues. */
-unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **out)
-{
-	/* A loose scan of (status, queue, due): one index dive per queue. */
-	static const char oldest[] = WEBDB_STMT_LIMIT
-		"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "
-		"0)) / 1000000 AS oldest_due_age FROM kyu_jobs WHERE status IN ('waiting', 'running') "
-		"GROUP BY status, queue HAVING status = 'waiting'";
-	/* The queues with blocked jobs: a loose scan of the same index. */
-	static const char blocked[] = WEBDB_STMT_LIMIT
-		"SELECT queue FROM kyu_jobs WHERE status = 'blocked' GROUP BY queue LIMIT 10000";
-	/* The running rows are few: there are never more than slots. */
-	static const char running[] =
-		WEBDB_STMT_LIMIT "SELECT queue, COUNT(*) AS running FROM kyu_jobs "
-				 "WHERE status = 'running' GROUP BY queue";
 #define ENDED_WHERE "AND updated_at >= NOW(6) - INTERVAL 1 HOUR "
 #define MINUTES_AGO "LEAST(59, TIMESTAMPDIFF(MINUTE, updated_at, NOW(6)))"
 	static const char hour_all[] =
@@ -206,31 +265,331 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 		"SELECT queue, status, " MINUTES_AGO " AS ago, COUNT(*) FROM kyu_jobs "
 		"WHERE status IN ('succeeded', 'failed') " ENDED_WHERE
 		"GROUP BY queue, status, ago";
-	static const char settings[] =
-		WEBDB_STMT_LIMIT "SELECT name, paused, max_running, rate_limit, "
-				 "rate_period, weight, max_waiting FROM kyu_queues "
-				 "ORDER BY name LIMIT 10000";
+	const struct db_result *r;
+
+	if (cache->hour[0] && mono_now() - cache->hour_at < HOUR_CACHE && cache->hour_per_queue == per_queue)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		/* Pass 0: all queues together; pass 1: per queue. */
+		const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
+		size_t len = pass == 0 ? sizeof(hour_all) - 1 : per_queue ? sizeof(hour_queues) - 1 : sizeof(hour_failed) - 1;
+		json_t *rows = json_array();
+		if (webdb_read(d, sql, len, &r) < 0) {
+			json_decref(rows);
+			return -1;
+		}
+		for (size_t i = 0; i < r->n_rows; i++)
+			json_array_append_new(rows, json_pack("[o, b, I, I]", webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
+							      strcmp(cell_s(r, i, 1), "succeeded") == 0,
+							      (json_int_t)cell_ll(r, i, 2), (json_int_t)cell_ll(r, i, 3)));
+		json_decref(cache->hour[pass]);
+		cache->hour[pass] = rows;
+	}
+	cache->hour_at = mono_now();
+	cache->hour_per_queue = per_queue;
+	return 0;
+}
+
+/* Add cache->hour[pass] to all (pass 0) or to the queues' entries (1):
+ * with sums, their hour's figures; without, their per-minute arrays. */
+static void apply_hour_rows(struct weboverview *cache, int pass, json_t *queues, json_t *all, bool sums,
+			    bool per_queue)
+{
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(cache->hour[pass], i, row) {
+		const char *name = json_string_value(json_array_get(row, 0));
+		json_t *o = pass == 0 ? all : sums ? queue_entry(queues, name) : json_object_get(queues, name);
+		if (!o)
+			continue;
+		if (sums && pass == 1 && per_queue && json_is_null(json_object_get(o, "succeeded_1h")))
+			set_ll(o, "succeeded_1h", 0);
+		count_ended(o, json_is_true(json_array_get(row, 1)) ? "succeeded_1h" : "failed_1h",
+			    json_integer_value(json_array_get(row, 2)), json_integer_value(json_array_get(row, 3)), sums);
+	}
+}
+
+/* For the page's queues: their waiting and due jobs, and with workflows
+ * their blocked jobs, counted on the index (status, queue, due) up to
+ * WEBOVERVIEW_COUNT_CAP + 1 each (a backlog of millions costs no more than
+ * one of a thousand, and the page says "more than"); and their retrying
+ * jobs (waiting, with attempts > 0: an attempt failed and another will
+ * come) among the WEBOVERVIEW_COUNT_CAP + 1 waiting that are due last,
+ * where a retry's backoff puts it: all of them when no more wait. One
+ * round trip for the page, a statement per count, read only for the
+ * queues that have such jobs. */
+static int count_waiting(struct webdb *d, json_t *page)
+{
+	static const char *const what[] = { "waiting", "due", "blocked", "retrying" };
+	struct strbuf sb = { 0 };
+	const struct db_reply *reply = NULL;
+	json_t *byname = json_object(), *q;
+	size_t i;
+	int n = 0, rc = 0;
+
+	json_array_foreach(page, i, q) {
+		const char *name = json_string_value(json_object_get(q, "queue"));
+		json_object_set(byname, name, q);
+		for (int w = 0; w < 4; w++) {
+			if (w == 2 ? !json_is_true(json_object_get(q, "has_blocked"))
+				   : !json_is_true(json_object_get(q, "has_waiting")))
+				continue;
+			sb_adds(&sb, n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
+			db_quotes(&sb, name);
+			sb_printf(&sb, ", %d, %s FROM (SELECT attempts FROM kyu_jobs WHERE status = '%s' AND queue = ", w,
+				  w == 3 ? "IFNULL(SUM(attempts > 0), 0)" : "COUNT(*)", w == 2 ? "blocked" : "waiting");
+			db_quotes(&sb, name);
+			sb_printf(&sb, "%s%s LIMIT %d) AS c", w == 1 ? " AND due <= NOW(6)" : "",
+				  w == 3 ? " ORDER BY due DESC" : "", WEBOVERVIEW_COUNT_CAP + 1);
+		}
+	}
+	if (n && webdb_read_each(d, sb.buf, sb.len, &reply) < 0)
+		rc = -1;
+	for (int k = 0; n && rc == 0 && k < reply->n; k++) {
+		const struct db_result *r = &reply->r[k];
+		json_t *e = r->n_rows == 1 ? json_object_get(byname, cell_s(r, 0, 0)) : NULL;
+		long long w = r->n_rows == 1 ? cell_ll(r, 0, 1) : -1;
+		if (e && w >= 0 && w <= 3)
+			set_ll(e, what[w], cell_ll(r, 0, 2));
+	}
+	json_array_foreach(page, i, q) {
+		json_object_set_new(q, "retrying_capped", json_boolean(get_ll(q, "waiting") > WEBOVERVIEW_COUNT_CAP));
+		json_object_del(q, "has_waiting");
+		json_object_del(q, "has_blocked");
+	}
+	json_decref(byname);
+	sb_free(&sb);
+	return rc;
+}
+
+/* The page's queues' settings (kyu_queues). */
+static int page_settings(struct webdb *d, json_t *page)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	json_t *byname = json_object(), *q;
+	size_t i;
+	int rc = 0;
+
+	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT name, paused, max_running, rate_limit, rate_period, weight, "
+		"max_waiting FROM kyu_queues WHERE name IN (");
+	json_array_foreach(page, i, q) {
+		json_object_set(byname, json_string_value(json_object_get(q, "queue")), q);
+		if (i)
+			sb_adds(&sb, ", ");
+		db_quotes(&sb, json_string_value(json_object_get(q, "queue")));
+	}
+	sb_adds(&sb, ")");
+	if (json_array_size(page) && webdb_read(d, sb.buf, sb.len, &r) < 0)
+		rc = -1;
+	for (size_t row = 0; json_array_size(page) && rc == 0 && row < r->n_rows; row++) {
+		json_t *e = json_object_get(byname, cell_s(r, row, 0));
+		for (unsigned c = 1; e && c < r->n_cols; c++) {
+			json_t *v = webjson_cell(r, row, c, count_cols);
+			if (strcmp(r->names[c], "paused") == 0) {
+				json_t *b = json_boolean(json_integer_value(v) != 0);
+				json_decref(v);
+				v = b;
+			}
+			json_object_set_new(e, r->names[c], v);
+		}
+		if (e)
+			json_object_set_new(e, "settings", json_true());
+	}
+	json_decref(byname);
+	sb_free(&sb);
+	return rc;
+}
+
+/* Whether any kyud is live, and the last one seen (kyu_daemons): *out =
+ * {"live", "last": {"host", "pid", "last_seen", "ago"} or null,
+ * "last_attempt": the same of the last attempt that ended (kyu_attempts),
+ * read only when no daemon row is left (one that stops cleanly deletes
+ * its own)}; null without a kyu_daemons table. */
+static int read_kyud(struct webdb *d, json_t **out)
+{
+	static const char q[] = WEBDB_STMT_LIMIT
+		"SELECT (SELECT COUNT(*) FROM kyu_daemons WHERE live_until > NOW(6)), l.host, l.pid, "
+		"l.last_seen, TIMESTAMPDIFF(MICROSECOND, l.last_seen, NOW(6)) / 1000000 FROM (SELECT 1) AS one "
+		"LEFT JOIN (SELECT host, pid, last_seen FROM kyu_daemons ORDER BY last_seen DESC LIMIT 1) AS l ON 1";
+	static const char attempt[] = WEBDB_STMT_LIMIT
+		"SELECT host, pid, finished_at, TIMESTAMPDIFF(MICROSECOND, finished_at, NOW(6)) / 1000000 "
+		"FROM kyu_attempts ORDER BY seq DESC LIMIT 1";
+	const struct db_result *r;
+	bool registry = false, attempts = false;
+	long long live;
+
+	*out = json_null();
+	if (webdb_has_table(d, "kyu_daemons", &registry) < 0)
+		return -1;
+	if (!registry)
+		return 0;
+	if (webdb_read(d, q, sizeof(q) - 1, &r) < 0 || r->n_rows != 1)
+		return -1;
+	live = cell_ll(r, 0, 0);
+	json_decref(*out);
+	*out = json_pack("{s:I, s:o, s:n}", "live", (json_int_t)live, "last",
+			 db_cell(r, 0, 3) ? json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 1), "pid",
+						      (json_int_t)cell_ll(r, 0, 2), "last_seen", cell_s(r, 0, 3), "ago",
+						      strtod(cell_s(r, 0, 4), NULL))
+					  : json_null(),
+			 "last_attempt");
+	if (live > 0 || db_cell(r, 0, 3) || webdb_has_table(d, "kyu_attempts", &attempts) < 0 || !attempts)
+		return 0;
+	if (webdb_read(d, attempt, sizeof(attempt) - 1, &r) < 0)
+		return -1;
+	if (r->n_rows == 1)
+		json_object_set_new(*out, "last_attempt",
+				    json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 0), "pid",
+					      (json_int_t)cell_ll(r, 0, 1), "last_seen", cell_s(r, 0, 2), "ago",
+					      strtod(cell_s(r, 0, 3), NULL)));
+	return 0;
+}
+
+/* What a queue needs, in the page's order (docs/dashboard.md, "Order"):
+ * failing (at least WEBOVERVIEW_FAILING_MIN failed attempts in the hour,
+ * and no fewer than the jobs that succeeded), most failed attempts first;
+ * stuck (due jobs, the oldest due for WEBOVERVIEW_STUCK_AGE or more),
+ * longest first; failed (some failed attempts), most first; busy (running
+ * or due jobs), most running first, then longest due; then the rest.
+ * Ties by name. */
+enum attention { ATT_FAILING, ATT_STUCK, ATT_FAILED, ATT_BUSY, ATT_IDLE };
+static const char *const attention_names[] = { "failing", "stuck", "failed", "busy", "idle" };
+
+struct ranked {
+	const char *name;
+	json_t *q;
+	enum attention att;
+	double a, b;
+};
+
+static void rank(struct ranked *k, const char *name, json_t *q)
+{
+	long long failed = get_ll(q, "failed_1h") + get_ll(q, "retried_1h");
+	long long ok = get_ll(q, "succeeded_1h"), running = get_ll(q, "running");
+	double age = json_number_value(json_object_get(q, "oldest_due_age"));
+	bool due = json_is_true(json_object_get(q, "has_due"));
+
+	k->name = name;
+	k->q = q;
+	k->b = 0;
+	/* A schema without kyu_minutes counts no retries: failed_1h alone. */
+	json_object_set_new(q, "failed_attempts_1h",
+			    json_is_integer(json_object_get(q, "retried_1h")) ? json_integer(failed) : json_null());
+	json_object_set_new(q, "failing", json_boolean(failed >= WEBOVERVIEW_FAILING_MIN && failed >= ok));
+	if (failed >= WEBOVERVIEW_FAILING_MIN && failed >= ok) {
+		k->att = ATT_FAILING;
+		k->a = (double)failed;
+	} else if (due && age >= WEBOVERVIEW_STUCK_AGE) {
+		k->att = ATT_STUCK;
+		k->a = age;
+	} else if (failed > 0) {
+		k->att = ATT_FAILED;
+		k->a = (double)failed;
+	} else if (running > 0 || due) {
+		k->att = ATT_BUSY;
+		k->a = (double)running;
+		k->b = age;
+	} else {
+		k->att = ATT_IDLE;
+		k->a = 0;
+	}
+	json_object_set_new(q, "attention", json_string(attention_names[k->att]));
+	json_object_del(q, "has_due");
+}
+
+static int cmp_attention(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->att != b->att)
+		return a->att < b->att ? -1 : 1;
+	if (a->a != b->a)
+		return a->a > b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b > b->b ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	return strcmp(((const struct ranked *)pa)->name, ((const struct ranked *)pb)->name);
+}
+
+static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t *offset, bool *by_name,
+		      json_t **out)
+{
+	*limit = WEBOVERVIEW_PAGE;
+	*offset = 0;
+	*by_name = false;
+	if (a->limit && *a->limit && parse_i64(a->limit, 1, WEBOVERVIEW_PAGE_MAX, limit) < 0) {
+		webjson_error(out, 400, "overview: limit '%.40s' is not a number from 1 to %d", a->limit,
+			      WEBOVERVIEW_PAGE_MAX);
+		return -1;
+	}
+	if (a->offset && *a->offset && parse_i64(a->offset, 0, INT32_MAX, offset) < 0) {
+		webjson_error(out, 400, "overview: offset '%.40s' is not a number from 0 to %d", a->offset, INT32_MAX);
+		return -1;
+	}
+	if (a->sort && *a->sort && strcmp(a->sort, "attention") != 0 && strcmp(a->sort, "name") != 0) {
+		webjson_error(out, 400, "overview: sort '%.40s' is not attention or name", a->sort);
+		return -1;
+	}
+	*by_name = a->sort && strcmp(a->sort, "name") == 0;
+	return 0;
+}
+
+/* Every queue that has waiting, running or blocked jobs, jobs that ended
+ * in the last hour, or settings, with what orders the page: read for all
+ * queues by loose scans of (status, queue, due), a few running rows,
+ * kyu_minutes' hour and kyu_queues. Then, for the page's queues only,
+ * what else the page shows: counts, retrying jobs, the hour minute by
+ * minute, why they do not move (webstuck.h). */
+unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struct weboverview_args *a,
+			 json_t **out)
+{
+	/* A loose scan of (status, queue, due): one index dive per queue. */
+	static const char oldest[] = WEBDB_STMT_LIMIT
+		"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "
+		"0)) / 1000000 AS oldest_due_age, MIN(due) <= NOW(6) FROM kyu_jobs WHERE status IN ('waiting', 'running') "
+		"GROUP BY status, queue HAVING status = 'waiting'";
+	/* The queues with blocked jobs: a loose scan of the same index. */
+	static const char blocked[] = WEBDB_STMT_LIMIT
+		"SELECT queue FROM kyu_jobs WHERE status = 'blocked' GROUP BY queue";
+	/* The running rows are few: there are never more than slots. */
+	static const char running[] =
+		WEBDB_STMT_LIMIT "SELECT queue, COUNT(*) AS running FROM kyu_jobs "
+				 "WHERE status = 'running' GROUP BY queue";
+	static const char settings[] = WEBDB_STMT_LIMIT "SELECT name FROM kyu_queues";
 	static const char now_sql[] = "SELECT NOW(6), " WEBPAGES_ZONE;
 	const struct db_result *r;
-	json_t *queues = json_object(), *list, *now = NULL, *zone = NULL, *all, *minutes = NULL;
-	json_t *unsettled = NULL;
-	const char **names = NULL;
+	json_t *queues = json_object(), *list = NULL, *now = NULL, *zone = NULL, *all, *kyud = NULL;
+	json_t *unsettled = NULL, *value;
+	struct ranked *ranks = NULL;
 	const char *key;
-	json_t *value;
-	bool per_queue = false, workflows = false;
+	bool per_queue = false, workflows = false, minutes = false, by_name;
+	int64_t limit, offset;
+	long long n_failing = 0, n_stuck = 0, n_running = 0;
 	size_t n = 0;
 
+	if (parse_args(a, &limit, &offset, &by_name, out) < 0) {
+		json_decref(queues);
+		return 400;
+	}
 	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
 			zero_minutes(), "failed_per_minute", zero_minutes());
-	if (read_minutes(d, &minutes) < 0)
+	if (read_minutes(cache, d, queues, all, &minutes) < 0)
 		goto failed;
-	per_queue = minutes != NULL;
+	per_queue = minutes;
 	if ((!minutes && have_queue_hour_index(d, &per_queue) < 0) ||
 	    webdb_read(d, oldest, sizeof(oldest) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
+		json_t *q = queue_entry(queues, cell_s(r, i, 0));
 		json_object_set_new(q, "oldest_due_age", webjson_cell(r, i, 1, count_cols));
+		json_object_set_new(q, "has_waiting", json_true());
+		json_object_set_new(q, "has_due", json_boolean(cell_ll(r, i, 2) != 0));
 	}
 	/* A schema older than version 5 has no workflows, nor the status
 	 * blocked. */
@@ -238,100 +597,69 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 	    (workflows && webdb_read(d, blocked, sizeof(blocked) - 1, &r) < 0))
 		goto failed;
 	for (size_t i = 0; workflows && i < r->n_rows; i++)
-		queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-	if (count_waiting(d, queues, per_queue, workflows) < 0 ||
-	    webdb_read(d, running, sizeof(running) - 1, &r) < 0)
+		json_object_set_new(queue_entry(queues, cell_s(r, i, 0)), "has_blocked", json_true());
+	if (webdb_read(d, running, sizeof(running) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-		json_object_set_new(q, "running", webjson_cell(r, i, 1, count_cols));
+		set_ll(queue_entry(queues, cell_s(r, i, 0)), "running", cell_ll(r, i, 1));
+		n_running += cell_ll(r, i, 1);
 	}
-	if (minutes) {
-		size_t i;
-		json_t *row;
-		json_object_set_new(all, "retried_1h", json_integer(0));
-		json_array_foreach(minutes, i, row) {
-			count_minute(all, row);
-			count_minute(queue_entry(queues, json_string_value(json_array_get(row, 0)), per_queue), row);
-		}
-	}
-	/* Without kyu_minutes, the hour's figures cost an index entry per job
-	 * that ended in it: read at most every HOUR_CACHE seconds, however
-	 * many pages refresh. */
-	if (!minutes && (!cache->hour[0] || mono_now() - cache->hour_at >= HOUR_CACHE ||
-			 cache->hour_per_queue != per_queue)) {
-		for (int pass = 0; pass < 2; pass++) {
-			/* Pass 0: all queues together; pass 1: per queue. */
-			const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
-			size_t len = pass == 0 ? sizeof(hour_all) - 1
-				     : per_queue ? sizeof(hour_queues) - 1
-						 : sizeof(hour_failed) - 1;
-			json_t *rows = json_array();
-			if (webdb_read(d, sql, len, &r) < 0) {
-				json_decref(rows);
-				goto failed;
-			}
-			for (size_t i = 0; i < r->n_rows; i++)
-				json_array_append_new(
-					rows, json_pack("[o, b, I, I]", webjson_text(db_cell(r, i, 0) ? db_cell(r, i, 0) : "",
-										      r->lens[i * r->n_cols]),
-							db_cell(r, i, 1) && strcmp(db_cell(r, i, 1), "succeeded") == 0,
-							(json_int_t)strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10),
-							(json_int_t)strtoll(db_cell(r, i, 3) ? db_cell(r, i, 3) : "0", NULL, 10)));
-			json_decref(cache->hour[pass]);
-			cache->hour[pass] = rows;
-		}
-		cache->hour_at = mono_now();
-		cache->hour_per_queue = per_queue;
-	}
-	for (int pass = 0; pass < 2 && !minutes; pass++) {
-		size_t i;
-		json_t *row;
-		json_array_foreach(cache->hour[pass], i, row) {
-			json_t *o = pass == 0 ? all
-					      : queue_entry(queues, json_string_value(json_array_get(row, 0)), per_queue);
-			count_ended(o, json_is_true(json_array_get(row, 1)) ? "succeeded_1h" : "failed_1h",
-				    json_integer_value(json_array_get(row, 2)), json_integer_value(json_array_get(row, 3)));
-		}
+	if (!minutes) {
+		if (read_hour_rows(cache, d, per_queue) < 0)
+			goto failed;
+		apply_hour_rows(cache, 0, queues, all, true, per_queue);
+		apply_hour_rows(cache, 1, queues, all, true, per_queue);
 	}
 	if (webdb_read(d, settings, sizeof(settings) - 1, &r) < 0)
 		goto failed;
-	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, db_cell(r, i, 0) ? db_cell(r, i, 0) : "", per_queue);
-		for (unsigned c = 1; c < r->n_cols; c++) {
-			json_t *v = webjson_cell(r, i, c, count_cols);
-			if (strcmp(r->names[c], "paused") == 0) {
-				json_t *b = json_boolean(json_integer_value(v) != 0);
-				json_decref(v);
-				v = b;
-			}
-			json_object_set_new(q, r->names[c], v);
-		}
-		json_object_set_new(q, "settings", json_true());
-	}
+	for (size_t i = 0; i < r->n_rows; i++)
+		queue_entry(queues, cell_s(r, i, 0));
+	if (read_kyud(d, &kyud) < 0)
+		goto failed;
 	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0)) {
 		now = json_string(db_cell(r, 0, 0));
 		zone = db_cell(r, 0, 1) ? json_string(db_cell(r, 0, 1)) : NULL;
 	}
-	names = xcalloc(json_object_size(queues) + 1, sizeof(*names));
+	ranks = xcalloc(json_object_size(queues) + 1, sizeof(*ranks));
 	json_object_foreach(queues, key, value) {
-		/* A queue that ended nothing in the hour retried nothing. */
-		if (minutes && json_is_null(json_object_get(value, "retried_1h")))
-			json_object_set_new(value, "retried_1h", json_integer(0));
-		names[n++] = key;
+		rank(&ranks[n], key, value);
+		n_failing += ranks[n].att == ATT_FAILING;
+		n_stuck += ranks[n].att == ATT_STUCK;
+		n++;
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
+	qsort(ranks, n, sizeof(*ranks), by_name ? cmp_name : cmp_attention);
 	list = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append(list, json_object_get(queues, names[i]));
-	free(names);
+	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++) {
+		json_t *q = ranks[i].q;
+		json_array_append(list, q);
+		page_entry(q);
+		/* Only the page's queues get their hour minute by minute. */
+		if (per_queue) {
+			json_object_set_new(q, "per_minute", zero_minutes());
+			json_object_set_new(q, "failed_per_minute", zero_minutes());
+			if (json_is_null(json_object_get(q, "succeeded_1h")))
+				set_ll(q, "succeeded_1h", 0);
+		}
+		/* A queue that ended nothing in the hour retried nothing. */
+		if (minutes && json_is_null(json_object_get(q, "retried_1h"))) {
+			set_ll(q, "retried_1h", 0);
+			json_object_set_new(q, "failed_attempts_1h", json_integer(get_ll(q, "failed_1h")));
+		}
+	}
+	free(ranks);
+	if (minutes ? page_minutes(d, list) < 0 : (apply_hour_rows(cache, 1, queues, all, false, per_queue), 0))
+		goto failed;
+	if (count_waiting(d, list) < 0 || page_settings(d, list) < 0)
+		goto failed;
+	json_object_set_new(all, "queues", json_integer((json_int_t)n));
+	json_object_set_new(all, "running", json_integer(n_running));
+	json_object_set_new(all, "failing", json_integer(n_failing));
+	json_object_set_new(all, "stuck", json_integer(n_stuck));
 	json_decref(queues);
 	queues = NULL;
-	if (webstuck_explain(d, list, workflows, WEBOVERVIEW_COUNT_CAP, &unsettled) < 0) {
+	if (webstuck_explain(d, list, workflows, WEBOVERVIEW_COUNT_CAP,
+			     json_is_object(kyud) && get_ll(kyud, "live") == 0, &unsettled) < 0) {
 		json_decref(unsettled);
-		json_decref(list);
-		json_decref(now);
-		json_decref(zone);
 		goto failed;
 	}
 	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o, s:b, s:o}", "queues", list, "all", all, "now",
@@ -340,10 +668,18 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, json_t **ou
 			 "hour_age",
 			 minutes ? json_null() : json_real(mono_now() - cache->hour_at), "workflows", workflows,
 			 "unsettled", unsettled ? unsettled : json_null());
-	json_decref(minutes);
+	json_object_set_new(*out, "kyud", kyud);
+	json_object_set_new(*out, "page", json_pack("{s:I, s:I, s:I, s:s}", "offset", (json_int_t)offset, "limit",
+						    (json_int_t)limit, "total", (json_int_t)n, "sort",
+						    by_name ? "name" : "attention"));
+	json_object_set_new(*out, "failing_min", json_integer(WEBOVERVIEW_FAILING_MIN));
+	json_object_set_new(*out, "stuck_age", json_real(WEBOVERVIEW_STUCK_AGE));
 	return 200;
 failed:
-	json_decref(minutes);
+	json_decref(list);
+	json_decref(now);
+	json_decref(zone);
+	json_decref(kyud);
 	json_decref(queues);
 	json_decref(all);
 	return webdb_failed(d, out, "overview");
@@ -353,5 +689,7 @@ void weboverview_clear(struct weboverview *cache)
 {
 	json_decref(cache->hour[0]);
 	json_decref(cache->hour[1]);
-	cache->hour[0] = cache->hour[1] = NULL;
+	json_decref(cache->minutes[0]);
+	json_decref(cache->minutes[1]);
+	cache->hour[0] = cache->hour[1] = cache->minutes[0] = cache->minutes[1] = NULL;
 }

@@ -44,24 +44,24 @@ static json_t *why(json_t *q, const char *reason, const char *fmt, ...)
 	return w;
 }
 
-/* Per queue with due jobs, one SELECT of a UNION ALL: the live daemons
+/* Per queue with due jobs, one SELECT (all in one round trip): the live daemons
  * that serve it (when kyu_daemons exists), and how many of its
  * WEBSTUCK_KEY_SAMPLE oldest due jobs have a key a running job holds (on
  * the index (status, queue, due), then the unique running_key). */
-static int per_queue(struct webdb *d, json_t *queues, bool registry)
+static int per_queue(struct webdb *d, json_t *queues, bool registry, bool quiet_no_daemon)
 {
 	struct strbuf sb = { 0 };
-	const struct db_result *r;
+	const struct db_reply *reply = NULL;
 	size_t i;
 	json_t *q;
 	int n = 0, rc = 0;
 
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT * FROM (");
+	/* A statement per queue, one round trip (webdb_read_each). */
 	json_array_foreach(queues, i, q) {
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		if (json_integer_value(json_object_get(q, "due")) <= 0 || !name)
 			continue;
-		sb_adds(&sb, n++ ? " UNION ALL SELECT " : "SELECT ");
+		sb_adds(&sb, n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
 		sb_adds(&sb, "x.q, ");
 		sb_adds(&sb, registry ? "(SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d")
 					" AND " REGISTRY_SERVES("d", "x.q") ")"
@@ -74,18 +74,20 @@ static int per_queue(struct webdb *d, json_t *queues, bool registry)
 		db_quotes(&sb, name);
 		sb_printf(&sb, " AND due <= NOW(6) ORDER BY due LIMIT %d) AS w GROUP BY x.q", WEBSTUCK_KEY_SAMPLE);
 	}
-	sb_adds(&sb, ") AS s");
-	if (n && webdb_read(d, sb.buf, sb.len, &r) < 0)
+	if (n && webdb_read_each(d, sb.buf, sb.len, &reply) < 0)
 		rc = -1;
-	for (size_t row = 0; n && rc == 0 && row < r->n_rows; row++) {
-		json_t *e = find(queues, db_cell(r, row, 0) ? db_cell(r, row, 0) : "");
-		long long sampled = cell_ll(r, row, 2), blocked = cell_ll(r, row, 3);
+	for (int k = 0; n && rc == 0 && k < reply->n; k++) {
+		const struct db_result *r = &reply->r[k];
+		json_t *e = r->n_rows == 1 ? find(queues, db_cell(r, 0, 0) ? db_cell(r, 0, 0) : "") : NULL;
+		long long sampled, blocked;
 		if (!e)
 			continue;
-		if (db_cell(r, row, 1)) {
-			long long serving = cell_ll(r, row, 1);
+		sampled = cell_ll(r, 0, 2);
+		blocked = cell_ll(r, 0, 3);
+		if (db_cell(r, 0, 1)) {
+			long long serving = cell_ll(r, 0, 1);
 			json_object_set_new(e, "daemons", json_integer(serving));
-			if (serving == 0)
+			if (serving == 0 && !quiet_no_daemon)
 				why(e, "no daemon", "no live daemon serves this queue (kyu_daemons)");
 		}
 		if (blocked == 1 && sampled == 1)
@@ -325,7 +327,7 @@ cleanup:
 }
 
 int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
-		     json_t **unsettled)
+		     bool quiet_no_daemon, json_t **unsettled)
 {
 	bool registry = false;
 	size_t i;
@@ -345,7 +347,7 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 			why(q, "max_running", "%lld running, as many as its max_running allows",
 			    (long long)json_integer_value(max));
 	}
-	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry) < 0 ||
+	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry, quiet_no_daemon) < 0 ||
 	    rates(d, queues) < 0)
 		return -1;
 	if (!workflows)

@@ -40,8 +40,10 @@
  * older than WEBSTUCK_SETTLE_LATE; *unsettled is set to {"items",
  * "capped", "oldest_age"} (null without workflows). count_cap: the cap of
  * the queues' counts ("more than" beyond). 0 or -1 (webdb's error). */
+/* quiet_no_daemon: no kyud is live at all (the overview says so once, in
+ * its banner), so no queue gets the reason "no daemon". */
 int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
-		     json_t **unsettled);
+		     bool quiet_no_daemon, json_t **unsettled);
 
 /* Why one job does not start: for a blocked one (job: /api/job's job
  * object, with seq, status and after_left), the reason "blocked" naming

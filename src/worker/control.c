@@ -24,11 +24,11 @@ static int64_t worker_state(void *arg)
 	return proto_state_pack(&st);
 }
 
-void control_drain(struct control *ctl, bool now)
+void control_drain(struct control *ctl, enum drain_how how)
 {
 	claim_drain(ctl->r.claim);
 	daemonrow_drain(ctl->r.reg);
-	jobs_drain(ctl->r.jobs, now);
+	jobs_drain(ctl->r.jobs, how);
 }
 
 void control_parent_gone(void *control)
@@ -36,7 +36,7 @@ void control_parent_gone(void *control)
 	struct control *ctl = control;
 
 	ev_io_stop(ctl->loop, &ctl->ctl_w);
-	control_drain(ctl, false);
+	control_drain(ctl, DRAIN_GRACE);
 }
 
 static bool same(const char *a, const char *b)
@@ -129,10 +129,10 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 				parent_send(ctl->r.parent, KYU_IDLE, INT64_MAX);
 			break;
 		case KYU_STOP:
-			control_drain(ctl, false);
+			control_drain(ctl, m.value == KYU_STOP_FINISH ? DRAIN_FINISH : DRAIN_GRACE);
 			break;
 		case KYU_STOP_NOW:
-			control_drain(ctl, true);
+			control_drain(ctl, DRAIN_NOW);
 			break;
 		case KYU_RELOAD:
 			reload(ctl, fd);
@@ -157,7 +157,7 @@ static void on_term(EV_P_ ev_signal *s, int revents)
 {
 	(void)EV_A;
 	(void)revents;
-	control_drain(s->data, false);
+	control_drain(s->data, DRAIN_GRACE);
 }
 
 void control_sync(struct control *ctl)

@@ -68,9 +68,10 @@ void control_start(struct control *ctl);
 void control_free(struct control *ctl);
 /* parent.c's gone hook (ctx: the control): stop reading, drain. */
 void control_parent_gone(void *control);
-/* Stop: no new jobs, held ones given back, the registry row deleted;
- * running jobs get the shutdown grace (now: interrupted at once). */
-void control_drain(struct control *ctl, bool now);
+/* Stop: no new jobs, held ones given back, the registry row deleted
+ * (DRAIN_FINISH: once this worker's jobs have ended); running jobs as how
+ * says (jobs.h). */
+void control_drain(struct control *ctl, enum drain_how how);
 /* Totals that other rooms keep, onto the scoreboard (a few loads and
  * stores per loop iteration), and the report if it is time. */
 void control_sync(struct control *ctl);

@@ -322,16 +322,30 @@ static void on_grace(EV_P_ ev_timer *t, int revents)
 	interrupt_all(js);
 }
 
-void jobs_drain(struct jobs *js, bool now)
+static void start_grace(struct jobs *js, bool now)
+{
+	js->drain_deadline = mono_now() + js->cfg->shutdown_grace + config_max_kill_grace(js->cfg) + 10;
+	ev_timer_set(&js->grace_w, now ? 0. : js->cfg->shutdown_grace, 0.);
+	ev_timer_start(js->loop, &js->grace_w);
+}
+
+void jobs_drain(struct jobs *js, enum drain_how how)
 {
 	if (!js->draining) {
 		js->draining = true;
-		js->drain_deadline =
-			mono_now() + js->cfg->shutdown_grace + config_max_kill_grace(js->cfg) + 10;
-		ev_timer_set(&js->grace_w, now ? 0. : js->cfg->shutdown_grace, 0.);
-		ev_timer_start(js->loop, &js->grace_w);
-	} else if (now) {
+		js->finishing = how == DRAIN_FINISH;
+		if (js->finishing)
+			/* Only a drain that has lost its database gives up,
+			 * after the longest a job may still take to end. */
+			js->drain_deadline = mono_now() + js->cfg->time_limit + config_max_kill_grace(js->cfg) + 10;
+		else
+			start_grace(js, how == DRAIN_NOW);
+	} else if (how == DRAIN_NOW) {
 		interrupt_all(js);
+	} else if (how == DRAIN_GRACE && js->finishing) {
+		/* A TERM during an operator's drain: the grace from now on. */
+		js->finishing = false;
+		start_grace(js, false);
 	}
 }
 

@@ -63,6 +63,7 @@ struct jobs {
 	ev_signal chld_w;  /* reaps jobs and their orphans (on_sigchld) */
 
 	bool draining;
+	bool finishing; /* a drain without a grace: the jobs run to their end */
 	double drain_deadline; /* monotonic: past it, a drain without a database gives up */
 	ev_timer grace_w;
 
@@ -87,8 +88,12 @@ void jobs_reap(struct jobs *js);
 /* Once per loop iteration: kill what the jobs that ended left behind (at
  * most every JOBS_SWEEP_GAP, 50 ms: jobs.c). */
 void jobs_sweep(struct jobs *js);
-/* Stop starting jobs: the shutdown grace, then interrupt what runs; now:
- * interrupt at once (also when already draining). */
-void jobs_drain(struct jobs *js, bool now);
+/* How a drain treats the running jobs: the shutdown grace, then
+ * interrupted (TERM); interrupted at once (INT, a second TERM); left to
+ * finish, bounded by their time limits only (kyu_daemons.drain). A
+ * stronger one may follow a weaker one. */
+enum drain_how { DRAIN_GRACE, DRAIN_NOW, DRAIN_FINISH };
+/* Stop starting jobs, and treat the running ones as how says. */
+void jobs_drain(struct jobs *js, enum drain_how how);
 
 #endif

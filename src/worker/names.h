@@ -1,5 +1,5 @@
 /* Filing queue names: kyu_jobs' INSERT trigger notes a name it does not
- * find in kyu_queue_names in kyu_queue_names_new (schema version 8), and
+ * find in kyu_queue_names in kyu_queue_names_new (schema version 10), and
  * kyud moves such names into kyu_queue_names, which the fan walks
  * (claim.c): in one statement at the end of the retention pass, so never
  * while idle. A name noted and not filed yet is walked all the same

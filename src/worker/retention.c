@@ -61,8 +61,9 @@ void retention_reply(void *retention, const struct db_reply *r)
 	r = &body;
 	n = store_cleanup_read(r);
 	if (n > 0)
-		log_info("retention: deleted %" PRId64 " finished jobs older than %d s", n,
-			 ret->cfg->retention);
+		log_info("retention: deleted %" PRId64 " finished jobs (succeeded older than %d s, "
+			 "failed or cancelled older than %d s)",
+			 n, ret->cfg->retention, store_retention_failed(ret->cfg));
 	else if (!ret->lockless && store_cleanup_lock_refused(r)) {
 		/* The lock only keeps two cleaners from doing the same work
 		 * (store.c): retention must not stop for want of it. Said once

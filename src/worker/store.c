@@ -136,6 +136,14 @@ size_t store_live_room(size_t len)
 	return 2 * len + 128 + 64 + (size_t)2 * 255;
 }
 
+int store_retention_failed(const struct kyu_config *cfg)
+{
+	/* Never shorter than retention: a failed job's id is held at least
+	 * as long as a succeeded one's (kyu_jobs(7), "Retention and
+	 * at-most-once submission"). */
+	return cfg->retention_failed > cfg->retention ? cfg->retention_failed : cfg->retention;
+}
+
 void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock)
 {
 	/* GET_LOCK with no wait: if another session is cleaning, skip. The
@@ -150,10 +158,13 @@ void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, b
 		sb_adds(sb, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); ");
 	else
 		sb_adds(sb, "SET @kyu_cleanup = 1; ");
+	/* Failures are kept longer than successes, for whoever looks at
+	 * them days later: two ranges of kyu_jobs_finished (status,
+	 * updated_at), each with its own cutoff. */
 	sb_printf(sb,
 		  "DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
-		  "AND status IN ('succeeded', 'failed', 'cancelled') "
-		  "AND updated_at < NOW(6) - INTERVAL %d SECOND "
+		  "AND (status = 'succeeded' AND updated_at < NOW(6) - INTERVAL %d SECOND "
+		  "OR status IN ('failed', 'cancelled') AND updated_at < NOW(6) - INTERVAL %d SECOND) "
 		  /* Never a row a dependent that has not ended may still read
 		   * (its result, its output): it goes after the last of them.
 		   * Whatever has_downstream says: a dependent inserted just now
@@ -167,7 +178,7 @@ void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, b
 		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "
 		  "WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR "
 		  "s.at < NOW(6) - INTERVAL q.rate_period SECOND); ",
-		  cfg->retention, cfg->cleanup_batch);
+		  cfg->retention, store_retention_failed(cfg), cfg->cleanup_batch);
 	sb_adds(sb, lock ? "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)"
 			 : "DO 0");
 }

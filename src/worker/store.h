@@ -74,15 +74,20 @@ size_t store_live_room(size_t len);
 
 /* ---- retention --------------------------------------------------------- */
 
-/* Delete one batch of finished rows older than the retention, only if no
- * other session holds the cleanup lock; released in the same round trip.
- * lock false: without the lock (for a server that refuses GET_LOCK). */
+/* Delete one batch of finished rows older than their retention (succeeded:
+ * [kyud] retention; failed and cancelled: store_retention_failed), only if
+ * no other session holds the cleanup lock; released in the same round
+ * trip. lock false: without the lock (for a server that refuses
+ * GET_LOCK). */
 #define STORE_CLEANUP_STMTS 4 /* statements of the cleanup */
 void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, bool lock);
 void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg); /* lock true */
 /* The reply failed at GET_LOCK itself (Galera releases refuse it with
  * 1235): then the next cleanup goes without it. */
 bool store_cleanup_lock_refused(const struct db_reply *r);
+/* Seconds failed and cancelled rows are kept: the longer of [kyud]
+ * retention_failed and retention (an id is held at least retention). */
+int store_retention_failed(const struct kyu_config *cfg);
 /* Rows deleted (0 when another session held the lock), or -1. */
 int64_t store_cleanup_read(const struct db_reply *r);
 

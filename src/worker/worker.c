@@ -191,7 +191,7 @@ static void build(struct worker *w, const char *daemon_id)
 		   &w->ret, &w->settle, &w->peers, w->bw);
 	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
 	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,
-		       &w->jobs);
+		       &w->jobs, w->board);
 	pump_init(&w->pump, w->loop, &pr);
 	control_init(&w->ctl, w->loop, &w->cfg, &cr, w->bw);
 

@@ -128,4 +128,32 @@ check('pdo.nulls', $row['queue'] === 'default' && (int)$row['priority'] === 0 &&
 	&& (int)$row['due'] === 1 && strlen($row['id']) === 36, json_encode($row));
 file_put_contents(getenv('KYU_TEST_OUT') . '/php-null-id', $row['id']);
 
+// A session of its own zone, as a framework may set (schema version 8):
+// the default run_at is now in the server's zone, FROM_UNIXTIME takes the
+// epoch, and the documented CONVERT_TZ reads the instant back.
+$tz = new PDO("mysql:unix_socket=$sock;dbname=$db;charset=utf8mb4", 'kyu', 'kyu',
+	[PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_EMULATE_PREPARES => false,
+	 PDO::MYSQL_ATTR_INIT_COMMAND => "SET time_zone = '-05:00'"]);
+$t0 = microtime(true);
+$id = $tz->query("INSERT INTO kyu_jobs (command) VALUES ('true') RETURNING id")->fetchColumn();
+$at = (float)$my->query("SELECT UNIX_TIMESTAMP(run_at) FROM kyu_jobs WHERE id = '" . $my->real_escape_string($id) . "'")->fetch_row()[0];
+check('pdo.tz-default', abs($at - $t0) < 60, "run_at is " . ($at - $t0) . " s from now");
+file_put_contents(getenv('KYU_TEST_OUT') . '/php-tz-id', $id);
+$st = $tz->prepare('INSERT INTO kyu_jobs (id, command, run_at) VALUES (?, ?, FROM_UNIXTIME(?))');
+$id2 = 'php-tz-epoch';
+$st->execute([$id2, 'true', $t0 + 2]);
+$st = $tz->prepare('SELECT UNIX_TIMESTAMP(CONVERT_TZ(run_at, @@global.time_zone, @@session.time_zone)), UNIX_TIMESTAMP(run_at) FROM kyu_jobs WHERE id = ?');
+$st->execute([$id2]);
+$back = $st->fetch(PDO::FETCH_NUM);
+check('pdo.tz-epoch', abs((float)$back[0] - ($t0 + 2)) < 0.001, json_encode([$back, $t0 + 2]));
+
+// Waiting for it with mysqli: CALL returns the row, then the call's own
+// result, which mysqli wants read before the next statement.
+$r = $my->query("CALL kyu_wait('" . $my->real_escape_string($id) . "', 60)");
+$row = $r->fetch_assoc();
+$r->free();
+while ($my->more_results()) $my->next_result();
+check('mysqli.wait', $row !== null && $row['id'] === $id && $row['status'] === 'succeeded' && (int)$row['exit_code'] === 0,
+	json_encode($row));
+
 echo "checks $n\n";

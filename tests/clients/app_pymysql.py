@@ -10,6 +10,7 @@ Environment: KYU_TEST_SOCKET, KYU_TEST_DB (user kyu, password kyu), KYU_TEST_OUT
 """
 import json
 import os
+import time
 
 import pymysql
 
@@ -109,5 +110,56 @@ row = cur.fetchone()
 check("nulls", row[1:] == ("default", 0, "waiting", 1) and len(row[0]) == 36, repr(row))
 with open(os.path.join(os.environ["KYU_TEST_OUT"], "py-null-id"), "w") as f:
     f.write(row[0])
+
+# A session of its own zone, as a framework or pool may set (schema version
+# 8): the default run_at is now in the server's zone, FROM_UNIXTIME takes
+# the epoch, and the documented CONVERT_TZ reads the instant back.
+tz = pymysql.connect(unix_socket=os.environ["KYU_TEST_SOCKET"], user="kyu", password="kyu",
+                     database=os.environ["KYU_TEST_DB"], charset="utf8mb4", autocommit=True,
+                     init_command="SET time_zone = '+09:00'")
+tc = tz.cursor()
+t0 = time.time()
+tc.execute("INSERT INTO kyu_jobs (command) VALUES ('true') RETURNING id")
+tz_id = tc.fetchone()[0]
+cur.execute("SELECT UNIX_TIMESTAMP(run_at) FROM kyu_jobs WHERE id = %s", (tz_id,))
+at = float(cur.fetchone()[0])
+check("tz-default", abs(at - t0) < 60, f"run_at is {at - t0:.0f} s from now")
+with open(os.path.join(os.environ["KYU_TEST_OUT"], "py-tz-id"), "w") as f:
+    f.write(tz_id)
+tc.execute("INSERT INTO kyu_jobs (id, command, run_at) VALUES ('py-tz-epoch', 'true', FROM_UNIXTIME(%s))", (t0 + 2,))
+tc.execute("SELECT UNIX_TIMESTAMP(CONVERT_TZ(run_at, @@global.time_zone, @@session.time_zone))"
+           " FROM kyu_jobs WHERE id = 'py-tz-epoch'")
+back = float(tc.fetchone()[0])
+check("tz-epoch", abs(back - (t0 + 2)) < 0.001, f"{back} for {t0 + 2}")
+
+# Waiting: PEP 249's default, autocommit off. The INSERT is not committed
+# (no daemon sees it) and the CALL is refused with 31011; after the commit
+# the wait works, autocommit still off, and then with it on.
+ac = pymysql.connect(unix_socket=os.environ["KYU_TEST_SOCKET"], user="kyu", password="kyu",
+                     database=os.environ["KYU_TEST_DB"], charset="utf8mb4")
+a = ac.cursor()
+w_id = "py-wait"
+a.execute("INSERT INTO kyu_jobs (id, command) VALUES (%s, 'sleep 0.5')", (w_id,))
+try:
+    a.execute("CALL kyu_wait(%s, 30)", (w_id,))
+    r = None
+except pymysql.MySQLError as e:
+    r = e.args
+check("wait-autocommit-off", r is not None and r[0] == 31011 and "open transaction" in r[1], repr(r))
+ac.commit()
+a.execute("CALL kyu_wait(%s, 60)", (w_id,))
+row = a.fetchone()
+check("wait-after-commit", row is not None and row[:3] == (w_id, "succeeded", 0), repr(row))
+ac.autocommit(True)
+a.execute("INSERT INTO kyu_jobs (id, command) VALUES ('py-wait-on', 'true')")
+a.execute("CALL kyu_wait('py-wait-on', 60)")
+row = a.fetchone()
+check("wait-autocommit-on", row is not None and row[:3] == ("py-wait-on", "succeeded", 0), repr(row))
+try:
+    a.execute("CALL kyu_wait(%s, 1)", ("py-no-such-job",))
+    r = None
+except pymysql.MySQLError as e:
+    r = e.args
+check("wait-unknown-id", r is not None and r[0] == 31012, repr(r))
 
 print(f"checks {n}")

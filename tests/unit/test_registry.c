@@ -56,10 +56,16 @@ int main(void)
 	CHECK(parse("[kyud]\nlease = 60\nqueues = mail, bulk\nlisten = 127.0.0.3:7711\n", &cfg, err) == 0);
 	/* Twice the lease: the default lease refreshes every 120 s. */
 	CHECK(registry_interval(&cfg) == 120.0);
-	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1);
+	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1, 5, false);
 	CHECK(strncmp(sb.buf, "SET STATEMENT innodb_lock_wait_timeout = 0 FOR BEGIN NOT ATOMIC ", 64) == 0);
 	CHECK(strstr(sb.buf, "INSERT INTO kyu_daemons") != NULL);
 	CHECK(strstr(sb.buf, "'h:1:ab', 'h', 1, '127.0.0.3:7711', 'mail,bulk', ") != NULL);
+	/* Its slots (2 workers x 8 by default) and running jobs, written on
+	 * every refresh; the drain read only when set. */
+	CHECK(strstr(sb.buf, "', 16, 5, NOW(6), NOW(6), ") != NULL);
+	CHECK(strstr(sb.buf, "slots = VALUES(slots), running = VALUES(running)") != NULL);
+	CHECK(strstr(sb.buf, "IF (SELECT drain FROM kyu_daemons WHERE id = 'h:1:ab') IS NOT NULL THEN "
+			     "SELECT 'kyu_drain', drain, drain_by FROM kyu_daemons WHERE id = 'h:1:ab'; END IF; ") != NULL);
 	CHECK(strstr(sb.buf, "NOW(6) + INTERVAL 360 SECOND") != NULL);
 	CHECK(strstr(sb.buf, "DELETE FROM kyu_daemons WHERE live_until < NOW(6)") != NULL);
 	/* Only when an expired row exists, tested in a condition (which the
@@ -75,8 +81,13 @@ int main(void)
 	/* No listen: no address; a short lease still refreshes every 20 s. */
 	CHECK(parse("[kyud]\nlease = 6\nlisten =\n", &cfg, err) == 0);
 	CHECK(registry_interval(&cfg) == REGISTRY_MIN_INTERVAL);
-	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1);
+	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1, 0, false);
 	CHECK(strstr(sb.buf, "'h', 1, NULL, '', ") != NULL);
+	sb_free(&sb);
+	/* On a schema older than version 9: as before it. */
+	registry_refresh_build(&sb, &cfg, "h:1:ab", "h", 1, 3, true);
+	CHECK(strstr(sb.buf, "(id, host, pid, wake_addr, queues, version, started, last_seen, live_until)") != NULL);
+	CHECK(strstr(sb.buf, "slots") == NULL && strstr(sb.buf, "drain") == NULL);
 	sb_free(&sb);
 	config_free(&cfg);
 	registry_remove_build(&sb, "h:1:ab");
@@ -85,6 +96,20 @@ int main(void)
 	sb_free(&sb);
 
 	CHECK(read_done(msg) == REG_DONE);
+	{
+		/* Written, and asked to drain: the row, then the OK. */
+		char *cells[] = { "kyu_drain", "2026-11-29 03:00:00.000000", "ops@db1" };
+		unsigned long lens[3] = { 0 };
+		struct db_result r[2] = { { .n_cols = 3, .n_rows = 1, .cells = cells, .lens = lens },
+					  { .affected = 0 } };
+		struct db_reply reply = { .fail = DB_OK, .n = 2, .r = r };
+
+		CHECK(registry_read(&reply, msg, sizeof(msg)) == REG_DRAIN);
+		CHECK(strcmp(msg, "2026-11-29 03:00:00.000000 by ops@db1") == 0);
+		cells[2] = NULL;
+		CHECK(registry_read(&reply, msg, sizeof(msg)) == REG_DRAIN);
+		CHECK(strcmp(msg, "2026-11-29 03:00:00.000000") == 0);
+	}
 	CHECK(read_of("0", NULL, msg) == REG_FAILED);
 	CHECK(read_of("1205", "Lock wait timeout exceeded", msg) == REG_LOCKED);
 	CHECK(read_of("1213", "Deadlock found", msg) == REG_LOCKED);
@@ -92,6 +117,7 @@ int main(void)
 	CHECK(strstr(msg, "kyu_daemons") != NULL);
 	CHECK(read_of("1142", "INSERT command denied", msg) == REG_FAILED);
 	CHECK(strcmp(msg, "INSERT command denied") == 0);
+	CHECK(read_of("1054", "Unknown column 'slots' in 'INSERT INTO'", msg) == REG_OLD);
 	CHECK(registry_read(&lost, msg, sizeof(msg)) == REG_FAILED);
 	return check_done("registry");
 }

@@ -128,6 +128,7 @@ static void config(struct kyu_config *cfg, int claim, int n_queues)
 	cfg->backoff_base = 2;
 	cfg->backoff_cap = 600;
 	cfg->retention = 86400;
+	cfg->retention_failed = 604800;
 	cfg->cleanup_batch = 1000;
 	cfg->claim = claim;
 	cfg->queues[0] = qa;
@@ -1236,8 +1237,9 @@ static void test_cleanup(void)
 	config(&cfg, CLAIM_PLAIN, 0);
 	store_cleanup_build(&sb, &cfg);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = GET_LOCK(CONCAT('kyu_cleanup.', DATABASE()), 0); DELETE "
-			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND NOT EXISTS (SELECT 1 "
+			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND (status = 'succeeded' AND updated_at < "
+			  "NOW(6) - INTERVAL 86400 SECOND OR status IN ('failed', 'cancelled') AND updated_at < "
+			  "NOW(6) - INTERVAL 604800 SECOND) AND NOT EXISTS (SELECT 1 "
 			  "FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = "
 			  "kyu_jobs.seq AND d.status IN ('blocked', 'waiting', 'running')) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
@@ -1277,14 +1279,24 @@ static void test_cleanup(void)
 	CHECK(!store_cleanup_lock_refused(&rep));
 	store_cleanup_build_lock(&sb, &cfg, false);
 	CHECK_STR(sb.buf, "SET @kyu_cleanup = 1; DELETE "
-			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND status IN ('succeeded', 'failed', "
-			  "'cancelled') AND updated_at < NOW(6) - INTERVAL 86400 SECOND AND NOT EXISTS (SELECT 1 "
+			  "FROM kyu_jobs WHERE @kyu_cleanup = 1 AND (status = 'succeeded' AND updated_at < "
+			  "NOW(6) - INTERVAL 86400 SECOND OR status IN ('failed', 'cancelled') AND updated_at < "
+			  "NOW(6) - INTERVAL 604800 SECOND) AND NOT EXISTS (SELECT 1 "
 			  "FROM kyu_after AS e JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = "
 			  "kyu_jobs.seq AND d.status IN ('blocked', 'waiting', 'running')) LIMIT 1000; "
 			  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = "
 			  "s.queue WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR s.at < NOW(6) - "
 			  "INTERVAL q.rate_period SECOND); DO 0");
 	sb_free(&sb);
+
+	/* Failures are never kept less than successes: an id is held at
+	 * least retention, whatever the end of its job. */
+	CHECK(store_retention_failed(&cfg) == 604800);
+	cfg.retention_failed = 60;
+	CHECK(store_retention_failed(&cfg) == 86400);
+	cfg.retention_failed = 0;
+	cfg.retention = 0;
+	CHECK(store_retention_failed(&cfg) == 0);
 }
 
 int main(void)

@@ -53,7 +53,9 @@ function dur(s) {
   const neg = s < 0;
   s = Math.abs(s);
   let out;
-  if (s < 60) out = s.toFixed(s < 10 ? 1 : 0) + " s";
+  // Under a second in ms: a 4.6 ms job took "4.6 ms", not "0.0 s".
+  if (s > 0 && s < 1) out = (s * 1000).toFixed(s < 0.01 ? 1 : 0) + " ms";
+  else if (s < 60) out = s.toFixed(s < 10 ? 1 : 0) + " s";
   else if (s < 3600) out = Math.floor(s / 60) + " min " + Math.floor(s % 60) + " s";
   else if (s < 86400) out = Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   else out = Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
@@ -113,7 +115,12 @@ function badge(status) {
   return el("span", { class: "badge s-" + status }, status);
 }
 
+// Each cell says its column's name in data-label, which the narrow
+// layout (style.css, below 600 px) shows before it when rows are cards.
 function table(cls, head, rows) {
+  for (const tr of [].concat(rows).flat(Infinity))
+    if (tr instanceof Element)
+      [...tr.children].forEach((td, i) => { if (head[i] && !td.hasAttribute("data-label")) td.setAttribute("data-label", head[i]); });
   return el("div", { class: "scroll" },
     el("table", { class: cls },
       el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
@@ -131,12 +138,33 @@ function flash(msg, bad) {
 
 // ---- the endpoints ------------------------------------------------------------
 
+// The database's clock as the last answer that had it said ("now",
+// "zone"), for the "updated" line: the page's other times are the
+// database's, in its zone, 24-hour; so is this one.
+const dbClock = { now: null, zone: null, at: 0 };
+
 async function getJSON(path) {
   const r = await fetch(path, { credentials: "same-origin", cache: "no-store" });
   let body;
   try { body = await r.json(); } catch (e) { body = { error: "HTTP " + r.status }; }
   if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+  if (body && typeof body.now === "string") Object.assign(dbClock, { now: body.now, zone: body.zone, at: Date.now() });
   return body;
+}
+
+// "01:02:03 UTC": the database's time now, from its last known clock.
+function dbNow() {
+  const pad = (n) => String(n).padStart(2, "0");
+  if (dbClock.now) {
+    const t = Date.parse(dbClock.now.replace(" ", "T").replace(/(\.\d{3})\d*$/, "$1") + "Z");
+    if (!Number.isNaN(t)) {
+      const d = new Date(t + Date.now() - dbClock.at);
+      return pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds()) +
+        (dbClock.zone ? " " + dbClock.zone : "");
+    }
+  }
+  const d = new Date();
+  return pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + " (this browser's time)";
 }
 
 async function act(kind, action, target) {
@@ -286,10 +314,46 @@ function whyCell(q) {
       : el("span", { class: "why-detail" }, ": " + w.detail)));
 }
 
-async function pageOverview(main) {
-  const d = await getJSON("/api/overview");
+// The banner of an overview with no live kyud (kyu_daemons): said once, at
+// the top, instead of "no daemon" on every queue.
+function kyudBanner(k, now, zone) {
+  if (!k || k.live > 0) return null;
+  const who = (x) => x.host + ", pid " + x.pid + ", " + when(x.last_seen, now, zone);
+  let msg;
+  if (k.last) msg = "No kyud seen for " + dur(k.last.ago) + "; the last one: " + who(k.last) + ".";
+  else if (k.last_attempt) msg = "No kyud is registered (kyu_daemons is empty: the last one stopped); " +
+    "the last attempt ended on " + who(k.last_attempt) + ".";
+  else msg = "No kyud has ever registered (kyu_daemons is empty).";
+  return el("p", { class: "banner", id: "no-kyud", role: "alert" }, msg, " No job starts until one runs.");
+}
+
+// The overview's parameters as a query string (null: left out).
+function pageQuery(o) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined && v !== "") p.set(k, v);
+  const s = p.toString();
+  return s ? "?" + s : "";
+}
+
+// The page's links: the neighbouring pages, and the other order.
+function overviewPager(p, q) {
+  const link = (extra, label, cls) => el("a", { href: "#/" + pageQuery(Object.assign({}, q, extra)), class: cls }, label);
+  const parts = [el("span", {}, p.total ? "queues " + (p.offset + 1) + "–" + Math.min(p.total, p.offset + p.limit) +
+    " of " + p.total : "no queues")];
+  if (p.offset > 0) parts.push(link({ offset: p.offset > p.limit ? p.offset - p.limit : null }, "← previous", "prev"));
+  if (p.offset + p.limit < p.total) parts.push(link({ offset: p.offset + p.limit }, "next →", "next"));
+  parts.push(p.sort === "name" ? link({ sort: null, offset: null }, "sort by attention", "sort")
+    : link({ sort: "name", offset: null }, "sort by name", "sort"));
+  return el("p", { class: "pager", id: "overview-pager" }, parts);
+}
+
+async function pageOverview(main, q) {
+  q = q || {};
+  const args = pageQuery({ offset: q.offset, sort: q.sort, limit: q.limit });
+  const d = await getJSON("/api/overview" + args);
   const tot = { waiting: 0, due: 0, running: 0, blocked: 0 };
   const flows = d.workflows;
+  const paged = d.page && d.page.total > d.queues.length;
   const capped = (n) => (n > d.count_cap ? "> " + d.count_cap : n);
   const rows = d.queues.map((q) => {
     for (const k of ["waiting", "due", "running", "blocked"]) tot[k] += Math.min(Number(q[k]) || 0, d.count_cap);
@@ -300,13 +364,20 @@ async function pageOverview(main) {
     if (q.rate_limit !== null) limits.push(q.rate_limit + "/" + q.rate_period + " s");
     if (q.max_waiting !== null) limits.push("≤ " + q.max_waiting + " waiting");
     if (q.weight !== 1) limits.push("weight " + q.weight);
-    return el("tr", { "data-queue": q.queue, class: q.paused ? "paused" : null },
-      el("td", { class: "c-queue" }, queueLink(q.queue, "failed")),
+    const fa = q.failed_attempts_1h;
+    return el("tr", { "data-queue": q.queue, "data-attention": q.attention,
+      class: [q.paused ? "paused" : null, q.failing ? "failing" : null].filter(Boolean).join(" ") || null },
+      el("td", { class: "c-queue" }, queueLink(q.queue, "failed"),
+        q.failing ? el("span", { class: "failing-mark", title: fa + " of the attempts that ended in the last hour " +
+          "failed, no fewer than succeeded" }, " failing") : null),
       el("td", { class: "c-waiting num" }, capped(q.waiting)),
       el("td", { class: "c-due num" }, capped(q.due)),
       flows ? el("td", { class: "c-blocked num" }, q.blocked ?
         el("a", { href: "#/jobs/blocked" + filterQuery({ queue: q.queue }) }, capped(q.blocked)) : 0) : null,
       el("td", { class: "c-running num" }, q.running),
+      el("td", { class: "c-retrying num" + (q.retrying ? " warn" : "") }, q.retrying ?
+        el("a", { href: "#/retrying" + filterQuery({ queue: q.queue }) }, (q.retrying_capped ? "≥ " : "") + q.retrying) : 0),
+      el("td", { class: "c-attempts-failed num" + (fa ? " warn" : "") }, text(fa)),
       el("td", { class: "c-failed num" + (q.failed_1h ? " warn" : "") },
         q.failed_1h ? el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, q.failed_1h) : 0),
       el("td", { class: "c-succeeded num" }, text(q.succeeded_1h)),
@@ -320,12 +391,16 @@ async function pageOverview(main) {
         q.settings ? button("reset", "queue", "reset", q.queue, "Remove the settings of queue " + q.queue +
           " (paused, limits, weight, intake bound: back to the defaults)?") : null));
   });
+  // Over several pages, the waiting and due of other pages are not read:
+  // only what is counted for every queue is summed.
   rows.push(el("tr", { id: "totals", class: "totals" },
-    el("td", {}, "all queues"),
-    el("td", { class: "c-waiting num" }, tot.capped ? "> " + tot.waiting : tot.waiting),
-    el("td", { class: "c-due num" }, tot.capped ? "> " + tot.due : tot.due),
-    flows ? el("td", { class: "c-blocked num" }, tot.bcapped ? "> " + tot.blocked : tot.blocked) : null,
-    el("td", { class: "c-running num" }, tot.running),
+    el("td", {}, paged ? "all " + d.page.total + " queues" : "all queues"),
+    el("td", { class: "c-waiting num" }, paged ? "–" : tot.capped ? "> " + tot.waiting : tot.waiting),
+    el("td", { class: "c-due num" }, paged ? "–" : tot.capped ? "> " + tot.due : tot.due),
+    flows ? el("td", { class: "c-blocked num" }, paged ? "–" : tot.bcapped ? "> " + tot.blocked : tot.blocked) : null,
+    el("td", { class: "c-running num" }, d.all.running !== undefined ? d.all.running : tot.running),
+    el("td", { class: "c-retrying num" }, paged ? "–" : d.queues.reduce((a, q) => a + (q.retrying || 0), 0)),
+    el("td", { class: "c-attempts-failed num" }, d.all.retried_1h === null ? "–" : d.all.failed_1h + d.all.retried_1h),
     el("td", { class: "c-failed num" }, d.all.failed_1h),
     el("td", { class: "c-succeeded num" }, d.all.succeeded_1h),
     el("td", {}), el("td", {}), el("td", { class: "c-spark" }, sparkline(d.all.per_minute)), el("td", {}), el("td", {})));
@@ -333,16 +408,23 @@ async function pageOverview(main) {
   for (const q of d.queues)
     if (q.per_minute && q.per_minute.some((n) => n)) charts.push(chart(q.queue, q.per_minute, q.failed_per_minute));
   show(main,
+    kyudBanner(d.kyud, d.now, d.zone),
     el("h1", {}, "Queues"),
-    table("overview", ["queue", "waiting", "due"].concat(flows ? ["blocked"] : [], ["running", "failed 1 h",
-      "succeeded 1 h", "oldest due", "why not moving", "ended per minute, 1 h", "settings", ""]), rows),
+    d.page ? overviewPager(d.page, q) : null,
+    table("overview", ["queue", "waiting", "due"].concat(flows ? ["blocked"] : [], ["running", "retrying",
+      "attempts failed 1 h", "failed 1 h", "succeeded 1 h", "oldest due", "why not moving", "ended per minute, 1 h",
+      "settings", ""]), rows),
     unsettledNote(d.unsettled),
     el("p", { class: "muted" }, "Database time " + text(d.now).replace(/\.\d+$/, "") + (d.zone ? " " + d.zone : "") +
       ". Waiting" + (flows ? ", due and blocked (waiting for other jobs to end)" : " and due") + " are counted up to " +
-      d.count_cap + " per queue; failed and succeeded are the jobs " +
-      "that ended in the last hour (failed: for good, retries not counted)" +
-      (d.hour_age === null ? ", as kyud counts them (" + d.all.retried_1h + " attempts failed and will retry)."
-        : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s).") +
+      d.count_cap + " per queue; retrying: waiting jobs whose last attempt failed (among the " + d.count_cap +
+      " due last when more wait); failed and succeeded are the jobs " +
+      "that ended in the last hour (failed: for good), attempts failed also counts the attempts that failed and will retry" +
+      (d.hour_age === null ? ", as kyud counts them."
+        : " (read " + Math.round(d.hour_age) + " s ago; at most every 30 s; without kyu_minutes, retries are not counted).") +
+      (d.page && d.page.sort !== "name" ? " Queues that need attention come first: failing (at least " + d.failing_min +
+        " attempts failed in the last hour, no fewer than succeeded), then stuck (due for " + d.stuck_age +
+        " s or more), then with failed attempts, then busy (running or due), then the rest." : "") +
       (d.per_queue_hour ? "" : " Per queue, succeeded counts and the per-minute bars need the index " +
         "(status, updated_at, queue) on kyu_jobs; the last row counts all queues.")),
     el("h2", {}, "Throughput"),
@@ -402,12 +484,19 @@ function queueLink(queue, status) {
   return el("a", { href: base + filterQuery({ queue }), class: "mono queue-link" }, queue);
 }
 
+// How a job or attempt ended, in the words kyud's errors use ("exit code
+// 1: ...", "killed by signal 9 (SIGKILL)"), on every page alike.
+function endedWith(r) {
+  return r.signal !== null && r.signal !== undefined ? "killed by signal " + r.signal
+    : r.exit_code !== null && r.exit_code !== undefined ? "exit code " + r.exit_code : null;
+}
+
 function jobRows(d, status) {
   return d.rows.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
     el("td", {}, jobLink(j.id)),
     el("td", {}, queueLink(j.queue, status)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
-    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "c-exit" }, text(endedWith(j))),
     el("td", { class: "err" }, text(j.error)),
     el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.status === "blocked" ? j.updated_at
       : j.finished_at, d.now, d.zone)),
@@ -416,16 +505,21 @@ function jobRows(d, status) {
 }
 
 // The filter form: applying it starts the list again from its first page.
-function filterForm(q, base) {
+function filterForm(q, base, zone) {
   const field = (name, label, attrs) => el("label", {}, label + " ",
     el("input", Object.assign({ name, value: q[name] || "" }, attrs)));
+  // Times as the page shows every other: the database's, in its zone,
+  // 24-hour (a datetime-local field shows the browser's locale instead).
+  const time = { type: "text", size: 16, maxlength: 19, placeholder: "YYYY-MM-DD hh:mm", inputmode: "numeric",
+    pattern: "\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2})?)?", title: "YYYY-MM-DD [hh:mm[:ss]], 24-hour" +
+      (zone ? ", " + zone : "") };
+  const z = zone ? " (" + zone + ")" : "";
   const form = el("form", { class: "filter", id: "filter" },
     field("queue", "queue", { type: "text", size: 10, maxlength: 64 }),
     field("q", "search", { type: "search", size: 16, maxlength: 200,
       placeholder: "id, command, error, output" }),
-    // datetime-local's value is the database's own notation, T aside.
-    field("since", "changed since", { type: "datetime-local", step: 1, value: (q.since || "").replace(" ", "T") }),
-    field("until", "before", { type: "datetime-local", step: 1, value: (q.until || "").replace(" ", "T") }),
+    field("since", "changed since" + z, time),
+    field("until", "before" + z, time),
     el("button", { type: "submit" }, "filter"),
     FILTERS.some((k) => q[k]) ? el("a", { href: base, class: "clear" }, "clear") : null);
   form.addEventListener("submit", (ev) => {
@@ -459,6 +553,7 @@ function bulkQuery(q, status, extra) {
   const p = new URLSearchParams();
   p.set("status", status);
   for (const k of FILTERS) if (q[k]) p.set(k, q[k]);
+  if (q.cause !== undefined) p.set("cause", q.cause);
   for (const [k, v] of Object.entries(extra || {})) if (v !== null && v !== undefined) p.set(k, v);
   return p.toString();
 }
@@ -467,7 +562,8 @@ function bulkQuery(q, status, extra) {
 // a few seconds of batches of 1000 rows on the server) until done.
 async function bulk(action, q, status) {
   const what = [status + " jobs"].concat(q.queue ? ["of queue " + q.queue] : [], q.q ? ["matching “" + q.q + "”"] : [],
-    q.since ? ["changed since " + q.since] : [], q.until ? ["changed before " + q.until] : []).join(" ");
+    q.since ? ["changed since " + q.since] : [], q.until ? ["changed before " + q.until] : [],
+    q.cause !== undefined ? ["with the cause “" + q.cause + "”"] : []).join(" ");
   let total = 0;
   try {
     const c = await getJSON("/api/bulk?" + bulkQuery(q, status, { action }));
@@ -504,6 +600,72 @@ function bulkButtons(d, q, status) {
       onclick: (ev) => { ev.preventDefault(); bulk(action, q, status); } }, action + " all " + n + "matching")));
 }
 
+// ---- failures by cause (GET /api/causes): how many distinct problems ----
+
+// A cause's actions: retry its failed jobs, cancel its retrying ones (the
+// bulk actions with the cause as filter), show them.
+function causeButtons(c, queue) {
+  const q = { queue, cause: c.text };
+  const b = [];
+  if (!session.readOnly && c.failed)
+    b.push(el("button", { type: "button", class: "act act-retry", "data-bulk": "retry",
+      onclick: (ev) => { ev.preventDefault(); bulk("retry", q, "failed"); } }, "retry these " + c.failed));
+  if (!session.readOnly && c.retrying)
+    b.push(el("button", { type: "button", class: "act act-cancel", "data-bulk": "cancel",
+      onclick: (ev) => { ev.preventDefault(); bulk("cancel", q, "retrying"); } }, "cancel these " + c.retrying));
+  b.push(el("a", { class: "show-cause", href: "#/cause/" + c.id + filterQuery({ queue }) }, "show them"));
+  return el("span", { class: "buttons" }, b);
+}
+
+function causeCounts(c) {
+  return [c.failed ? el("span", { class: "k-fail" }, c.failed + " failed") : null,
+    c.failed && c.retrying ? ", " : null,
+    c.retrying ? el("span", { class: "warn" }, c.retrying + " retrying") : null];
+}
+
+async function causesSection(q) {
+  const d = await getJSON("/api/causes" + filterQuery({ queue: q.queue }));
+  if (!d.causes.length) return null;
+  const rows = d.causes.map((c) => el("tr", { "data-cause": c.id },
+    el("td", { class: "c-cause err" }, c.text === "" ? "(no error)" : c.text),
+    el("td", { class: "c-count num" }, causeCounts(c)),
+    el("td", { class: "c-queues" }, c.queues.map((n, i) => [i ? ", " : "", queueLink(n, "failed")]),
+      c.more_queues ? " +" + c.more_queues + " more" : ""),
+    el("td", { class: "c-when" }, when(c.first, d.now, d.zone)),
+    el("td", { class: "c-when" }, when(c.last, d.now, d.zone)),
+    el("td", { class: "c-act" }, causeButtons(c, q.queue))));
+  return [el("h2", { id: "causes" }, d.causes.length + (d.causes.length === 1 ? " cause" : " causes") +
+      (q.queue ? " in queue " + q.queue : "")),
+    table("causes", ["cause", "jobs", "queues", "first seen", "last seen", ""], rows),
+    el("p", { class: "muted" }, "Failed and retrying jobs grouped by the first line of their error, numbers, " +
+      "ids, quoted text and paths folded" + (d.window_full ? "; of the latest " + d.scan +
+      " failed and " + d.scan + " waiting jobs only" : "") + ". Retry these: the failed ones; cancel these: " +
+      "the retrying ones (kyu causes, kyu retry --cause ID).")];
+}
+
+// "show them": the jobs of one cause, the latest first.
+async function pageCause(main, id, q) {
+  const d = await getJSON("/api/causes?cause=" + encodeURIComponent(id) + (q.queue ? "&queue=" + encodeURIComponent(q.queue) : ""));
+  const back = el("p", {}, el("a", { href: "#/jobs/failed" + filterQuery({ queue: q.queue }) }, "← all causes"));
+  if (!d.cause)
+    return show(main, el("h1", {}, "Cause " + id), el("p", { class: "muted", id: "cause-gone" },
+      "No failed or retrying job has this cause now" + (q.queue ? " in queue " + q.queue : "") + "."), back);
+  const failed = d.jobs.filter((j) => j.status === "failed").length;
+  const rows = d.jobs.map((j) => el("tr", { "data-id": j.id, "data-status": j.status },
+    el("td", {}, jobLink(j.id)), el("td", {}, queueLink(j.queue, j.status)), el("td", {}, badge(j.status)),
+    el("td", { class: "c-when" }, when(j.updated, d.now, d.zone)), el("td", { class: "err" }, j.error)));
+  show(main,
+    el("h1", {}, "Cause " + d.cause.id + (q.queue ? " in queue " + q.queue : "")),
+    el("pre", { class: "cause", id: "cause-text" }, d.cause.text === "" ? "(no error)" : d.cause.text),
+    el("p", {}, causeButtons({ id: d.cause.id, text: d.cause.text, failed, retrying: d.jobs.length - failed }, q.queue)),
+    el("p", { class: "muted" }, d.jobs.length + (d.jobs.length === 1 ? " job" : " jobs") +
+      (d.jobs.length >= d.limit ? " (the latest " + d.limit + ")" : "") + "; each error as its first line says it." +
+      " The buttons act on every job of the cause, shown or not."),
+    d.jobs.length ? table("jobs cause-jobs", ["id", "queue", "status", "last changed", "error"], rows)
+      : el("p", { class: "muted" }, "None."),
+    back);
+}
+
 async function pageJobs(main, q, status) {
   const path = status === "retrying" ? "/api/retrying" : "/api/jobs?status=" + encodeURIComponent(status);
   const extra = filterQuery(q, { before: q.before, after: q.after });
@@ -526,10 +688,12 @@ async function pageJobs(main, q, status) {
                           : el("p", { class: "tabs" }, tabs),
     status === "blocked" ? el("p", { class: "muted" }, "Waiting for other jobs to end (after, after_batch); " +
       "a job's page says which.") : null,
-    filterForm(q, base),
+    status === "failed" ? await causesSection(q) : null,
+    status === "failed" ? el("h2", {}, "Failed jobs") : null,
+    filterForm(q, base, d.zone),
     el("p", { class: "muted", id: "list-summary" }, what.join(" · ") + "."),
     bulkButtons(d, q, status),
-    d.rows.length ? table("jobs", ["id", "queue", "attempts", "exit", "error",
+    d.rows.length ? table("jobs", ["id", "queue", "attempts", "ended with", "error",
       status === "retrying" ? "next attempt" : status === "blocked" ? "since" : "when", "output (end)", ""], jobRows(d, status))
       : el("p", { class: "muted" }, filtered ? "None matches." : "None."),
     pager(d, q, base));
@@ -573,9 +737,7 @@ function outcome(j) {
     return j.after_left === null || j.after_left === undefined ? "blocked · its upstream jobs not counted yet"
       : "blocked · waiting for " + j.after_left + (j.after_left === 1 ? " upstream job" : " upstream jobs") + " to end";
   if (j.status === "waiting") return j.attempts ? "waiting to retry after " + att : "waiting for its first attempt";
-  const how = j.signal !== null ? "killed by signal " + j.signal
-    : j.exit_code !== null ? "exit status " + j.exit_code : null;
-  return [j.status, how, att].filter((x) => x).join(" · ");
+  return [j.status, endedWith(j), att].filter((x) => x).join(" · ");
 }
 
 async function pageJob(main, id) {
@@ -667,14 +829,13 @@ function attemptsSection(d) {
   if (!a) return null;
   const head = el("h2", { id: "attempts" }, "Attempts");
   if (!a.rows.length) return [head, el("p", { class: "muted", id: "attempts-none" }, "None recorded.")];
-  const how = (r) => r.signal !== null ? "signal " + r.signal : r.exit_code !== null ? "exit " + r.exit_code : "–";
   const cpu = (r) => r.cpu_user === null ? "–" : dur(Number(r.cpu_user) + Number(r.cpu_sys || 0));
   const rows = a.rows.map((r) => el("tr", { "data-attempt": r.attempt, "data-outcome": r.outcome },
     el("td", {}, text(r.attempt)),
     el("td", {}, badge(r.outcome)),
     el("td", {}, when(r.started_at, d.now, d.zone)),
     el("td", {}, dur(r.duration)),
-    el("td", { class: "mono" }, how(r)),
+    el("td", {}, text(endedWith(r))),
     el("td", { class: "mono" }, text(r.host), r.pid !== null ? " · " + r.pid : ""),
     el("td", {}, cpu(r)),
     el("td", {}, bytes(r.max_rss)),
@@ -873,7 +1034,7 @@ async function pageBatch(main, label, q) {
     el("td", {}, badge(j.status)),
     el("td", {}, queueLink(j.queue, j.status)),
     el("td", { class: "num" }, j.attempts + (j.max_attempts ? " / " + j.max_attempts : "")),
-    el("td", { class: "num" }, j.signal !== null ? "signal " + j.signal : text(j.exit_code)),
+    el("td", { class: "c-exit" }, text(endedWith(j))),
     el("td", { class: "err" }, text(j.error)),
     el("td", { class: "c-when" }, when(j.status === "waiting" ? j.run_at : j.finished_at !== null ? j.finished_at : j.updated_at, d.now, d.zone)),
     el("td", {}, el("a", { href: graphHref(j.id) }, "graph"))));
@@ -893,10 +1054,43 @@ async function pageBatch(main, label, q) {
     el("p", { class: "muted" }, "Found through the edges of the batch's first job: a job of after_batch " +
       "inserted before any job of the batch existed waits for none of them, and is not listed."),
     el("h2", {}, "Its jobs"),
-    d.rows.length ? table("jobs batch", ["id", "status", "queue", "attempts", "exit", "error", "when", ""], rows)
+    d.rows.length ? table("jobs batch", ["id", "status", "queue", "attempts", "ended with", "error", "when", ""], rows)
       : el("p", { class: "muted" }, "None."),
     q.after || d.next ? el("p", { class: "pager" }, q.after ? el("a", { href: base, class: "first" }, "« first") : null,
       d.next ? el("a", { href: base + "?after=" + encodeURIComponent(d.next), class: "more" }, "more →") : null) : null);
+}
+
+// A cron expression in words for its common shapes ("every day at 02:30
+// Europe/Berlin", "every 5 minutes", "Monday to Friday at 08:00"); null
+// for any other, which the page shows as written only.
+const DOW = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const DOW_NAMES = { SUN: 0, MON: 1, TUE: 2, WED: 3, THU: 4, FRI: 5, SAT: 6 };
+const MACROS = { "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *" };
+
+function cronWords(expr, zone) {
+  const f = (MACROS[String(expr).trim().toLowerCase()] || String(expr)).trim().split(/\s+/);
+  if (f.length !== 5) return null;
+  const [min, hour, dom, mon, dow] = f;
+  const num = (v, hi) => /^\d{1,2}$/.test(v) && Number(v) <= hi;
+  const day = (v) => { const u = v.toUpperCase(); return u in DOW_NAMES ? DOW_NAMES[u] : num(v, 7) ? Number(v) : null; };
+  const pad = (n) => String(n).padStart(2, "0");
+  const z = zone ? " " + zone : "";
+  if (mon !== "*") return null;
+  let days;
+  if (dom === "*" && dow === "*") days = "every day";
+  else if (dom === "*" && day(dow) !== null) days = "every " + DOW[day(dow)];
+  else if (dom === "*" && /^[A-Za-z0-9]+-[A-Za-z0-9]+$/.test(dow) && day(dow.split("-")[0]) !== null &&
+    day(dow.split("-")[1]) !== null) days = DOW[day(dow.split("-")[0])] + " to " + DOW[day(dow.split("-")[1])];
+  else if (dow === "*" && num(dom, 31) && Number(dom) >= 1) days = "on day " + Number(dom) + " of every month";
+  else return null;
+  if (num(min, 59) && num(hour, 23)) return days + " at " + pad(hour) + ":" + pad(min) + z;
+  if (days !== "every day") return null;
+  if (num(min, 59) && hour === "*") return "every hour at minute " + Number(min);
+  const step = /^\*\/(\d{1,2})$/.exec(min);
+  if (step && hour === "*") return Number(step[1]) === 1 ? "every minute" : "every " + Number(step[1]) + " minutes";
+  if (min === "*" && hour === "*") return "every minute";
+  return null;
 }
 
 async function pageSchedules(main, q) {
@@ -904,9 +1098,13 @@ async function pageSchedules(main, q) {
   const d = await getJSON("/api/schedules" + arg);
   if (!d.exists) return show(main, el("h1", {}, "Schedules"), el("p", { class: "muted" }, "No kyu_schedules table."));
   const rows = d.rows.map((s) => el("tr", { "data-schedule": s.name, class: s.name === q.from ? "picked" : null },
-    el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, s.cron), el("td", {}, s.timezone),
+    el("td", { class: "mono" }, s.name),
+    el("td", { class: "c-cron" }, el("span", { class: "mono" }, s.cron),
+      cronWords(s.cron, s.timezone) ? el("span", { class: "cron-words muted" }, " · " + cronWords(s.cron, s.timezone)) : null),
+    el("td", {}, s.timezone),
     el("td", {}, queueLink(s.queue, "waiting")), el("td", { class: "c-enabled" }, s.enabled ? "yes" : "no"),
-    el("td", {}, text(s.next_run)), el("td", {}, text(s.last_run)),
+    el("td", { class: "c-next" }, s.enabled ? text(s.next_run) : el("span", { class: "muted" }, "– (disabled)")),
+    el("td", {}, text(s.last_run)),
     el("td", {}, s.last_job ? jobLink(s.last_job) : "–"), el("td", { class: "err" }, text(s.error)),
     el("td", { class: "mono cmd" }, text(s.what)),
     el("td", {}, el("span", { class: "buttons" },
@@ -971,20 +1169,21 @@ async function render() {
   if (page !== "graph") delete main.dataset.graph;
   for (const a of document.querySelectorAll("#nav a"))
     a.classList.toggle("on", a.dataset.page === page ||
-      (["job", "graph", "batch"].includes(page) && a.dataset.page === "jobs"));
+      (["job", "graph", "batch", "cause"].includes(page) && a.dataset.page === "jobs"));
   try {
-    if (page === "overview") await pageOverview(main);
+    if (page === "overview") await pageOverview(main, q);
     else if (page === "running") await pageRunning(main, q);
     else if (page === "jobs") await pageJobs(main, q, arg || "failed");
     else if (page === "retrying") await pageJobs(main, q, "retrying");
     else if (page === "job") await pageJob(main, arg);
+    else if (page === "cause") await pageCause(main, arg, q);
     else if (page === "graph") await pageGraph(main, arg, q);
     else if (page === "batch") await pageBatch(main, arg, q);
     else if (page === "schedules") await pageSchedules(main, q);
     else if (page === "locks") await pageLocks(main);
     else if (page === "daemons") await pageDaemons(main);
     else show(main, el("p", {}, "No such page."));
-    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+    document.getElementById("updated").textContent = "updated " + dbNow();
     document.body.dataset.loaded = page;
     document.body.dataset.shown = hash; // which page is on screen, for the browser test
   } catch (e) {

@@ -5,13 +5,9 @@
 . "$KYU_SRC/tests/lib.sh"
 [ -n "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
-"$KYU" --help >"$T_DIR/help" || fail "kyu --help"
-# Command lines are indented by two spaces, their description set off by
-# two more; a command is its leading words of lower-case letters and '-',
-# alternatives split on '|'.
-mapfile -t cmds < <(sed -n 's/^  \([a-z]\)/\1/p' "$T_DIR/help" | sed 's/  .*//; s/ | /\n/g' |
-	awk '{ w = ""; for (i = 1; i <= NF && $i ~ /^[a-z][a-z|-]*$/; i++) w = w (w ? " " : "") $i; if (w) print w }' |
-	awk '{ n = split($NF, alt, "|"); for (i = 1; i <= n; i++) { $NF = alt[i]; print } }' | sort -u)
+# shellcheck source=tests/lib/commands.sh
+. "$KYU_SRC/tests/lib/commands.sh"
+mapfile -t cmds < <(kyu_commands)
 [ "${#cmds[@]}" -ge 20 ] || fail "only ${#cmds[@]} commands read from kyu --help: ${cmds[*]}"
 missing=()
 for c in "${cmds[@]}"; do

@@ -29,9 +29,13 @@ assert_eq "NULL" "$(kyu show old-fail | sed -n 's/^ *started_at: //p')" "a NULL 
 check_time "list's run_at" "$(kyu list -s failed -n 1 2>/dev/null | awk -F'\t' 'NR == 2 {print $6}')"
 check_time "list's finished_at" "$(kyu list -s failed -n 1 2>/dev/null | awk -F'\t' 'NR == 2 {print $7}')"
 check_time "stats' oldest_run_at" "$(kyu stats | awk -F'\t' '$2 == "failed" {print $4}')"
-check_time "daemons' started" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')"
-check_time "daemons' last_seen" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $7}')"
-assert_eq "2026-01-01 10:00:00.000000 $zone" "$(kyu daemons | awk -F'\t' 'NR == 2 {print $6}')" "the server's DATETIME, then the zone"
+# daemons_col NAME: the column NAME of kyu daemons' first row.
+daemons_col() { kyu daemons | awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) n = i } NR == 2 { print $n }'; }
+check_time "daemons' started" "$(daemons_col started)"
+check_time "daemons' last_seen" "$(daemons_col last_seen)"
+assert_eq "2026-01-01 10:00:00.000000 $zone" "$(daemons_col started)" "the server's DATETIME, then the zone"
+sql "UPDATE kyu_daemons SET drain = '2026-01-01 11:00:00', drain_by = 'op@h'"
+assert_eq "since 2026-01-01 11:00:00.000000 $zone by op@h" "$(daemons_col draining)" "the drain's time, then the zone"
 
 # kyu_schedules and kyu_locks hold UTC: shown in the session's zone too.
 sql "INSERT INTO kyu_schedules (name, cron, command, enabled, next_run) VALUES ('times', '0 0 * * *', 'true', 0, '2026-01-02 03:04:05')"

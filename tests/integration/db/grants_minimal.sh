@@ -34,7 +34,7 @@ trap 'rc=$?; drop_users; (exit $rc); cleanup' EXIT
 sql "INSERT INTO kyu_schedules (name, cron, command) VALUES ('s', '* * * * * *', 'true');
      INSERT INTO kyu_queues (name, max_running, max_waiting) VALUES ('lim', 1, 100);
      INSERT INTO kyu_queues (name, rate_limit, rate_period) VALUES ('rate', 100, 1)"
-start_kyud database.user="$u" database.password=kyu kyud.retention=1 kyud.cleanup_every=1 kyud.history=all
+start_kyud database.user="$u" database.password=kyu kyud.retention=1 kyud.retention_failed=1 kyud.cleanup_every=1 kyud.history=all
 mariadb --no-defaults -u"${u}_w" -pweb --socket="$KYU_DB_SOCKET" -D "$T_DB" -e "
 	INSERT INTO kyu_jobs (id, queue, command) VALUES ('l1', 'lim', 'true'), ('l2', 'lim', 'true');
 	INSERT INTO kyu_jobs (id, queue, command) VALUES ('r1', 'rate', 'true');

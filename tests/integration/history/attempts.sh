@@ -88,7 +88,7 @@ stop_kyud
 # Retention: a kyud that keeps finished rows 1 s deletes them at start-up,
 # and their attempts with them.
 sleep 1.1
-start_kyud kyud.workers=1 kyud.history=all kyud.retention=1 kyud.cleanup_every=1
+start_kyud kyud.workers=1 kyud.history=all kyud.retention=1 kyud.retention_failed=1 kyud.cleanup_every=1
 wait_for "SELECT COUNT(*) FROM kyu_jobs" 0 60
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_attempts")" "attempts after retention deleted their jobs"
 stop_kyud

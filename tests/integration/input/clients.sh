@@ -7,7 +7,10 @@
 # what they are; RETURNING gives the id the server made; NULL for every
 # field not given is the default. The good jobs they submitted run. A
 # language whose interpreter or driver is missing is skipped, and the test
-# too when both are.
+# too when both are. Both also submit from a session of another time zone
+# ('+09:00', '-05:00': the default run_at is now, FROM_UNIXTIME the epoch,
+# read back through CONVERT_TZ), and wait with CALL kyu_wait: PyMySQL with
+# autocommit off (refused, 31011, until it commits) and on.
 . "$KYU_SRC/tests/lib.sh"
 
 php_ok=0
@@ -40,12 +43,12 @@ run_app() {
 }
 ids=()
 if [ "$php_ok" = 1 ]; then
-	run_app php 13 php "$KYU_SRC/tests/clients/app.php"
-	ids+=("$(cat "$T_DIR/php-id")" "$(cat "$T_DIR/php-null-id")")
+	run_app php 16 php "$KYU_SRC/tests/clients/app.php"
+	ids+=("$(cat "$T_DIR/php-id")" "$(cat "$T_DIR/php-null-id")" "$(cat "$T_DIR/php-tz-id")" php-tz-epoch)
 fi
 if [ -n "$py" ]; then
-	run_app pymysql 13 "$py" "$KYU_SRC/tests/clients/app_pymysql.py"
-	ids+=("$(cat "$T_DIR/py-id")" "$(cat "$T_DIR/py-null-id")")
+	run_app pymysql 19 "$py" "$KYU_SRC/tests/clients/app_pymysql.py"
+	ids+=("$(cat "$T_DIR/py-id")" "$(cat "$T_DIR/py-null-id")" "$(cat "$T_DIR/py-tz-id")" py-tz-epoch py-wait py-wait-on)
 fi
 # Their good jobs ran; nothing they were refused is in the table.
 in_list=$(printf "'%s'," "${ids[@]}")

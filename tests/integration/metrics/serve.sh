@@ -82,6 +82,10 @@ sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'held', 'true', NOW(6)
 # Three jobs that run after one of later's, not due before tomorrow.
 sql "INSERT INTO kyu_jobs (id, queue, command, after) SELECT CONCAT('b', seq), 'blk', 'true',
      JSON_ARRAY((SELECT id FROM kyu_jobs WHERE queue = 'later' LIMIT 1)) FROM seq_1_to_3"
+# A paused queue whose jobs failed before and wait for their next attempt.
+sql "INSERT INTO kyu_queues (name, paused) VALUES ('storm', 1)"
+sql "INSERT INTO kyu_jobs (queue, command, attempts, error) VALUES ('storm', 'false', 4, 'exited with status 1'),
+     ('storm', 'false', 7, 'exited with status 1'), ('storm', 'false', 0, NULL)"
 sleep 1.2 # metrics_interval = 1: the next scrape reads the table again
 scrape table
 assert_eq 1 "$(value table kyu_database_up)" "kyu_database_up"
@@ -95,6 +99,12 @@ age=$(value table 'kyu_queue_oldest_due_age_seconds{queue="held"}')
 python3 -c "import sys; sys.exit(not 5 <= float('$age') < 3600)" ||
 	fail "oldest due age in held is $age s, expected at least 5"
 assert_eq none "$(value table 'kyu_queue_waiting{queue="alpha"}')" "a queue with only finished rows has no figures"
+assert_eq "2 3 0" "$(value table 'kyu_queue_retrying{queue="storm"}') $(value table 'kyu_queue_waiting{queue="storm"}') $(value table 'kyu_queue_retrying{queue="held"}')" \
+	"retrying jobs: waiting with attempts > 0"
+# The attempts that failed in the hour, on every daemon (kyu_minutes):
+# gamma's three jobs failed twice each (once retried), beta's five once.
+assert_eq "6 5 none" "$(value table 'kyu_queue_failed_attempts_1h{queue="gamma"}') $(value table 'kyu_queue_failed_attempts_1h{queue="beta"}') $(value table 'kyu_queue_failed_attempts_1h{queue="alpha"}')" \
+	"failed attempts in the last hour"
 
 # kyu stats --json: the same table as rows of JSON, counts as numbers.
 "$KYU" -c "$KYUD_INI" stats --json >"$T_DIR/stats.json" || fail "kyu stats --json failed"

@@ -65,10 +65,10 @@ d4_pid=${EXTRA_PIDS##* }
 wait_for "SELECT COUNT(*) FROM kyu_daemons WHERE live_until > NOW(6)" 3 30
 "$KYU" -c "$KYUD_INI" daemons >"$T_DIR/daemons" || fail "kyu daemons failed"
 cat "$T_DIR/daemons"
-assert_eq "host	pid	wake_addr	queues	version	started	last_seen	live	id" \
+assert_eq "host	pid	wake_addr	queues	version	slots	running	free	draining	started	last_seen	seen	live	id" \
 	"$(sed -n 1p "$T_DIR/daemons")" "kyu daemons: header"
 assert_eq "127.0.0.2:${port[2]} q2 yes,127.0.0.3:${port[3]} q3 yes,127.0.0.4:${port[4]} q4,q4b yes" \
-	"$(sed -n '2,$p' "$T_DIR/daemons" | awk -F'\t' '{print $3, $4, $8}' | sort | paste -sd, -)" \
+	"$(sed -n '2,$p' "$T_DIR/daemons" | awk -F'\t' '{print $3, $4, $13}' | sort | paste -sd, -)" \
 	"kyu daemons: addresses, queues, live"
 assert_eq "$KYUD_PID" "$(sql "SELECT pid FROM kyu_daemons WHERE wake_addr LIKE '127.0.0.2:%'")" \
 	"the registered pid is the supervisor's"

@@ -3,7 +3,8 @@
 # mariadbd: a due INSERT sends "kyu:QUEUE", a future one sends nothing, an
 # UPDATE that makes a job due sends one, a multi-row INSERT one per queue
 # (coalesced by the statement's stamp), a live row of kyu_daemons gets the
-# wake-ups of its queues instead of the fallback address, and INSERTs
+# wake-ups of its queues instead of the fallback address (due and live by
+# the server's clock from a session of another time zone too), and INSERTs
 # succeed whether or not anyone listens or the send fails.
 #
 # Environment (all optional):
@@ -362,6 +363,12 @@ sql -e "INSERT INTO kyu_jobs (queue, command) VALUES ('a', 'true'), ('b', 'true'
 expect "a multi-row INSERT sends one datagram per queue of its due rows" "kyu:a
 kyu:b
 kyu:c"
+# Sessions of other zones (kyu_jobs(7), "Time"): due is due, the future
+# is the future, by the server's clock.
+sql -e "SET time_zone = '-05:00'; INSERT INTO kyu_jobs (queue, command) VALUES ('tz1', 'true')"
+expect "a due INSERT from a session at -05:00 wakes its queue" "kyu:tz1"
+sql -e "SET time_zone = '+09:00'; INSERT INTO kyu_jobs (queue, command, run_at) VALUES ('tz2', 'true', NOW(6) + INTERVAL 1 HOUR)"
+expect "a future INSERT from a session at +09:00 sends nothing" ""
 
 # A live daemon of kyu_daemons that serves the queue gets the wake-up (here
 # at another port of its own); the fallback address then gets nothing. A
@@ -379,6 +386,11 @@ expect "the fallback address gets the queue no live daemon serves" "kyu:qd"
 for _ in $(seq 1 3000); do grep -q -x 'kyu:qb' "$work/recvd.out" && break; sleep 0.01; done
 assert_lines=$(sed -n '2,$p' "$work/recvd.out")
 [ "$assert_lines" = "kyu:qb" ] || fail "the daemon of qa,qb: expected [kyu:qb], received [$assert_lines]"
+# From a session at +09:00 the daemon is live all the same.
+sql -e "SET time_zone = '+09:00'; INSERT INTO kyu_jobs (queue, command) VALUES ('qa', 'true')"
+expect "a session at +09:00: the fallback gets nothing" ""
+for _ in $(seq 1 3000); do grep -q -x 'kyu:qa' "$work/recvd.out" && break; sleep 0.01; done
+grep -q -x 'kyu:qa' "$work/recvd.out" || fail "a session at +09:00: the live daemon got no wake-up"
 sql -e "DELETE FROM kyu_daemons"
 say "ok: a live daemon of the queue gets its wake-up, once per statement"
 

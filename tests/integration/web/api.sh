@@ -70,7 +70,12 @@ assert_eq "200 [8, 4, 2, 12]" "$(ov "[d['all'][k] for k in ('succeeded_1h', 'fai
 	"all queues' hour from kyu_minutes"
 sql "DELETE FROM kyu_minutes WHERE queue = 'delta'"
 assert_eq "200 [true, 2, 1, 1, true, false]" "$(ov "[q('beta')[k] for k in ('paused', 'max_running', 'waiting', 'due', 'settings')] + [q('alpha')['settings']]")" "beta's settings and counts"
-assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(ov "[x['queue'] for x in d['queues']]")" "queues, by name"
+assert_eq "200 [\"alpha\", \"beta\", \"gamma\"]" "$(webq "$u/api/overview?sort=name" "[x['queue'] for x in d['queues']]")" "queues, by name"
+# By default, what needs attention first: alpha has due jobs and failed
+# attempts, beta a due job (paused), gamma nothing to do (web/scale.sh
+# has the whole order).
+assert_eq "200 [\"alpha\", \"beta\", \"gamma\"] idle" \
+	"$(ov "[x['queue'] for x in d['queues']]") $(ov "q('gamma')['attention']" | cut -d' ' -f2)" "queues, by attention"
 # A backlog is counted up to the cap and one more: the page says "more than".
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) - INTERVAL 1 MINUTE FROM seq_1_to_1005"
 sql "INSERT INTO kyu_jobs (queue, command, run_at) SELECT 'big', 'true', NOW(6) + INTERVAL 1 DAY FROM seq_1_to_3"

@@ -16,9 +16,15 @@
 # lands in the URL and filters; the overview says why a queue is not moving
 # and draws its throughput; a failed job's page shows its outcome and cause
 # first, then its output's end, links to its queue and schedule, and its
-# attempts in order; a schedule
-# is disabled and enabled from its page. The screenshots of the overview,
-# a failed job and a filtered list land in $T_DIR, or in
+# attempts in order; a schedule's expression reads in words, and it is
+# disabled (no next run shown then) and enabled from its page; at 390 px
+# table rows are cards that keep a queue's counts, why and buttons, a
+# failed job's error and a cause's actions on screen; the failed page
+# groups failures by cause, "show them" lists a cause's jobs and "retry
+# these" retries them; durations under a second in ms, the date filters
+# and the "updated" clock in the database's zone. The screenshots of the
+# overview, a failed job and a filtered list, and of the overview and the
+# failed list at 390 px, land in $T_DIR, or in
 # $KYU_WEB_SCREENSHOT_DIR when set (KYU_WEB_SCREENSHOT_DIR=docs: how
 # docs/web-*.png are made); the early overview's at $KYU_WEB_SCREENSHOT.
 . "$KYU_SRC/tests/lib.sh"
@@ -196,6 +202,13 @@ sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, owner, lease_un
 sql "INSERT INTO kyu_jobs (id, queue, command, concurrency_key) VALUES ('export-2', 'exports', 'true', 'acct-1'),
      ('invoice-1', 'invoices', 'true', 'acct-1')"
 sql "INSERT INTO kyu_locks (name, slot) VALUES ('deploy', 0)"
+# Failures of one cause (numbers aside), for the failed page's causes;
+# their command succeeds once retried. A job that took 4.6 ms.
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, max_attempts, exit_code, error, finished_at)
+     SELECT CONCAT('feed-', seq), 'feeds', 'true', 'failed', 1, 1, 4,
+            CONCAT('exit code 4: feed ', seq * 17, ' unreachable after ', seq, ' s'), NOW(6) FROM seq_1_to_3"
+sql "INSERT INTO kyu_jobs (id, queue, command, status, attempts, exit_code, started_at, finished_at, duration)
+     VALUES ('quick-1', 'later', 'true', 'succeeded', 1, 0, NOW(6), NOW(6), 0.0046)"
 # The screenshots of docs/ (KYU_WEB_SCREENSHOT_DIR=docs): the overview, a
 # failed job, a filtered list.
 shots=${KYU_WEB_SCREENSHOT_DIR:-$T_DIR}
@@ -211,7 +224,7 @@ pages = ["#/overview", "#/running", "#/retrying", "#/jobs/failed", "#/jobs/waiti
          "#/jobs/succeeded", "#/jobs/cancelled", filtered, "#/jobs/succeeded?since=2000-01-01%2000:00",
          "#/retrying?queue=later", "#/schedules", "#/schedules?from=nightly", "#/locks", "#/daemons",
          "#/job/bad-1", "#/job/killed-1", "#/job/long-1", "#/job/hostile", "#/job/report-1", "#/job/retry-1",
-         "#/job/" + victim, cron, "#/job/mail-" ]
+         "#/job/" + victim, cron, "#/job/mail-", "#/job/quick-1", "#/cause/" ]
 problems = []
 try:
     # Every page at a desktop's width and at a phone's: what it shows, its
@@ -222,6 +235,9 @@ try:
             if h == "#/job/mail-":
                 b.show(url, "#/running")
                 h = "#/job/" + b.js("return document.querySelector('table.running tbody tr').dataset.id")
+            if h == "#/cause/":
+                b.show(url, "#/jobs/failed")
+                h = "#/cause/" + b.js("return document.querySelector('tr[data-cause]').dataset.cause")
             b.show(url, h)
             problems += ["%s at %d px: %s" % (h, width, p) for p in b.page_problems() + b.layout_problems()]
     b.viewport(1280, 800)
@@ -229,6 +245,81 @@ try:
                     ("#/jobs/failed?since=2026-01-01%2000:00", "web-jobs-filtered.png")):
         b.show(url, h)
         b.screenshot(os.path.join(shots, name))
+    # A phone's width: rows are cards that keep what matters on screen.
+    b.viewport(390, 844, True)
+    def visible(css):
+        """Whether the element is drawn inside the screen's width."""
+        return b.js("""const e = document.querySelector(arguments[0]); if (!e) return false;
+            const w = document.documentElement.clientWidth, r = e.getBoundingClientRect();
+            return r.width > 0 && r.left >= -1 && r.right <= w + 1;""", css)
+    def card_text(css):
+        """A row's text as drawn: each shown cell's label (its ::before)
+        and text."""
+        return b.js("""return [...document.querySelector(arguments[0]).children].filter((td) =>
+            getComputedStyle(td).display !== 'none').map((td) => {
+              const c = getComputedStyle(td, '::before');
+              const label = c.display !== 'none' && c.content !== 'none' && td.dataset.label ? td.dataset.label + ': ' : '';
+              return label + td.innerText; }).join(' ').replace(/\\s+/g, ' ')""", css)
+    b.show(url, "#/overview")
+    for q, fields in (("billing", ["billing", "failed 1 h: 2", "pause"]),
+                      ("exports", ["exports", "running: 1", "max_running", "key-blocked", "pause", "reset"]),
+                      ("reports", ["reports", "waiting: 3", "paused: no job of it starts", "resume"])):
+        row = "tr[data-queue='%s']" % q
+        text = card_text(row)
+        missing = [f for f in fields if f not in text]
+        if missing or "paused: paused" in text:
+            problems.append("overview at 390 px, %s: %r lacks %r" % (q, text, missing))
+        for cell in (".c-queue", ".c-failed", ".c-why", "button.act"):
+            if not visible(row + " " + cell):
+                problems.append("overview at 390 px, %s: %s is off screen" % (q, cell))
+    b.screenshot(os.path.join(shots, "web-overview-390.png"))
+    b.show(url, "#/jobs/failed")
+    got = b.js("""const e = document.querySelector("tr[data-id='bad-1'] td.err"), r = e.getBoundingClientRect();
+        return {width: r.width >= 200, text: e.innerText}""")
+    if got != {"width": True, "text": "exit code 3: cannot reach the payment service"}:
+        problems.append("the failed list's error at 390 px: %r" % got)
+    row = "tr[data-cause]:has(a[href*='feeds'])"
+    text = card_text(row)
+    for f in ("exit code 4: feed <n> unreachable after <n> s", "3 failed", "feeds", "retry these 3", "show them"):
+        if f not in text:
+            problems.append("the feeds cause at 390 px: %r lacks %r" % (text, f))
+    for cell in ("td.c-cause", "td.c-count", "button.act-retry", "a.show-cause"):
+        if not visible(row + " " + cell):
+            problems.append("the feeds cause at 390 px: %s is off screen" % cell)
+    b.screenshot(os.path.join(shots, "web-failed-390.png"))
+    b.viewport(1280, 800)
+    # Failures by cause: two causes for the billing and feeds failures,
+    # with their counts; "show them" lists a cause's jobs; "retry these"
+    # retries them.
+    b.show(url, "#/jobs/failed")
+    got = b.js("""return [...document.querySelectorAll('tr[data-cause]')].map((r) =>
+        r.querySelector('.c-cause').textContent + ' | ' + r.querySelector('.c-count').textContent)""")
+    for want in ("exit code 3: cannot reach the payment service | 2 failed",
+                 "exit code 4: feed <n> unreachable after <n> s | 3 failed"):
+        if want not in got:
+            problems.append("the causes: %r lack %r" % (got, want))
+    b.click(row + " a.show-cause")
+    b.wait("return document.body.dataset.loaded === 'cause'", "the cause's page")
+    got = b.js("return [...document.querySelectorAll('table.cause-jobs tbody tr')].map((r) => r.dataset.id).sort()")
+    if got != ["feed-1", "feed-2", "feed-3"]:
+        problems.append("show them: %r" % got)
+    b.js("window.confirm = (m) => { window.asked = m; return true; }")
+    b.click("button.act-retry")
+    b.wait("return document.getElementById('flash').textContent === 'retrying 3 jobs' && "
+           "!!document.getElementById('cause-gone')", "the retry of the cause, and the cause gone")
+    if not (b.js("return window.asked") or "").startswith("Retry all 3 failed jobs with the cause"):
+        problems.append("retry these asked %r" % b.js("return window.asked"))
+    # The date filters and the "updated" clock: the database's zone, 24-hour.
+    b.show(url, "#/jobs/succeeded")
+    got = b.js("""const i = document.querySelector('#filter input[name=since]');
+        return {type: i.type, label: i.parentElement.textContent,
+                updated: /^updated \\d\\d:\\d\\d:\\d\\d \\S+$/.test(document.getElementById('updated').textContent)}""")
+    if got != {"type": "text", "label": "changed since (%s) " % b.js("return dbClock.zone"), "updated": True}:
+        problems.append("the date filter and clock: %r" % got)
+    # Under a second in ms.
+    b.show(url, "#/job/quick-1")
+    if "took 4.6 ms" not in b.js("return document.body.innerText"):
+        problems.append("quick-1's page lacks 'took 4.6 ms'")
     # The overview says why a queue is not moving.
     b.show(url, "#/overview")
     got = b.js("""const r = (q) => [...document.querySelectorAll("tr[data-queue='" + q + "'] .why strong")].map((e) => e.textContent);
@@ -250,23 +341,28 @@ try:
                 rss: document.querySelector("dd[data-col='max_rss']").textContent,
                 attempts: [...document.querySelectorAll('table.attempts tbody tr')].map((r) => r.dataset.attempt + ' ' + r.dataset.outcome),
                 ago: / ago\)$/.test(document.querySelector("dd[data-col='finished_at']").textContent)}""")
-    want = {"outcome": "failed · exit status 1 · 3 of 3 attempts", "cause_first": True, "output_in_view": True,
+    want = {"outcome": "failed · exit code 1 · 3 of 3 attempts", "cause_first": True, "output_in_view": True,
             "at_end": True, "schedule": "#/schedules?from=nightly", "queue": "#/jobs/failed?queue=backups",
             "rss": "48 MiB", "attempts": ["1 retried", "2 timeout", "3 failed"], "ago": True}
     if got != want:
         problems.append("the failed job's page: %r, expected %r" % (got, want))
     # A schedule disabled and enabled again from its page.
     b.show(url, "#/schedules")
+    got = b.js("return document.querySelector(\"tr[data-schedule='nightly'] .cron-words\").textContent")
+    if got != " · every day at 03:00 UTC":
+        problems.append("nightly's expression in words: %r" % got)
     b.js("window.confirm = (m) => true")
     b.click("tr[data-schedule='nightly'] button.act-disable")
     b.wait("return document.getElementById('flash').textContent === 'schedule nightly: disabled' && "
-           "document.querySelector(\"tr[data-schedule='nightly'] .c-enabled\").textContent === 'no'", "the disable")
+           "document.querySelector(\"tr[data-schedule='nightly'] .c-enabled\").textContent === 'no' && "
+           "document.querySelector(\"tr[data-schedule='nightly'] .c-next\").textContent === '– (disabled)'",
+           "the disable, without a next run")
     b.click("tr[data-schedule='nightly'] button.act-enable")
     b.wait("return document.getElementById('flash').textContent === 'schedule nightly: enabled'", "the enable")
     # The failed and retrying lists show what each row is.
     b.show(url, "#/jobs/failed")
     got = b.js("return document.querySelector(\"tr[data-id='killed-1']\").children[3].textContent")
-    if got != "signal 9":
+    if got != "killed by signal 9":
         problems.append("killed-1's exit cell: %r" % got)
     b.show(url, "#/retrying")
     if not b.js("return !!document.querySelector(\"tr[data-id='retry-1']\")"):
@@ -352,6 +448,33 @@ try:
 finally:
     b.close()
 PY
-stop_web
+
+# No kyud: one banner at the top of the overview, shown as text, and no
+# queue says "no daemon" (kyud's clean stop deletes its kyu_daemons row:
+# the banner names the last attempt's host instead).
 stop_kyud
+sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('orphan-1', 'orphans', 'true')"
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" >"$T_DIR/browser-banner.out" 2>&1 <<'PY' || fail "browser, no kyud: $(cat "$T_DIR/browser-banner.out")"
+import sys
+url, tdir, lib = sys.argv[1:4]
+sys.path.insert(0, lib)
+from webdriver import Browser
+b = Browser(tdir + "/chrome-profile", tdir + "/chromedriver.log", 1200, 620)
+try:
+    b.show(url, "#/overview")
+    got = b.js("""const n = document.getElementById('no-kyud'), main = document.getElementById('main');
+        return n && {text: n.innerText, first: main.firstElementChild === n,
+                     visible: n.getBoundingClientRect().height > 0 && n.getBoundingClientRect().top < window.innerHeight,
+                     no_daemon: [...document.querySelectorAll('.why strong')].filter((e) => e.textContent === 'no daemon').length,
+                     orphans: !!document.querySelector("tr[data-queue='orphans']")}""")
+    if not got or not got["text"].startswith("No kyud is registered (kyu_daemons is empty: the last one stopped); "
+                                             "the last attempt ended on ") \
+            or not got["text"].endswith("No job starts until one runs.") or not got["first"] or not got["visible"] \
+            or got["no_daemon"] != 0 or not got["orphans"]:
+        raise SystemExit("the overview without kyud: %r" % got)
+    print("banner ok")
+finally:
+    b.close()
+PY
+stop_web
 echo ok

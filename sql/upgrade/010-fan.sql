@@ -1,4 +1,4 @@
--- Step 8: many queues served in turn (notes/DESIGN.md, "Many queues: the
+-- Step 10: many queues served in turn (notes/DESIGN.md, "Many queues: the
 -- fan"). kyu_queue_names holds every queue name a job was inserted with
 -- (an INSERT trigger notes new ones, kyud files them), so that kyud can go
 -- round thousands of due
@@ -8,7 +8,7 @@
 --
 -- Online: the table is new, the index is rebuilt in place
 -- (ALGORITHM=INPLACE, LOCK=NONE: writes go on while it is built), the
--- trigger is one statement. kyud of versions 6 and 7 keep working on it
+-- trigger is one statement. kyud of versions 6 to 9 keep working on it
 -- (they read neither; the index keeps its name and its first columns), so
 -- schema_compat stays 1.
 
@@ -61,5 +61,5 @@ EXECUTE IMMEDIATE IF(@kyu_has_priority > 0, 'DO 0',
      ADD KEY kyu_jobs_status_queue_due (status, queue, due, priority),
      ALGORITHM = INPLACE, LOCK = NONE');
 
-INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 8), ('schema_compat', 1)
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 10), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
