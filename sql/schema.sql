@@ -162,7 +162,9 @@ CREATE TABLE IF NOT EXISTS kyu_jobs (
   KEY kyu_jobs_finished (status, updated_at),
   KEY kyu_jobs_queue_status (queue, status),
   -- Per-queue counts of waiting and running jobs read only those rows.
-  KEY kyu_jobs_status_queue_due (status, queue, due, priority),
+  -- Gains priority at step 10, below (rebuilt at the end of the list, as an
+  -- upgraded table has it).
+  KEY kyu_jobs_status_queue_due (status, queue, due),
   UNIQUE KEY kyu_jobs_running_key (running_key),
   KEY kyu_jobs_batch (batch),
   KEY kyu_jobs_after_changed (after_changed),

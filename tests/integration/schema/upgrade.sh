@@ -8,7 +8,7 @@
 
 # The test database was loaded with today's schema: start from the old one.
 sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons, kyu_minutes,
-     kyu_after, kyu_after_todo, kyu_attempts; DROP PROCEDURE kyu_settle"
+     kyu_after, kyu_after_todo, kyu_attempts, kyu_queue_names, kyu_queue_names_new; DROP PROCEDURE kyu_settle"
 root_sql -D "$T_DB" <"$KYU_SRC/tests/fixtures/schema-release-1.sql" || fail "loading the old schema"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('old1', 'true'), ('old2', 'exit 0')"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()

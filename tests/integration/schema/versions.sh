@@ -41,7 +41,7 @@ shape() { # shape DB: every table's definition, the triggers and their order
 
 # ---- version 1 with rows: refused, upgraded, run.
 sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons, kyu_minutes,
-     kyu_after, kyu_after_todo, kyu_attempts; DROP PROCEDURE kyu_settle"
+     kyu_after, kyu_after_todo, kyu_attempts, kyu_queue_names, kyu_queue_names_new; DROP PROCEDURE kyu_settle"
 root_sql -D "$T_DB" <"$KYU_SRC/tests/fixtures/schema-v1.sql" || fail "loading version 1"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('old1', 'true'), ('old2', 'exit 0');
      INSERT INTO kyu_jobs (id, command, status, attempts) VALUES ('oldf', 'true', 'succeeded', 1)"
@@ -53,7 +53,7 @@ assert_eq "old1 waiting 0,old2 waiting 0,oldf succeeded 1" \
 
 kyu schema status >"$T_DIR/status" || fail "kyu schema status"
 grep -Fx "installed	1 (or older: no kyu_meta table)" "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
-grep -E "^expected	9 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
+grep -E "^expected	10 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 grep -Fx 'upgrade needed: run `kyu schema upgrade`' "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 
 kyu schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
