@@ -392,11 +392,15 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 		int special = 0;
 
 		/* The queues the fan leaves out share up to half of the claim by
-		 * the directory; the fan takes the rest. */
-		cl->sent.n_parts = queues_plan(&cl->dir, now, n / 2, cl->sent.parts);
+		 * the directory (a claim of one row: every other claim); the fan
+		 * takes the rest. */
+		cl->sent.n_parts = queues_plan(&cl->dir, now, (n + (int)(cl->claims & 1)) / 2,
+					       cl->sent.parts);
 		for (int k = 0; k < cl->sent.n_parts; k++)
 			special += cl->sent.parts[k].n;
 		plan.fan_n = n - special;
+		if (plan.fan_n <= 0)
+			plan.fan_n = 0;
 		plan.fan_cursor = cl->fan_cursor;
 		plan.fan_reclaim = now >= cl->fan_reclaim_at;
 		if (plan.fan_reclaim)
