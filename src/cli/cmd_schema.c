@@ -248,6 +248,11 @@ static const struct {
 	{ "kyu_queue_starts", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_starts WHERE 0" },
 	{ "kyu_queue_starts", "INSERT", "EXPLAIN INSERT INTO kyu_queue_starts () VALUES ()" },
 	{ "kyu_queue_starts", "DELETE", "EXPLAIN DELETE FROM kyu_queue_starts WHERE 0" },
+	/* The fan's walk of queue names (schema version 10). */
+	{ "kyu_queue_names", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_names WHERE 0" },
+	{ "kyu_queue_names", "INSERT", "EXPLAIN INSERT INTO kyu_queue_names () VALUES ()" },
+	{ "kyu_queue_names_new", "SELECT", "EXPLAIN SELECT * FROM kyu_queue_names_new WHERE 0" },
+	{ "kyu_queue_names_new", "DELETE", "EXPLAIN DELETE FROM kyu_queue_names_new WHERE 0" },
 	{ "kyu_schedules", "SELECT", "EXPLAIN SELECT * FROM kyu_schedules WHERE 0" },
 	{ "kyu_schedules", "UPDATE", "EXPLAIN UPDATE kyu_schedules SET enabled = DEFAULT WHERE 0" },
 	{ "kyu_meta", "SELECT", "EXPLAIN SELECT * FROM kyu_meta WHERE 0" },

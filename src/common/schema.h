@@ -21,12 +21,15 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 9
+#define SCHEMA_VERSION 10
 /* The oldest database version kyud works on. 6: it writes kyu_attempts,
  * progress, result and key_slot (step 6); its claims read the workflow
  * columns of step 5. (Before step 9 its registry row goes without slots,
  * running and drain: registry.h.) */
 #define SCHEMA_NEEDS 6
+/* The version from which kyu_queue_names is kept and kyu_jobs_status_queue_due
+ * holds priority: kyud claims many due queues with its fan from it. */
+#define SCHEMA_FAN 10
 
 /* The error numbers the triggers of sql/schema.sql signal, each with its
  * own SQLSTATE (kyu_jobs(7), "Errors"), from schema version 7; before it,

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mysqld_error.h>
 
@@ -27,6 +28,26 @@
  * index dives: it is read with every claim, so a queue that gains due jobs
  * waits for at most one claim per worker planned without it. */
 #define DIR_EVERY_CLAIM 64
+/* With more queues than this due at once, the queue directory (a walk of
+ * names that falls back to a GROUP BY over kyu_jobs, store_claim.c) and
+ * chunks of QUEUES_QUANTUM rows per queue make every queue wait for a
+ * turn that grows with the others' backlog: the fan takes one row of each
+ * due queue in turn instead, and leaves when a whole turn over the names
+ * found fewer than FAN_LEAVE rows. */
+#define FAN_AT 32
+#define FAN_LEAVE 16
+/* After leaving, the fan is not begun again for this long: queues whose
+ * due rows cannot be claimed (busy keys) would make it begin and leave
+ * in turn; the directory's claims drain such queues. */
+#define FAN_COOLDOWN 5.0
+/* The fan reads waiting rows only: expired leases of its queues are
+ * looked for this often (a dead worker's jobs). */
+#define FAN_RECLAIM_EVERY 5.0
+/* While it goes round, the names of all queues with waiting jobs are filed
+ * this often (one GROUP BY over the waiting rows): a name noted by a
+ * session that then rolled back is noted no more by that session
+ * (sql/upgrade/010-fan.sql). */
+#define FAN_REFILE_EVERY 300.0
 /* A claim asked for by a wake-up datagram that finds nothing looks again
  * after these delays, each only when the one before found nothing too:
  * the trigger of sql/notify.sql sends its datagram at the INSERT, before
@@ -37,11 +58,12 @@
 static const double wake_recheck[] = { 0.3, 2.0 };
 #define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
 
-void claim_init(struct claim *cl, const struct kyu_config *cfg, const char *host, struct conn *conn,
+void claim_init(struct claim *cl, const struct kyu_config *cfg, int index, const char *host, struct conn *conn,
 		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
 		struct retention *ret, struct settle *settle, struct peers *peers,
 		struct board_worker *bw)
 {
+	cl->index = index;
 	cl->settle = settle;
 	cl->peers = peers;
 	cl->cfg = cfg;
@@ -69,6 +91,83 @@ void claim_free(struct claim *cl)
 {
 	queues_free(&cl->dir);
 	forget_parts(cl);
+	free(cl->fan_cursor);
+	cl->fan_cursor = NULL;
+}
+
+/* ---- the fan ------------------------------------------------------------- */
+
+static void fan_set_cursor(struct claim *cl, const char *name)
+{
+	free(cl->fan_cursor);
+	cl->fan_cursor = xstrdup(name ? name : "");
+}
+
+/* d: a directory just read that shows more than FAN_AT queues due. */
+static void fan_begin(struct claim *cl, struct queues *d, int n_plain, double now)
+{
+	/* The workers of a daemon begin evenly apart, turned by an amount of
+	 * the daemon's own (its supervisor's pid), so that two daemons do not
+	 * begin where each other's workers do. Claimers on one page take each
+	 * queue's next row twice over; apart, each queue's first turn comes
+	 * within one walk of the names. */
+	int workers = cl->cfg->workers > 0 ? cl->cfg->workers : 1;
+	uint64_t turn = (uint64_t)getppid() * 2654435761u;
+	int pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
+			  turn) % (uint64_t)n_plain),
+	    k = 0;
+	const char *start = "";
+
+	for (int i = 0; i < d->n; i++) {
+		if (queues_special(&d->e[i]) || d->e[i].due_at > now)
+			continue;
+		if (k++ == pick) {
+			start = i > 0 ? d->e[i - 1].name : "";
+			break;
+		}
+	}
+	fan_set_cursor(cl, start);
+	queues_keep_special(d);
+	cl->fan = true;
+	cl->fan_cycle_got = 0;
+	cl->fan_cycle_whole = false;
+	cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
+	cl->fan_refile_at = now + FAN_REFILE_EVERY;
+	cl->dir_force = true;
+	log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
+}
+
+static void fan_leave(struct claim *cl, double now)
+{
+	cl->fan = false;
+	cl->fan_not_before = now + FAN_COOLDOWN;
+	cl->dir_force = true;
+	cl->wanted = true;
+	log_info("fewer queues have due jobs: claims share by the directory again");
+}
+
+/* After a claim with the fan: where the next page begins. A page shorter
+ * than asked reached the last name: the next turn begins at the first. */
+static void fan_advance(const struct claim_reply *cr, int page, int got, struct claim *cl,
+			double now)
+{
+	log_debug("fan: %d of %d names after '%s', %d rows", cr->fan_names, page,
+		  cl->fan_cursor ? cl->fan_cursor : "", got);
+	if (cr->fan_names >= page) {
+		cl->fan_cycle_got += got;
+		fan_set_cursor(cl, cr->fan_end);
+		return;
+	}
+	/* Only a turn over every name says how many queues are due: the
+	 * first one begins part-way (fan_begin). */
+	if (cl->fan_cycle_whole && cl->fan_cycle_got + got < FAN_LEAVE) {
+		fan_leave(cl, now);
+		return;
+	}
+	cl->fan_cycle_got = 0;
+	cl->fan_cycle_whole = true;
+	fan_set_cursor(cl, "");
+	cl->wanted = true;
 }
 
 /* ---- what the other rooms tell the claim ----------------------------------- */
@@ -172,6 +271,7 @@ void claim_reload(struct claim *cl)
 	cl->prepared = false;
 	queues_free(&cl->dir);
 	cl->dir.read_at = 0;
+	cl->fan = false;
 	held_reload(cl->held);
 }
 
@@ -286,10 +386,31 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 		n_fin = n_plain;
 	}
 	forget_parts(cl);
-	/* Not under load, with a directory old enough that what it calls due
-	 * may long be gone (an idle spell after a busy one): read it alone
-	 * first rather than claim from every queue it names. */
-	if (!cl->more && queues_any_due(&cl->dir, now) && now - cl->dir.read_at >= DIR_MAX_AGE) {
+	if (cl->fan && !cl->conn->fan)
+		cl->fan = false;
+	if (cl->fan) {
+		int special = 0;
+
+		/* The queues the fan leaves out share up to half of the claim by
+		 * the directory (a claim of one row: every other claim); the fan
+		 * takes the rest. */
+		cl->sent.n_parts = queues_plan(&cl->dir, now, (n + (int)(cl->claims & 1)) / 2,
+					       cl->sent.parts);
+		for (int k = 0; k < cl->sent.n_parts; k++)
+			special += cl->sent.parts[k].n;
+		plan.fan_n = n - special;
+		if (plan.fan_n <= 0)
+			plan.fan_n = 0;
+		plan.fan_cursor = cl->fan_cursor;
+		plan.fan_reclaim = now >= cl->fan_reclaim_at;
+		if (plan.fan_reclaim)
+			cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
+		plan.fan_refile = now >= cl->fan_refile_at;
+		if (plan.fan_refile)
+			cl->fan_refile_at = now + FAN_REFILE_EVERY;
+		plan.directory = cl->dir_force || now - cl->dir.read_at >= DIR_MAX_AGE;
+		plan.dir_special = true;
+	} else if (!cl->more && queues_any_due(&cl->dir, now) && now - cl->dir.read_at >= DIR_MAX_AGE) {
 		plan.directory = true;
 	} else {
 		cl->sent.n_parts = queues_plan(&cl->dir, now, n, cl->sent.parts);
@@ -479,7 +600,7 @@ void claim_reply(void *claim, const struct db_reply *r)
 	struct claim *cl = claim;
 	struct claim_reply cr;
 	struct db_reply body;
-	int got[QUEUES_MAX_PARTS] = { 0 };
+	int got[QUEUES_MAX_PARTS] = { 0 }, got_fan = 0;
 	double now = mono_now(), sent = r->sent_at;
 	bool full = true, catch_all;
 
@@ -499,6 +620,11 @@ void claim_reply(void *claim, const struct db_reply *r)
 	if (cr.dir) {
 		struct queues nd = { 0 };
 		if (queues_read(&cl->dir, cr.dir, now, &nd) == 0) {
+			int n_plain = queues_count_plain(&nd, now);
+
+			if (!cl->fan && !cl->sent.lay.fan_page && cl->conn->fan && n_plain > FAN_AT &&
+			    now >= cl->fan_not_before)
+				fan_begin(cl, &nd, n_plain, now);
 			queues_free(&cl->dir);
 			cl->dir = nd;
 			/* A queue that just got due jobs gets its share with the
@@ -539,14 +665,17 @@ void claim_reply(void *claim, const struct db_reply *r)
 	(void)parent_alive(cl->parent);
 	for (int i = 0; i < cr.got; i++) {
 		struct claimed *c = &cr.rows[i];
+		bool counted = false;
 		c->got_at = now;
-		for (int k = 0; k < cl->sent.n_parts; k++) {
+		for (int k = 0; k < cl->sent.n_parts && !counted; k++) {
 			const char *name = cl->sent.parts[k].name;
 			if (!name || (c->queue && strcmp(name, c->queue) == 0)) {
 				got[k]++;
-				break;
+				counted = true;
 			}
 		}
+		if (!counted)
+			got_fan++;
 		held_take(cl->held, c);
 	}
 	store_claimed_free(cr.rows, cr.got);
@@ -561,6 +690,13 @@ void claim_reply(void *claim, const struct db_reply *r)
 		       cl->cfg->lease);
 	catch_all = cl->sent.n_parts == 1 && !cl->sent.parts[0].name;
 	forget_parts(cl);
+	if (cl->sent.lay.fan_page > 0) {
+		/* A page full of names says more may wait past it, whatever it
+		 * found. */
+		full = full && cr.fan_names >= cl->sent.lay.fan_page;
+		if (cl->fan)
+			fan_advance(&cr, cl->sent.lay.fan_page, got_fan, cl, now);
+	}
 	paced(cl, &cr, full, catch_all, now);
 }
 

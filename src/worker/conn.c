@@ -226,6 +226,7 @@ void conn_schema_reply(void *conn, const struct db_reply *r)
 	/* Counted from version 4 on; an empty or unreadable state is tried
 	 * (a count that fails turns counting off for a while). */
 	c->minutes = !((st.found == SCHEMA_FOUND || st.found == SCHEMA_NO_META) && st.version < 4);
+	c->fan = st.found == SCHEMA_FOUND && st.version >= SCHEMA_FAN;
 	switch (st.found) {
 	case SCHEMA_EMPTY:
 		/* Nothing installed yet, or sql/schema.sql is being loaded

@@ -42,6 +42,7 @@ struct conn {
 	bool usable;           /* set up and checked (reported to the supervisor) */
 	bool schema_wanted;    /* the schema version is checked before anything else is sent */
 	bool minutes;          /* the schema has kyu_minutes, or may have (record.c counts) */
+	bool fan;              /* the schema has kyu_queue_names (claim.c's fan) */
 	bool reconnect_wanted; /* new settings: reconnect once the statement in flight is back */
 	bool ever_connected;
 	int exit_status; /* the database is one this kyud must not touch: stop with this */

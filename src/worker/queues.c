@@ -297,3 +297,31 @@ bool queues_any_due(const struct queues *d, double now)
 			return true;
 	return false;
 }
+
+bool queues_special(const struct qentry *e)
+{
+	return e->paused || e->restricted || e->key_max > 1;
+}
+
+int queues_count_plain(const struct queues *d, double now)
+{
+	int n = 0;
+
+	for (int i = 0; i < d->n; i++)
+		if (!queues_special(&d->e[i]) && eligible(&d->e[i], now))
+			n++;
+	return n;
+}
+
+void queues_keep_special(struct queues *d)
+{
+	int k = 0;
+
+	for (int i = 0; i < d->n; i++) {
+		if (queues_special(&d->e[i]))
+			d->e[k++] = d->e[i];
+		else
+			free(d->e[i].name);
+	}
+	d->n = k;
+}

@@ -114,4 +114,15 @@ bool queues_any_due(const struct queues *d, double now);
 
 const struct qentry *queues_find(const struct queues *d, const char *name);
 
+/* The fan (claim.c): with many queues due at once, claims take one row of
+ * each queue in turn, in name order, and the directory keeps only the
+ * queues the fan leaves out: paused, restricted (max_running, a rate)
+ * and keyed (key_max_running > 1) ones, which keep their own claims. */
+/* Queues with rows to claim now that the fan would serve. */
+int queues_count_plain(const struct queues *d, double now);
+/* Keep only the queues the fan leaves out. */
+void queues_keep_special(struct queues *d);
+/* Whether the fan leaves e out. */
+bool queues_special(const struct qentry *e);
+
 #endif

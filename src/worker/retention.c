@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "common/minutes.h"
+#include "names.h"
 #include "store.h"
 
 void retention_init(struct retention *ret, const struct kyu_config *cfg, struct conn *conn,
@@ -34,6 +35,9 @@ bool retention_send(void *retention, struct stmt_turn *t, struct strbuf *sb)
 	ret->minutes = record_counting(ret->rec);
 	if (ret->minutes)
 		minutes_cleanup_build(sb, ret->cfg->cleanup_batch);
+	ret->names = ret->conn->fan;
+	if (ret->names)
+		names_file_build(sb);
 	return true;
 }
 
@@ -43,8 +47,15 @@ void retention_reply(void *retention, const struct db_reply *r)
 	struct db_reply body = *r;
 	int64_t n;
 
-	/* The delete of old kyu_minutes rows, last: its failure is the
-	 * count's business (it fails the same way), not retention's. */
+	/* Filing queue names, last: its failure (a grant missing after an
+	 * upgrade) must not stop the deletes before it, and is said. */
+	if (ret->names &&
+	    minutes_split(r, STORE_CLEANUP_STMTS + (ret->minutes ? 1 : 0), &body) == MINUTES_FAILED)
+		log_warn("filing new queue names (kyu_queue_names_new into kyu_queue_names): %s",
+			 r->err);
+	/* The delete of old kyu_minutes rows, after the others: its failure is
+	 * the count's business (it fails the same way), not retention's. */
+	r = &body;
 	if (ret->minutes && minutes_split(r, STORE_CLEANUP_STMTS, &body) == MINUTES_FAILED)
 		log_debug("retention of kyu_minutes: %s", r->err);
 	r = &body;

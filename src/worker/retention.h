@@ -25,6 +25,7 @@ struct retention {
 	bool wanted;   /* a delete is due (at start; every cleanup_every claims) */
 	bool lockless; /* the server refused GET_LOCK: retention goes without it */
 	bool minutes;  /* the round trip in flight ends with kyu_minutes' delete */
+	bool names;    /* ... and then with filing queue names (names.h) */
 };
 
 /* Due at once. */

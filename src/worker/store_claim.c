@@ -459,6 +459,111 @@ static int add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 	return 1;
 }
 
+/* The queues the fan leaves to their own claims (queues_special). */
+#define FAN_SPECIAL_QUEUES                                                                \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+	"rate_limit IS NOT NULL OR key_max_running > 1"
+
+static void add_name_filter(struct strbuf *sb, const struct kyu_config *cfg, const char *column)
+{
+	if (cfg->n_queues == 0)
+		return;
+	sb_printf(sb, " AND %s IN (", column);
+	for (int i = 0; i < cfg->n_queues; i++) {
+		if (i)
+			sb_adds(sb, ",");
+		db_quotes(sb, cfg->queues[i]);
+	}
+	sb_adds(sb, ")");
+}
+
+/* A page of one table of names: after the cursor, the served queues, not
+ * those the fan leaves out (before the LIMIT: a page short of names
+ * means the last name was reached). */
+static void add_fan_range(struct strbuf *sb, const struct kyu_config *cfg,
+			  const struct claim_plan *plan)
+{
+	if (plan->fan_cursor && plan->fan_cursor[0]) {
+		sb_adds(sb, " AND name > ");
+		db_quotes(sb, plan->fan_cursor);
+	}
+	add_name_filter(sb, cfg, "name");
+	sb_adds(sb, " AND name NOT IN (" FAN_SPECIAL_QUEUES ")");
+}
+
+/* The fan: one row from each of the next plan->fan_n queues by name
+ * (notes/DESIGN.md, "Many queues: the fan"). Its page of names is read
+ * from kyu_queue_names, which the INSERT trigger fills and kyud's
+ * retention pass (names.c): primary-key ranges, no scan that grows with
+ * kyu_jobs, and each queue's first due
+ * row is one dive into (status, queue, due, priority). The rows are
+ * picked by a consistent read and locked with SKIP LOCKED, so two
+ * claimers on the same page skip each other's rows instead of waiting.
+ * Returns the statements added. */
+static int add_fan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
+		   const char *host, const struct claim_plan *plan)
+{
+	char tok[24];
+	int stmts = 2;
+
+	snprintf(tok, sizeof(tok), "%" PRIu64, token);
+	/* The names filed, and those noted since kyud last filed them, each
+	 * read up to the page's size in name order. */
+	sb_adds(sb, "SELECT JSON_ARRAYAGG(g.name), MAX(g.name), COUNT(*) INTO @kyu_fan, "
+		    "@kyu_fan_end, @kyu_fan_n FROM (SELECT u.name FROM ((SELECT name FROM "
+		    "kyu_queue_names WHERE 1");
+	add_fan_range(sb, cfg, plan);
+	sb_printf(sb, " ORDER BY name LIMIT %d) UNION ALL (SELECT DISTINCT name FROM "
+		      "kyu_queue_names_new WHERE 1", plan->fan_n);
+	add_fan_range(sb, cfg, plan);
+	sb_printf(sb, " ORDER BY name LIMIT %d)) AS u GROUP BY u.name ORDER BY u.name LIMIT %d) AS g; ",
+		  plan->fan_n, plan->fan_n);
+	sb_adds(sb, "UPDATE IGNORE (SELECT j2.seq FROM JSON_TABLE(@kyu_fan, '$[*]' COLUMNS (queue "
+		    "VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS f "
+		    "STRAIGHT_JOIN kyu_jobs AS j2 ON j2.seq = (SELECT s.seq FROM kyu_jobs AS s FORCE "
+		    "INDEX (kyu_jobs_status_queue_due) WHERE s.status = 'waiting' AND s.queue = "
+		    "f.queue AND s.due <= NOW(6) AND (s.concurrency_key IS NULL OR s.concurrency_key "
+		    "NOT IN (SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) ORDER "
+		    "BY s.due, s.priority LIMIT 1) WHERE j2.status = 'waiting' AND j2.due <= NOW(6) "
+		    "FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
+	add_claim_set(sb, cfg, tok, host, NULL);
+	sb_adds(sb, "; ");
+	/* Expired leases of the fan's queues: the fan reads waiting rows only.
+	 * The running rows are few (every daemon's slots and prefetch), read on
+	 * (status, ...); restricted queues take theirs over in their own
+	 * claims. */
+	if (plan->fan_refile) {
+		sb_adds(sb, "INSERT IGNORE INTO kyu_queue_names (name) SELECT queue FROM kyu_jobs WHERE "
+			    "status = 'waiting' GROUP BY queue; ");
+		stmts++;
+	}
+	if (plan->fan_reclaim) {
+		sb_adds(sb, "UPDATE kyu_jobs FORCE INDEX (kyu_jobs_status_queue_due) ");
+		add_claim_set(sb, cfg, tok, host, NULL);
+		sb_adds(sb, " WHERE status = 'running' AND lease_until <= NOW(6) AND lease_until <= ");
+		add_cut(sb, plan->lease_cut_us);
+		add_name_filter(sb, cfg, "queue");
+		sb_printf(sb, " AND queue NOT IN (" RESTRICTED_QUEUES ") LIMIT %d; ", plan->fan_n);
+		stmts++;
+	}
+	return stmts;
+}
+
+/* The directory of the queues the fan leaves out, from kyu_queues: each
+ * one's first waiting row is one dive, however many queues kyu_jobs holds. */
+static void add_special_directory(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	sb_adds(sb, "SET @kyu_sdir = (SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(q.name, (SELECT s.due "
+		    "FROM kyu_jobs AS s FORCE INDEX (kyu_jobs_status_queue_due) WHERE s.status = "
+		    "'waiting' AND s.queue = q.name ORDER BY s.due, s.priority LIMIT 1))), '[]') FROM "
+		    "kyu_queues AS q WHERE (q.paused <> 0 OR q.max_running IS NOT NULL OR "
+		    "q.rate_limit IS NOT NULL OR q.key_max_running > 1)");
+	add_name_filter(sb, cfg, "q.name");
+	sb_adds(sb, "); ");
+	add_dir_select(sb, "@kyu_sdir");
+	sb_adds(sb, "; ");
+}
+
 /* The row's column, or when it is NULL the default of its queue's section
  * ([queue.NAME], else [queue.*]), else [job]'s: as SQL, so that the claim
  * returns the value the attempt runs with. */
@@ -510,12 +615,12 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	 * lease expiry) settles it. */
 	/* d.now_us: the server's clock, which lease.c watches for steps. */
 	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
-		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us "
+		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end "
 		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) AS now_us, "
 		    "TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
-		  ")) AS next, " STORE_SETTLE_PENDING " AS todo) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  ")) AS next, " STORE_SETTLE_PENDING " AS todo, @kyu_fan_n AS fan_n, @kyu_fan_end AS fan_end) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
 		  " AND j.status = 'running'",
 		  token);
 }
@@ -552,6 +657,11 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		stmts++;
 		lay->asked += p->n;
 	}
+	if (plan->fan_n > 0) {
+		stmts += add_fan(sb, cfg, token, host, plan);
+		lay->asked += plan->fan_n + (plan->fan_reclaim ? plan->fan_n : 0);
+		lay->fan_page = plan->fan_n;
+	}
 	for (int i = 0; i < plan->n_parts; i++) {
 		const struct qpart *p = &plan->parts[i];
 		if (p->n <= 0 || !p->restricted || !p->name)
@@ -581,7 +691,11 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 	}
 	/* After the claims: a queue that got due rows before they ran is in
 	 * it, so the next claim, planned from it, is not blind to that queue. */
-	if (plan->directory) {
+	if (plan->directory && plan->dir_special) {
+		add_special_directory(sb, cfg);
+		stmts++;
+		lay->dir_at = stmts++;
+	} else if (plan->directory) {
 		int tail = add_directory(sb, cfg);
 		lay->dir_at = stmts++;
 		stmts += tail;
@@ -638,6 +752,11 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 			out->next_due_us = next ? strtoll(next, NULL, 10) : INT64_MAX;
 			out->db_now_us = db_now ? strtoll(db_now, NULL, 10) : 0;
 			out->settle = todo && strcmp(todo, "0") != 0;
+			if (lay->fan_page > 0 && sel->n_cols > 20) {
+				const char *fan_n = db_cell(sel, i, 19);
+				out->fan_names = fan_n ? atoi(fan_n) : 0;
+				out->fan_end = db_cell(sel, i, 20);
+			}
 		}
 		if (!db_cell(sel, i, 0) || out->got >= cap)
 			continue;

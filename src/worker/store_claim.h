@@ -45,6 +45,18 @@ struct claim_plan {
 	 * (lease.h, lease_takeover_before: a clock step must not expire a
 	 * lease). */
 	int64_t lease_cut_us;
+	/* The fan (claim.c): one row from each of up to fan_n queues whose
+	 * names follow fan_cursor ("" : from the first), and with fan_reclaim
+	 * the expired leases of such queues; 0: none. */
+	int fan_n;
+	const char *fan_cursor;
+	bool fan_reclaim;
+	/* File the name of every queue with waiting jobs (names.h: a name a
+	 * rolled-back session noted is noted no more by it). */
+	bool fan_refile;
+	/* The directory holds only the queues the fan leaves out
+	 * (queues_special), read from kyu_queues: one dive each. */
+	bool dir_special;
 };
 /* Where each statement's result is in the reply. */
 struct claim_layout {
@@ -52,6 +64,7 @@ struct claim_layout {
 	int n_fin, asked, n_stmts;
 	bool prepares;    /* this claim prepared kyu_claim and kyu_reclaim */
 	bool transaction; /* it holds restricted parts */
+	int fan_page;     /* the fan's page of names asked (0: no fan) */
 };
 void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
 			    const char *host, const struct claim_plan *plan, const struct finish *fin,
@@ -77,6 +90,10 @@ struct claim_reply {
 	bool fin_done;   /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;
+	/* The fan's walk: names it visited, and the last one (lives as the
+	 * reply; NULL when none). */
+	int fan_names;
+	const char *fan_end;
 };
 /* Read the reply of a claim built with (n, n_fin) by store_claim_build. */
 void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,

@@ -187,7 +187,7 @@ static void build(struct worker *w, const char *daemon_id)
 	held_init(&w->held, &w->cfg, &w->jobs, &w->rec.results, &w->parent, &w->claim.dir, w->bw);
 	retention_init(&w->ret, &w->cfg, &w->conn, &w->rec, &w->jobs);
 	peers_init(&w->peers, &w->cfg, &w->conn, w->rec.daemon);
-	claim_init(&w->claim, &w->cfg, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
+	claim_init(&w->claim, &w->cfg, w->index, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
 		   &w->ret, &w->settle, &w->peers, w->bw);
 	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
 	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,

@@ -73,6 +73,14 @@
 #            the same queues); jobs/s, statements per job, % of the 1-queue run;
 #            then the idle statements/s of that kyud with the 1000 queues'
 #            future rows still there (poll_interval 30, QUEUE_IDLE_SECS).
+#   tenants  many queues served in turn (issue 43; not in the default CASES):
+#            TENANT_ROWS waiting /bin/true jobs in one queue, then the same
+#            over TENANT_QUEUES queues (inserted queue after queue), each run
+#            by one kyud of TENANT_WORKERS workers for TENANT_SECS seconds:
+#            jobs/s, queues that started a job, seconds from kyud's start
+#            until each queue's first start (p50/p99/max over the queues that
+#            started one), statements and rows read (Handler_read_*) per
+#            job, mariadbd CPU ms per job.
 #   history  the partition-based retention: finished rows moved to a
 #            partitioned kyu_jobs_history (cost per job), retention by DROP
 #            PARTITION (claim times around it); not in the default CASES.
@@ -120,7 +128,7 @@
 # Environment (defaults in brackets):
 #   N             jobs per throughput case [20000]
 #   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
-#   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web
+#   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web tenants
 #                 daemons workflow history live ["claims limit naive kyud idle latency scale memory
 #                 queues intake web daemons workflow"]
 #   MODES         argv and/or command: how the job is stored [argv command]
@@ -203,6 +211,10 @@ DAEMON_SLEEP_N=${DAEMON_SLEEP_N:-320}
 HIST_KEEP=${HIST_KEEP:-9000000}
 HIST_DROP=${HIST_DROP:-1000000}
 QUEUE_SETS=${QUEUE_SETS:-1 10 1000}
+TENANT_ROWS=${TENANT_ROWS:-1000000}
+TENANT_QUEUES=${TENANT_QUEUES:-10000}
+TENANT_WORKERS=${TENANT_WORKERS:-2}
+TENANT_SECS=${TENANT_SECS:-60}
 QUEUE_WORKERS=${QUEUE_WORKERS:-2}
 QUEUE_FUTURE=${QUEUE_FUTURE:-100000}
 QUEUE_IDLE_SECS=${QUEUE_IDLE_SECS:-66}
@@ -385,6 +397,8 @@ scale_res=$tmp/scale
 del_res=$tmp/delete
 mem_res=$tmp/memory
 queue_res=$tmp/queues
+tenant_res=$tmp/tenants
+: >"$tenant_res"
 intake_res=$tmp/intake
 live_res=$tmp/live
 : >"$live_res"
@@ -1115,6 +1129,43 @@ queue_fill() { # queue_fill NQUEUES: N due jobs over NQUEUES queues (+ future ro
 		fi
 	} | sql
 }
+
+# --- many queues: the fan (issue 43) --------------------------------------------
+handler_reads() {
+	sql -e "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Handler_read%'" | awk '{s += $2} END {print s + 0}'
+}
+if has_case tenants && [ "$kyud_ok" = 1 ]; then
+	for nq in 1 "$TENANT_QUEUES"; do
+		note "tenants: $TENANT_ROWS rows over $nq queue(s)"
+		{
+			echo "TRUNCATE TABLE kyu_jobs; DELETE FROM kyu_queues; DELETE FROM kyu_queue_names;"
+			echo "INSERT INTO kyu_jobs (queue, argv) SELECT CONCAT('t', LPAD(seq DIV ($TENANT_ROWS DIV $nq), 6, '0')),"
+			echo "  '[\"/bin/true\"]' FROM seq_0_to_$((TENANT_ROWS - 1));"
+		} | sql
+		log=$tmp/kyud-tenants-$nq.log
+		conf_extra="poll_interval = 30"
+		t0=$(sql -e "SELECT NOW(6)")
+		read -r qa _ _ _ < <(status_snapshot)
+		ra=$(handler_reads) da=$(self_ticks "$db_pid")
+		start_kyud "$TENANT_WORKERS" "$log" || { conf_extra=; row "$tenant_res" "$nq" - - - - - - - - - kyud_failed; continue; }
+		conf_extra=
+		sleep "$TENANT_SECS"
+		stop_kyud
+		read -r qb _ _ _ < <(status_snapshot)
+		rb=$(handler_reads) dbb=$(self_ticks "$db_pid")
+		read -r done _ < <(kyud_rate "started_at IS NOT NULL")
+		jps=$(awk -v n="$done" -v s="$TENANT_SECS" 'BEGIN {printf "%.0f", n / s}')
+		sql -e "SELECT TIMESTAMPDIFF(MICROSECOND, '$t0', MIN(started_at)) / 1e6 FROM kyu_jobs
+		        WHERE started_at IS NOT NULL GROUP BY queue ORDER BY 1" >"$tmp/tenants-first-$nq"
+		read -r started p50 p99 mx < <(awk '{v[NR] = $1} END {n = NR; if (!n) {print 0, "-", "-", "-"; exit}
+			printf "%d %.1f %.1f %.1f\n", n, v[int((n - 1) * 0.5) + 1], v[int((n - 1) * 0.99) + 1], v[n]}' \
+			"$tmp/tenants-first-$nq")
+		row "$tenant_res" "$nq" "$done" "$jps" "$started" "$p50" "$p99" "$mx" \
+			"$(awk -v d="$((qb - qa - self_q))" -v n="$done" 'BEGIN {if (n > 0) printf "%.3f", d / n; else print "-"}')" \
+			"$(awk -v d="$((rb - ra))" -v n="$done" 'BEGIN {if (n > 0) printf "%.1f", d / n; else print "-"}')" \
+			"$(ms_per_job $((dbb - da)) "$done")" ok
+	done
+fi
 
 if has_case queues && [ "$kyud_ok" = 1 ]; then
 	for nq in $QUEUE_SETS; do
@@ -1920,6 +1971,16 @@ if [ -s "$wf_res" ]; then
 	echo "fanin: ends/s over the first and the last tenth of the ends (equal when an end's cost does not grow)"
 	table "$wf_res" '%-6s %6s %6s %6s %8s %7s %7s %6s %8s %7s %7s %7s %6s %7s %7s %7s %9s  %s\n' \
 		shape n ins_s new_s first_ms all_ms last_ms jobs/s lat_mean lat_p50 lat_p90 lat_max q/job inner/j calls/j db_ms/j tenth note
+fi
+
+if [ -s "$tenant_res" ]; then
+	echo
+	echo "Many queues (tenants): $TENANT_ROWS waiting /bin/true jobs over 1 and $TENANT_QUEUES queues, one kyud of"
+	echo "$TENANT_WORKERS workers for $TENANT_SECS s each; started = queues that started a job; first_* = seconds from"
+	echo "kyud's start to each such queue's first start (p50/p99/max); q/job = statements; reads/job = Handler_read_*;"
+	echo "db_ms/job = mariadbd CPU"
+	table "$tenant_res" '%-7s %8s %7s %8s %9s %9s %9s %7s %9s %9s  %s\n' \
+		queues jobs jobs/s started first_p50 first_p99 first_max q/job reads/job db_ms/job note
 fi
 
 if [ -s "$intake_res" ]; then

@@ -403,6 +403,31 @@ static void test_keyed(void)
 	queues_free(&d);
 }
 
+/* The fan serves plain queues with due rows; it leaves out paused,
+ * limited, rated and keyed ones, which the directory keeps. */
+static void test_fan_split(void)
+{
+	struct fake f = { 0 };
+	struct queues d = { 0 };
+
+	fake_row(&f, "plain", "-1", NULL, NULL, NULL, NULL, NULL);
+	fake_row(&f, "later", "5000000", NULL, NULL, NULL, NULL, NULL);
+	fake_row(&f, "paused", "-1", "1", NULL, NULL, NULL, NULL);
+	fake_row(&f, "lim", "-1", "0", "2", NULL, NULL, NULL);
+	fake_row(&f, "rated", "-1", "0", NULL, "10", "1", NULL);
+	fake_row10(&f, "keyed", "-1", "0", NULL, NULL, NULL, NULL, NULL, NULL, "3");
+	fake_row(&f, "plain2", "-1", NULL, NULL, NULL, NULL, "5");
+	read_into(&d, &f, 100.0);
+	CHECK(queues_count_plain(&d, 100.0) == 2);
+	queues_keep_special(&d);
+	CHECK(d.n == 4);
+	CHECK(queues_find(&d, "paused") && queues_find(&d, "lim") && queues_find(&d, "rated") &&
+	      queues_find(&d, "keyed"));
+	CHECK(!queues_find(&d, "plain") && !queues_find(&d, "later") && !queues_find(&d, "plain2"));
+	CHECK(queues_count_plain(&d, 100.0) == 0);
+	queues_free(&d);
+}
+
 int main(void)
 {
 	test_read();
@@ -410,5 +435,6 @@ int main(void)
 	test_plan_weights();
 	test_plan_limits();
 	test_keyed();
+	test_fan_split();
 	return check_done("queues");
 }

@@ -19,6 +19,8 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
 GRANT DELETE ON $T_DB.kyu_queue_starts TO $r;
+GRANT SELECT, INSERT ON $T_DB.kyu_queue_names TO '$u'@'localhost';
+GRANT SELECT, DELETE ON $T_DB.kyu_queue_names_new TO '$u'@'localhost';
 GRANT $r TO '$u'@'localhost';
 SET DEFAULT ROLE $r FOR '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
@@ -41,7 +43,7 @@ check() {
 port=$(free_udp_port)
 check kyud.listen="127.0.0.1:$port"
 assert_eq 0 "$rc" "kyu check's status on a good setup ($out)"
-assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 9; listen 127.0.0.1:$port free" \
+assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 10; listen 127.0.0.1:$port free" \
 	"$out" "kyu check's line"
 
 root_sql -e "REVOKE DELETE ON $T_DB.kyu_jobs FROM '$u'@'localhost'"

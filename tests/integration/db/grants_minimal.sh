@@ -15,6 +15,8 @@ CREATE USER '$u'@'localhost' IDENTIFIED BY 'kyu';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_jobs TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_queues TO '$u'@'localhost';
 GRANT SELECT, INSERT, DELETE ON $T_DB.kyu_queue_starts TO '$u'@'localhost';
+GRANT SELECT, INSERT ON $T_DB.kyu_queue_names TO '$u'@'localhost';
+GRANT SELECT, DELETE ON $T_DB.kyu_queue_names_new TO '$u'@'localhost';
 GRANT SELECT, UPDATE ON $T_DB.kyu_schedules TO '$u'@'localhost';
 GRANT SELECT ON $T_DB.kyu_meta TO '$u'@'localhost';
 GRANT SELECT, INSERT, UPDATE, DELETE ON $T_DB.kyu_daemons TO '$u'@'localhost';

@@ -8,7 +8,7 @@
 
 # The test database was loaded with today's schema: start from the old one.
 sql "DROP TABLE kyu_jobs, kyu_queues, kyu_queue_starts, kyu_schedules, kyu_locks, kyu_meta, kyu_daemons, kyu_minutes,
-     kyu_after, kyu_after_todo, kyu_attempts; DROP PROCEDURE kyu_settle"
+     kyu_after, kyu_after_todo, kyu_attempts, kyu_queue_names, kyu_queue_names_new; DROP PROCEDURE kyu_settle"
 root_sql -D "$T_DB" <"$KYU_SRC/tests/fixtures/schema-release-1.sql" || fail "loading the old schema"
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('old1', 'true'), ('old2', 'exit 0')"
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
@@ -17,10 +17,10 @@ assert_eq 0 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_
 
 write_ini "$T_DIR/kyu.ini"
 "$KYU" -c "$T_DIR/kyu.ini" schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
-assert_eq "schema is now at version 9" "$(tail -n 1 "$T_DIR/upgrade")" "the upgrade's last line"
-assert_eq "schema is at version 9: nothing to do" "$("$KYU" -c "$T_DIR/kyu.ini" schema upgrade)" "a second upgrade"
+assert_eq "schema is now at version 10" "$(tail -n 1 "$T_DIR/upgrade")" "the upgrade's last line"
+assert_eq "schema is at version 10: nothing to do" "$("$KYU" -c "$T_DIR/kyu.ini" schema upgrade)" "a second upgrade"
 root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql on the upgraded table"
-assert_eq "schema_compat 1,schema_version 9" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
+assert_eq "schema_compat 1,schema_version 10" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
 assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
 	AND TABLE_NAME = 'kyu_jobs' AND COLUMN_NAME IN ('concurrency_key', 'running_key')")" "new columns"
 assert_eq "cpu_sys double,cpu_user double,max_rss bigint(20) unsigned" \
