@@ -754,7 +754,7 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 			out->settle = todo && strcmp(todo, "0") != 0;
 			if (lay->fan_page > 0 && sel->n_cols > 20) {
 				const char *fan_n = db_cell(sel, i, 19);
-				out->fan_names = fan_n ? atoi(fan_n) : 0;
+				out->fan_names = fan_n ? (int)strtol(fan_n, NULL, 10) : 0;
 				out->fan_end = db_cell(sel, i, 20);
 			}
 		}
