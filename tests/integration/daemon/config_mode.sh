@@ -63,13 +63,18 @@ chmod 0755 "$dir"
 write_ini "$dir/kyu.ini" database.socket= database.host=127.0.0.1 database.port="$KYU_DB_PORT" \
 	kyud.workers=1 'queue.*.user=' "web.listen=127.0.0.1:$(free_tcp_port)" web.open_to_local_users=yes
 chown kyut_b: "$dir/kyu.ini"
+# kyud starts its workers from its own path, and kyu web kyu-web from its
+# own directory: the build directory may be closed to other users (a clone
+# in a mktemp -d directory is 0700), so the programs run from a copy here.
+for p in "$KYUD" "$KYU" "$KYU_WEB"; do install -m 0755 "$p" "$dir/"; done
+b_kyud=$dir/$(basename "$KYUD") b_kyu=$dir/$(basename "$KYU")
 # A command, not a function: $! must be the program's own pid.
 as_b=(setpriv --reuid=kyut_b --regid="$(id -g kyut_b)" --clear-groups --inh-caps=-all)
 # owner_of PID: the owner of /proc/PID/environ once the process has run past
 # its start (the prctl comes before the configuration is read).
 owner_of() { stat -c %U "/proc/$1/environ"; }
 
-"${as_b[@]}" "$KYUD" -c "$dir/kyu.ini" 2>>"$T_DIR/b-kyud.log" &
+"${as_b[@]}" "$b_kyud" -c "$dir/kyu.ini" 2>>"$T_DIR/b-kyud.log" &
 b_sup=$!
 EXTRA_PIDS="${EXTRA_PIDS:-} $b_sup"
 wait_until 60 "kyud as kyut_b to be ready" grep -q 'kyud\[sup\]: ready:' "$T_DIR/b-kyud.log"
@@ -80,7 +85,7 @@ assert_eq kyut_b "$(owner_of "$w")" "owner of a worker's /proc/PID/environ"
 kill -TERM "$b_sup"
 wait "$b_sup" || fail "kyud as kyut_b exited with status $?: $(cat "$T_DIR/b-kyud.log")"
 
-"${as_b[@]}" "$KYU" -c "$dir/kyu.ini" web 2>>"$T_DIR/b-web.log" &
+"${as_b[@]}" "$b_kyu" -c "$dir/kyu.ini" web 2>>"$T_DIR/b-web.log" &
 b_web=$!
 EXTRA_PIDS="${EXTRA_PIDS:-} $b_web"
 wait_until 20 "kyu web as kyut_b to serve" grep -q 'serving the dashboard' "$T_DIR/b-web.log"
