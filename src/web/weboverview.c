@@ -185,8 +185,9 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queu
 		count_minute_row(q, row);
 	}
 	set_ll(all, "retried_1h", 0);
-	json_array_foreach(cache->minutes[1], i, row)
+	json_array_foreach(cache->minutes[1], i, row) {
 		count_minute_row(all, row);
+	}
 	return 0;
 }
 
