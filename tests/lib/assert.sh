@@ -15,7 +15,22 @@ fail() {
 		tail -n 15 "$KYUD_LOG" >&2
 		echo "----" >&2
 	fi
+	fail_dump_jobs
 	exit 1
+}
+
+# What CI keeps of a failure is this output, not the database: the rows of
+# kyu_jobs that had not succeeded, with the columns that tell why a row is
+# not claimable (a server that is down, or an old schema, prints nothing).
+fail_dump_jobs() {
+	[ -n "${T_DB:-}" ] && [ -n "${KYU_DB_SOCKET:-}" ] || return 0
+	timeout 10 mariadb --no-defaults -uroot --socket="$KYU_DB_SOCKET" --connect-timeout=3 \
+		-D "$T_DB" -t -e "SELECT status, COUNT(*) AS n FROM kyu_jobs GROUP BY status;
+		SELECT seq, LEFT(id, 24) AS id, LEFT(queue, 12) AS queue, status, attempts, owner IS NOT NULL AS owned,
+		lease_until, run_at, after_left, after_bad, has_downstream, after_seen, after_changed,
+		LEFT(error, 60) AS error, NOW(6) AS db_now
+		FROM kyu_jobs WHERE status <> 'succeeded' ORDER BY seq LIMIT 25;
+		SELECT COUNT(*) AS after_todo_items FROM kyu_after_todo" >&2 2>/dev/null || true
 }
 
 assert_eq() { # assert_eq EXPECTED ACTUAL WHAT
