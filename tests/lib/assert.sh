@@ -15,6 +15,12 @@ fail() {
 		tail -n 15 "$KYUD_LOG" >&2
 		echo "----" >&2
 	fi
+	# Other daemons of the test (start_extra_kyud): their own last words.
+	for f in "${T_DIR:-/nonexistent}"/*.log; do
+		[ -s "$f" ] && [ "$f" != "${KYUD_LOG:-}" ] && grep -q '^kyud\[' "$f" || continue
+		echo "---- $f, last lines other than job started/succeeded/acquired:" >&2
+		grep -Ev 'job .* (attempt [0-9]+ started|succeeded)|acquired [0-9]+ job' "$f" | tail -n 12 >&2
+	done
 	fail_dump_jobs
 	exit 1
 }
