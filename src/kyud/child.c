@@ -11,7 +11,30 @@
 #include "common/log.h"
 #include "common/proto.h"
 #include "common/util.h"
-#include "sdnotify.h"
+
+extern char **environ;
+
+/* A copy of environ without NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID:
+ * only the supervisor speaks to systemd (sdnotify.h). The array is the
+ * caller's to free(); the strings are environ's. */
+static char **child_env(void)
+{
+	static const char *const drop[] = { "NOTIFY_SOCKET=", "WATCHDOG_USEC=", "WATCHDOG_PID=" };
+	size_t k = 0, count = 0;
+	char **env;
+
+	while (environ[count])
+		count++;
+	env = xcalloc(count + 1, sizeof(*env));
+	for (size_t i = 0; i < count; i++) {
+		bool keep = true;
+		for (size_t d = 0; d < sizeof(drop) / sizeof(drop[0]); d++)
+			keep &= strncmp(environ[i], drop[d], strlen(drop[d])) != 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	return env;
+}
 
 void child_init(struct child *c, struct sup *s, const struct child_ops *ops, int index,
 		bool metrics)
@@ -70,7 +93,7 @@ int child_spawn(struct ev_loop *loop, struct child *c, const char *what, const c
 		return -1;
 	}
 	fds[0] = sv[1];
-	env = sdnotify_worker_env(); /* before fork: it allocates */
+	env = child_env(); /* before fork: it allocates */
 	pid = fork();
 	if (pid < 0) {
 		free(env);

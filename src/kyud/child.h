@@ -17,7 +17,19 @@
 
 #include <ev.h>
 
+#include "common/proto.h"
+
 struct sup;
+
+/* Where a worker stands, as its reports show (liveness.h moves it; the
+ * other rooms read it). */
+enum child_life {
+	CHILD_DOWN,    /* no process */
+	CHILD_STARTED, /* started, not reported yet: it has claimed nothing */
+	CHILD_ALIVE,   /* reported within the limit */
+	CHILD_OVERDUE, /* silent past the limit once: killed if still so a loop turn later */
+	CHILD_KILLED,  /* silent too long: SIGKILL sent, its exit awaited */
+};
 
 /* The handlers of every child's watchers (sup.c's); each watcher's data is
  * the struct child. */
@@ -43,6 +55,14 @@ struct child {
 	/* Stopped on purpose (a reload shrank the pool, or replaces the
 	 * metrics process): not restarted as a death. */
 	bool retired;
+	/* A worker's life (liveness.h): its state, its last report or its
+	 * start (monotonic), and what that report said. */
+	enum child_life life;
+	double seen;
+	struct worker_state st;
+	/* sdnotify.h's: watchdog pings are withheld while it is silent (said
+	 * once). */
+	bool ping_withheld;
 	bool metrics; /* the metrics process, not a worker */
 	bool watcher; /* the watcher process (watchproc.h), not a worker */
 };

@@ -20,6 +20,7 @@ void pool_init(struct pool *p, struct ev_loop *loop, const struct kyu_config *cf
 	p->cfg = cfg;
 	p->sdn = sdn;
 	p->board_fd = -1;
+	liveness_init(&p->live, loop, p->children, &p->n, cfg);
 }
 
 int pool_find_exe(struct pool *p)
@@ -53,8 +54,26 @@ void pool_create_board(struct pool *p)
 		log_warn("no scoreboard (%s): kyud's own counters and /metrics are off", strerror(-r));
 }
 
+void pool_report(struct pool *p, struct child *c, int64_t value)
+{
+	liveness_report(&p->live, c, value);
+	sdnotify_report(p->sdn, c);
+}
+
+void pool_reaped(struct pool *p, struct child *c)
+{
+	liveness_exited(&p->live, c);
+	sdnotify_exited(p->sdn);
+}
+
+void pool_configure(struct pool *p)
+{
+	liveness_configure(&p->live, p->cfg);
+}
+
 void pool_free(struct pool *p)
 {
+	liveness_free(&p->live);
 	if (p->board_fd >= 0)
 		close(p->board_fd);
 	board_unmap(p->board);
@@ -66,7 +85,7 @@ void pool_spawn(struct pool *p, struct child *c, int cfg_fd)
 	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", p->cfg->path,
 			 "--daemon-id", p->id, NULL };
 	int fds[] = { -1, cfg_fd, p->board_fd };
-	struct msg report = { .type = KYU_REPORT, .value = sdnotify_report_us(p->sdn) };
+	struct msg report = { .type = KYU_REPORT, .value = liveness_report_us(&p->live) };
 
 	snprintf(idx, sizeof(idx), "%d", c->index);
 	snprintf(cfd_arg, sizeof(cfd_arg), "%d", PROTO_CONFIG_FD);
@@ -76,8 +95,9 @@ void pool_spawn(struct pool *p, struct child *c, int cfg_fd)
 		child_restart_later(p->loop, c);
 		return;
 	}
-	sdnotify_spawned(p->sdn, c->index - 1, c->pid);
-	/* Its reports are the proof that its loop turns (sdnotify.h). */
+	liveness_spawned(&p->live, c);
+	sdnotify_spawned(p->sdn);
+	/* Its reports are the proof that its loop turns (liveness.h). */
 	(void)proto_send_fd(c->fd, &report, -1);
 	log_info("worker %d started (pid %d)", c->index, (int)c->pid);
 }
@@ -98,7 +118,7 @@ void pool_start(struct pool *p, int cfg_fd)
 static void send_reload(struct pool *p, struct child *c, int cfg_fd)
 {
 	struct msg m = { .type = KYU_RELOAD };
-	struct msg report = { .type = KYU_REPORT, .value = sdnotify_report_us(p->sdn) };
+	struct msg report = { .type = KYU_REPORT, .value = liveness_report_us(&p->live) };
 
 	if (!c->pid || c->fd < 0)
 		return;

@@ -7,8 +7,9 @@
  *
  * Cut from the supervisor's loop (sup.c) so that the lifecycle of a worker
  * process reads in one place; which worker is woken when is the fan-out's
- * (fanout.h), and a worker that stops reporting is killed by sdnotify.h,
- * which hears its reports. */
+ * (fanout.h). The table of workers is this room's: liveness.h keeps each
+ * one's life in it and kills a worker that stops reporting; sdnotify.h
+ * reads it to tell systemd. */
 #ifndef KYU_POOL_H
 #define KYU_POOL_H
 
@@ -21,6 +22,7 @@
 #include "common/config.h"
 #include "common/registry.h"
 #include "child.h"
+#include "liveness.h"
 #include "sdnotify.h"
 
 #define POOL_MAX_WORKERS 256
@@ -29,6 +31,9 @@ struct pool {
 	struct ev_loop *loop;
 	const struct kyu_config *cfg; /* the supervisor's, in force */
 	struct sdnotify *sdn;
+	/* The one table of workers: each slot's process, its messages and
+	 * its life (child.h); liveness.h kills the silent ones. */
+	struct liveness live;
 	struct child children[POOL_MAX_WORKERS];
 	int n; /* slots in use: >= cfg->workers after a shrinking reload */
 	bool stopping; /* no more restarts; pool_stop */
@@ -49,7 +54,7 @@ enum pool_exit {
 };
 
 /* An empty pool (no slot, no scoreboard); cfg and sdn are the supervisor's
- * and outlive it. */
+ * and outlive it. The liveness rule starts with it. */
 void pool_init(struct pool *p, struct ev_loop *loop, const struct kyu_config *cfg,
 	       struct sdnotify *sdn);
 /* Setup, in sup_main's order. The path of our own executable: -1
@@ -60,7 +65,12 @@ void pool_make_id(struct pool *p);
 /* The scoreboard; without one (logged) the workers run uncounted. */
 void pool_create_board(struct pool *p);
 void pool_free(struct pool *p);
-
+/* Worker c reported (KYU_STATE's value): its life, then systemd's view. */
+void pool_report(struct pool *p, struct child *c, int64_t value);
+/* Worker c's process was reaped. */
+void pool_reaped(struct pool *p, struct child *c);
+/* A new configuration's lease is in force (before the workers hear it). */
+void pool_configure(struct pool *p);
 /* Start the worker of slot c, handing it cfg_fd (the sealed bytes of the
  * configuration in force); if it cannot be started, try again later. */
 void pool_spawn(struct pool *p, struct child *c, int cfg_fd);

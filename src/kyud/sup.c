@@ -104,7 +104,7 @@ static void on_child_msg(EV_P_ ev_io *io, int revents)
 			watchproc_msg(&s->wp, &m);
 		} else if (m.type == KYU_STATE) {
 			if (!c->metrics)
-				sdnotify_report(&s->sdn, c->index - 1, m.value);
+				pool_report(&s->pool, c, m.value);
 		} else if (m.type == KYU_DRAIN) {
 			begin_drain(s);
 		} else {
@@ -140,7 +140,7 @@ static void on_child_exit(EV_P_ ev_child *w, int revents)
 
 	child_reaped(EV_A_ c);
 	if (!c->metrics && !c->watcher)
-		sdnotify_exited(&s->sdn, c->index - 1);
+		pool_reaped(&s->pool, c);
 	describe_wait_status(st, how, sizeof(how));
 	{
 		int killed = sweep_now(&s->sweep);
@@ -288,7 +288,7 @@ static void on_hup(EV_P_ ev_signal *w, int revents)
 	s->cfg = nc;
 	close(s->cfg_fd);
 	s->cfg_fd = nfd;
-	sdnotify_configure(&s->sdn, &s->cfg);
+	pool_configure(&s->pool);
 	if (listen_changed) {
 		listener_close(&s->lis);
 		if (listener_open(&s->lis) < 0)
@@ -328,7 +328,8 @@ int sup_main(struct kyu_config *cfg, int cfg_fd)
 	child_init(&s->wp.child, s, &ops, 0, false);
 	s->wp.child.watcher = true;
 	sweep_init(&s->sweep, s->loop, &s->pool, &s->mp, &s->wp.child);
-	sdnotify_init(&s->sdn, s->loop, &s->cfg);
+	sdnotify_init(&s->sdn, s->loop, &s->cfg, s->pool.children, &s->pool.n);
+	liveness_set_watchdog(&s->pool.live, s->sdn.watchdog_us);
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	signal(SIGPIPE, SIG_IGN);
 

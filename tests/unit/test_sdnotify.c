@@ -6,6 +6,8 @@
 #include "check.h"
 
 static struct sdnotify n;
+static struct child w[2];
+static int n_w = 2;
 
 int main(void)
 {
@@ -15,15 +17,17 @@ int main(void)
 	tzset();
 
 	/* Before the workers started: no worker connected yet. */
+	n.children = w;
+	n.n = &n_w;
 	n.workers = 2;
-	n.w[0] = (struct sdnotify_worker){ .pid = 100 };
+	w[0] = (struct child){ .pid = 100, .index = 1 };
 	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "starting; 0 jobs running, 1 of 2 workers; database not connected yet");
 
 	/* Started, the database refused both: when and why, by number and words. */
 	n.started = true;
-	n.w[1] = (struct sdnotify_worker){ .pid = 101 };
-	n.w[0].st.db_error = n.w[1].st.db_error = 2002;
+	w[1] = (struct child){ .pid = 101, .index = 2 };
+	w[0].st.db_error = w[1].st.db_error = 2002;
 	n.down_since = 1700000000;
 	n.down_err = 2002;
 	sdnotify_status_text(&n, buf, sizeof(buf));
@@ -44,17 +48,17 @@ int main(void)
 	/* Ready: jobs summed over the workers; one of two connected. */
 	n.ready = true;
 	n.down_since = 0;
-	n.w[0].st = (struct worker_state){ .connected = true, .running = 3 };
-	n.w[1].st = (struct worker_state){ .running = 1, .db_error = 2013 };
+	w[0].st = (struct worker_state){ .connected = true, .running = 3 };
+	w[1].st = (struct worker_state){ .running = 1, .db_error = 2013 };
 	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "4 jobs running, 2 workers; database connected (1 of 2 workers)");
-	n.w[1].st = (struct worker_state){ .connected = true, .running = 0 };
-	n.w[0].st.running = 1;
+	w[1].st = (struct worker_state){ .connected = true, .running = 0 };
+	w[0].st.running = 1;
 	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "1 job running, 2 workers; database connected");
 
 	/* A worker waiting to be restarted has no process: not counted. */
-	n.w[1].pid = 0;
+	w[1].pid = 0;
 	n.stopping = true;
 	sdnotify_status_text(&n, buf, sizeof(buf));
 	CHECK_STR(buf, "stopping; 1 job running, 1 of 2 workers; database connected");
