@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "attr.h"
 #include "db.h"
 #include "util.h"
 
@@ -24,7 +25,7 @@ enum action {
 /* "cancel", "retry", "run-now", "delete", "pause", "resume", "reset". */
 const char *action_name(enum action a);
 /* -EINVAL for a name that is none of those. */
-int action_parse(const char *name, enum action *ret);
+KYU_MUSTCHECK int action_parse(const char *name, enum action *ret);
 /* true: the target is a queue's name; false: a job's id. */
 bool action_on_queue(enum action a);
 /* For messages when the statement changed no row: the statuses the job
@@ -117,7 +118,7 @@ bool action_bulk(enum action a);
 bool action_filter_empty(const struct action_filter *f);
 /* 0, or -EINVAL with why in err, naming the field and its value: a status
  * the action does not apply to, a time that is not one, an empty text. */
-int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len);
+KYU_MUSTCHECK int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len);
 
 /* Runs one statement (read_prefix, when set, is already in front of a
  * read) and hands its last result: 0, or -1 when it failed (the caller's
@@ -172,7 +173,7 @@ enum action_schedule {
 };
 
 /* "enable", "disable", "run-now", "remove"; -EINVAL for another name. */
-int action_schedule_parse(const char *name, enum action_schedule *ret);
+KYU_MUSTCHECK int action_schedule_parse(const char *name, enum action_schedule *ret);
 const char *action_schedule_name(enum action_schedule a);
 /* "enabled", "disabled", "enqueued", "removed". */
 const char *action_schedule_done(enum action_schedule a);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "attr.h"
 
 /* A worker starts with the scoreboard on this descriptor (after the
  * control socket, 3, and the configuration, 4). */
@@ -105,10 +106,10 @@ struct board {
 
 /* The supervisor's: a sealed-size memfd holding a zeroed board, mapped
  * read-write into *ret (close-on-exec descriptor in *ret_fd). */
-int board_create(struct board **ret, int *ret_fd);
+KYU_MUSTCHECK int board_create(struct board **ret, int *ret_fd);
 /* Map the board on fd (writable for a worker, read-only for the metrics
  * process); -errno when it is not one. */
-int board_map(int fd, bool writable, struct board **ret);
+KYU_MUSTCHECK int board_map(int fd, bool writable, struct board **ret);
 void board_unmap(struct board *b);
 
 /* Upper bounds of the buckets of histogram h (BOARD_BUCKETS of them). */

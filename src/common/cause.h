@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "attr.h"
 
 /* Bytes of the line read: the rest is ignored. The SQL that reads lines
  * for folding (causes.c) cuts them at CAUSE_LINE_CHARS characters, which
@@ -53,7 +54,7 @@ uint32_t cause_id(const char *folded, size_t len);
 /* buf: "%08x" of id. */
 void cause_id_text(uint32_t id, char buf[9]);
 /* s is exactly 8 hex digits: 0 and *ret; else -EINVAL. */
-int cause_id_parse(const char *s, uint32_t *ret);
+KYU_MUSTCHECK int cause_id_parse(const char *s, uint32_t *ret);
 
 /* A LIKE pattern (backslash escapes, not quoted) into out (cap bytes)
  * that every line folding to folded matches: each placeholder, space and

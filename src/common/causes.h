@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attr.h"
 #include "action.h"
 #include "cause.h"
 
@@ -43,7 +44,7 @@ struct causes {
 
 /* Read the groups of queue (NULL: every queue) into c (zeroed first;
  * read_prefix: as action_walk's). 0, or -1 when a statement failed. */
-int causes_read(struct causes *c, const char *queue, const char *read_prefix, action_run_fn *run,
+KYU_MUSTCHECK int causes_read(struct causes *c, const char *queue, const char *read_prefix, action_run_fn *run,
 		void *ctx);
 void causes_free(struct causes *c);
 /* The group with that id, or NULL. */
@@ -53,7 +54,7 @@ const struct cause_group *causes_find(const struct causes *c, uint32_t id);
  * groups of queue are read to find it) or a line, folded. 0 with the
  * cause in text (CAUSE_MAX bytes); 1 when no group has that id; -1 when
  * the read failed. */
-int causes_resolve(const char *key, const char *queue, const char *read_prefix, action_run_fn *run,
+KYU_MUSTCHECK int causes_resolve(const char *key, const char *queue, const char *read_prefix, action_run_fn *run,
 		   void *ctx, char *text);
 
 /* One job of a group, as "show them" lists it. */
@@ -64,7 +65,7 @@ struct cause_job {
 /* The jobs (latest first, at most max) of queue (NULL: any) whose cause
  * is text, among the latest CAUSES_SCAN candidates the server finds by
  * cause_like. *ret malloc'd (causes_jobs_free), *n of them. 0 or -1. */
-int causes_jobs(const char *text, const char *queue, size_t max, const char *read_prefix,
+KYU_MUSTCHECK int causes_jobs(const char *text, const char *queue, size_t max, const char *read_prefix,
 		action_run_fn *run, void *ctx, struct cause_job **ret, size_t *n);
 void causes_jobs_free(struct cause_job *jobs, size_t n);
 

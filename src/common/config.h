@@ -21,6 +21,8 @@ enum wake_binlog_mode { WAKE_BINLOG_AUTO, WAKE_BINLOG_ON, WAKE_BINLOG_OFF };
 #define KYU_MAX_QUEUES 32
 #define KYU_MAX_PERM_CODES 32
 
+#include "attr.h"
+
 struct kyu_config {
 	char *path;
 
@@ -104,20 +106,20 @@ struct kyu_config {
 /* Read the file at path, then parse it. A file that sets [database]
  * password is refused when every local user may read it
  * (config_file_check_secret), here and in config_load_memfd. */
-int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen);
+KYU_MUSTCHECK int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen);
 /* Parse len bytes (NUL bytes are an error; no terminator needed). */
-int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
+KYU_MUSTCHECK int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
 		 size_t errlen);
 /* Read fd from offset 0 to its end (pread: descriptors passed to several
  * workers share one offset), then parse it as the file name. fd stays
  * open. */
-int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, size_t errlen);
+KYU_MUSTCHECK int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, size_t errlen);
 /* For the supervisor: read the file at path once, parse it, and on success
  * put the very bytes it parsed into a sealed memfd (close-on-exec, read
  * only for everyone) in *memfd, for workers to load with config_load_fd.
  * Returns 0, -1 for a file that cannot be read or is invalid (exit 78), or
  * -2 when the memfd cannot be made (cfg freed; exit 1). */
-int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
+KYU_MUSTCHECK int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
 		      size_t errlen);
 void config_free(struct kyu_config *cfg);
 
@@ -127,7 +129,7 @@ void config_free(struct kyu_config *cfg);
  * kyud runs it at start-up (exit 78) and on reload (keeping the old
  * configuration). Returns -1 with the first problem, "FILE:LINE: [queue.Q]
  * key = 'value': reason", in err. */
-int config_check_system(const struct kyu_config *cfg, char *err, size_t errlen);
+KYU_MUSTCHECK int config_check_system(const struct kyu_config *cfg, char *err, size_t errlen);
 
 /* On reload, for a process that cannot apply every key (a worker sizes its
  * slots at start): copy into nc, from old, each key the key table marks as

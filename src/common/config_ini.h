@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "attr.h"
 
 /* Called with each key of the file, in order, and the line it is on.
  * Returns NULL, or why the key or its value is refused: the parse then
@@ -22,7 +23,7 @@ typedef const char *config_ini_key_fn(void *arg, const char *section, const char
 
 /* Parse len bytes of the file name (for messages; no terminator needed).
  * Returns 0, or -1 with the first problem in err. */
-int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_key_fn *key, void *arg,
+KYU_MUSTCHECK int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_key_fn *key, void *arg,
 		     char *err, size_t errlen);
 
 /* A message about a value at line of file, or about the line itself when

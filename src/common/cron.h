@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "attr.h"
 
 struct tz;
 
@@ -55,7 +56,7 @@ struct cron {
 
 /* Parse expr: 0, or -1 with a message in err naming the field and the bad
  * text, e.g. `minute field "61": 61 out of range 0-59`. */
-int cron_parse(struct cron *c, const char *expr, char *err, size_t errlen);
+KYU_MUSTCHECK int cron_parse(struct cron *c, const char *expr, char *err, size_t errlen);
 
 /* The first instant strictly after `after` (UTC, seconds since the epoch)
  * at which c fires in zone z: 0 and *out, or -1 with a message in err when
@@ -80,7 +81,7 @@ int cron_parse(struct cron *c, const char *expr, char *err, size_t errlen);
  *    day, "30 2 * * *" and "0 3 * * *" share that instant).
  * The result is the smallest f(W) > after over all matching W. Five-field
  * expressions fire at second 0. */
-int cron_next(const struct cron *c, const struct tz *z, int64_t after, int64_t *out, char *err,
+KYU_MUSTCHECK int cron_next(const struct cron *c, const struct tz *z, int64_t after, int64_t *out, char *err,
 	      size_t errlen);
 
 /* Cheap static check, for when a schedule row is read: -1 with a message
@@ -89,6 +90,6 @@ int cron_next(const struct cron *c, const struct tz *z, int64_t after, int64_t *
  * counting February 29 as possible; 0 otherwise. Only the AND rule can make
  * that happen: a day-of-week field that does not begin with '*' adds its
  * own days. */
-int cron_check(const struct cron *c, char *err, size_t errlen);
+KYU_MUSTCHECK int cron_check(const struct cron *c, char *err, size_t errlen);
 
 #endif

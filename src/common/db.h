@@ -35,6 +35,7 @@
 
 #include <ev.h>
 
+#include "attr.h"
 #include "config.h"
 #include "db_quote.h"
 #include "db_reply.h"
@@ -60,17 +61,17 @@ void db_free(struct db *db);
  * with fail DB_OK once the session is set up, else DB_LOST (db_error
  * names the last server's failure). Returns 0, or -1
  * when it could not even start (db_error says why; done is not called). */
-int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg);
+KYU_MUSTCHECK int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg);
 /* Send sql (taken over: sb is left empty) on an idle connection. done may
  * run before db_send returns, when the reply is already there. Returns 0,
  * or -1 without sending when the connection is not idle or the statement
  * is larger than the server accepts (db_error says which; done is not
  * called). */
-int db_send(struct db *db, struct strbuf *sb, db_done_fn *done, void *arg);
+KYU_MUSTCHECK int db_send(struct db *db, struct strbuf *sb, db_done_fn *done, void *arg);
 
 /* Blocking forms. db_query's reply stays valid until the next call or
  * db_free. */
-int db_connect(struct db *db, const struct kyu_config *cfg);
+KYU_MUSTCHECK int db_connect(struct db *db, const struct kyu_config *cfg);
 enum db_fail db_query(struct db *db, const char *sql, size_t len, const struct db_reply **reply);
 
 /* Drop the connection at once, without waiting for the server. A

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "attr.h"
 #include "config.h"
 #include "db_reply.h"
 #include "hosts.h"
@@ -62,7 +63,7 @@ struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char 
 	"@@sql_mode"
 /* 0 when the session is utf8mb4 on both sides and backslashes escape;
  * else -1 with err naming the server (peer), what it found, and the fix. */
-int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer, char *err,
+KYU_MUSTCHECK int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer, char *err,
 		     size_t errlen);
 
 #endif

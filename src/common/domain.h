@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "attr.h"
 #include "domain_env.h"
 #include "domain_ids.h"
 #include "domain_privs.h"
@@ -76,7 +77,7 @@ struct domain {
 };
 
 /* The resource of limit i (RLIMIT_CPU...) and its key's name. */
-int domain_limit_resource(int i);
+KYU_MUSTCHECK int domain_limit_resource(int i);
 const char *domain_key_name(enum domain_key k);
 
 /* Set key name of section (the part after "queue.", "*" for the default)
@@ -99,13 +100,13 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
  * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
  * group that does not exist, else the name service's trouble (-EAGAIN
  * when the groups could not be listed). */
-int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
+KYU_MUSTCHECK int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
 
 /* Check every section against the system and these privileges, and that
  * no queue would run jobs as root without saying so (queues: the queues
  * kyud serves, n_queues 0 for all). On the first problem returns -1 with
  * "FILE:LINE: [queue.NAME] key = 'value': reason" in err. */
-int domain_check(const struct domain *ds, int n, char *const *queues, int n_queues,
+KYU_MUSTCHECK int domain_check(const struct domain *ds, int n, char *const *queues, int n_queues,
 		 const struct domain_privs *p, const char *file, char *err, size_t errlen);
 
 /* ---- before each spawn ---- */
@@ -119,7 +120,7 @@ char **domain_base_env(const struct domain *d, const struct domain_ids *ids, cha
  * shell rows where allow_shell is off, the row's env where row_env is
  * off, and for argv rows the program (path, found already) outside the
  * allow-list. Returns 0, or -1 with "queue Q: rule: reason" in err. */
-int domain_check_row(const struct domain *d, const char *queue, bool shell_row, bool has_env,
+KYU_MUSTCHECK int domain_check_row(const struct domain *d, const char *queue, bool shell_row, bool has_env,
 		     const char *path, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "attr.h"
 
 /* Who a job runs as, resolved just before it starts. */
 struct domain_ids {
@@ -31,7 +32,7 @@ struct domain_ids {
  * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
  * group that does not exist, else the name service's trouble (-EAGAIN
  * when the groups could not be listed). */
-int domain_ids_resolve(const char *user, const char *group, struct domain_ids *ids, char *err,
+KYU_MUSTCHECK int domain_ids_resolve(const char *user, const char *group, struct domain_ids *ids, char *err,
 		       size_t errlen);
 void domain_ids_free(struct domain_ids *ids);
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attr.h"
 #include "config.h"
 #include "db.h"
 #include "lock_sql.h"
@@ -46,7 +47,7 @@ struct lock_opts {
  * NAME [--ttl S] [--wait S] [--slots N] [--] COMMAND [ARG...], options
  * before or after NAME, --opt=V or --opt V. Returns 0, or -1 with a
  * message in err. */
-int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, size_t errlen);
+KYU_MUSTCHECK int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, size_t errlen);
 
 /* NULL when name can be stored as given in kyu_locks.name (not empty,
  * UTF-8, at most LOCK_NAME_MAX characters), else why not. The server must
@@ -56,7 +57,7 @@ const char *lock_name_problem(const char *name);
 /* Read the reply of lock_sql_acquire: the number of slots token holds
  * (normally 0 or 1; more after a lost reply was sent again), the lowest
  * in *ret_slot. -1 when the reply is not of that shape. */
-int lock_read_acquired(const struct db_reply *reply, unsigned *ret_slot);
+KYU_MUSTCHECK int lock_read_acquired(const struct db_reply *reply, unsigned *ret_slot);
 
 /* `kyu lock`: argv[0] is "lock". Returns the exit status. */
 int lock_main(const struct kyu_config *cfg, int argc, char **argv);

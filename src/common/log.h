@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include "attr.h"
 
 enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, LOG_LVL_ERROR };
 
@@ -16,7 +17,7 @@ enum log_level { LOG_LVL_DEBUG, LOG_LVL_INFO, LOG_LVL_NOTICE, LOG_LVL_WARNING, L
 void log_set_program(const char *program);
 void log_set_role(const char *role);
 void log_set_level(enum log_level level);
-int log_level_parse(const char *s, enum log_level *ret);
+KYU_MUSTCHECK int log_level_parse(const char *s, enum log_level *ret);
 /* The name log_level_parse accepts for level ("?" if out of range). */
 const char *log_level_name(enum log_level level);
 

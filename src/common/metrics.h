@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attr.h"
 #include "board.h"
 #include "util.h"
 
@@ -54,6 +55,6 @@ void metrics_table_clear(struct metrics_table *t);
  * supervisor's, so that a taken address is an error at start). Returns the
  * descriptor (close-on-exec) or -errno with a message naming the address
  * in err. */
-int metrics_listen(const char *hostport, char *err, size_t errlen);
+KYU_MUSTCHECK int metrics_listen(const char *hostport, char *err, size_t errlen);
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attr.h"
+
 #define PROTO_FD 3
 /* A worker starts with the configuration it must use on this descriptor:
  * a sealed memfd holding the bytes the supervisor validated (passed as
@@ -86,6 +88,6 @@ ssize_t proto_send_fd(int sock, const struct msg *m, int fd);
  * waiting). A descriptor that came with it is stored in *fd_out
  * (close-on-exec; the caller closes it), else *fd_out = -1; with fd_out
  * NULL, or beyond the first, received descriptors are closed. */
-ssize_t proto_recv(int sock, struct msg *m, int *fd_out);
+KYU_MUSTCHECK ssize_t proto_recv(int sock, struct msg *m, int *fd_out);
 
 #endif

@@ -8,6 +8,7 @@
 #define KYU_SECRET_H
 
 #include <stddef.h>
+#include "attr.h"
 
 /* Make this process non-dumpable (prctl PR_SET_DUMPABLE 0): no core dump
  * is written when it crashes, and processes of the same user can no longer
@@ -17,7 +18,7 @@
  * would miss those the libraries make. An execve starts the new program
  * dumpable again: a child kyud execs is not affected. Returns 0, or -1
  * with why in err. */
-int secret_no_dump(char *err, size_t errlen);
+KYU_MUSTCHECK int secret_no_dump(char *err, size_t errlen);
 
 /* Overwrite the NUL-terminated s, then free it; NULL does nothing. For
  * copies of the password, so that freed memory does not keep it. */

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "attr.h"
 
 /* Longest zone name accepted; the longest in tzdata 2024 has 32 bytes. */
 #define TZ_NAME_MAX 64
@@ -36,7 +37,7 @@ struct tz; /* opaque */
  * most TZ_NAME_MAX bytes, and $TZDIR/NAME (TZDIR defaulting to
  * /usr/share/zoneinfo) must be a regular file in TZif format: glibc would
  * quietly use UTC for a zone it cannot find. */
-int tz_open(struct tz **out, const char *name, char *err, size_t errlen);
+KYU_MUSTCHECK int tz_open(struct tz **out, const char *name, char *err, size_t errlen);
 /* Accepts NULL. */
 void tz_free(struct tz *z);
 /* The zone's name as given to tz_open. */

@@ -19,13 +19,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "attr.h"
 
 /* Parse a whole decimal number in [min, max]; -EINVAL / -ERANGE otherwise. */
-int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret);
+KYU_MUSTCHECK int parse_i64(const char *s, int64_t min, int64_t max, int64_t *ret);
 /* yes/no/true/false/on/off/1/0 */
-int parse_bool(const char *s, bool *ret);
+KYU_MUSTCHECK int parse_bool(const char *s, bool *ret);
 /* "ADDR:PORT" or "[V6]:PORT" into host (NUL-terminated) and port. */
-int parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+KYU_MUSTCHECK int parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
 /* True when s is ADDRESS:PORT with a wildcard address (0.0.0.0, ::). */
 bool hostport_is_wildcard(const char *s);
 

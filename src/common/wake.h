@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "attr.h"
 
 #define WAKE_PREFIX "kyu:"
 /* Bytes: the queue column holds 64 characters of utf8mb4, up to 4 bytes each. */
@@ -26,13 +27,13 @@ bool wake_is_cancel(const char *buf, size_t n);
 
 /* Parse one datagram. Returns 0 and the queue name (empty: any queue) or
  * -1 when it is not a kyu wake-up. */
-int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len);
+KYU_MUSTCHECK int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len);
 
 /* A UDP socket for the numeric address "ADDR:PORT" or "[V6]:PORT". When
  * listening, bound to it and non-blocking (the supervisor's); otherwise
  * connected to it, so that send() delivers a hint there (kyu's). Returns
  * the descriptor (close-on-exec), or -errno with a message naming the
  * address in err. */
-int wake_socket(const char *hostport, bool listening, char *err, size_t errlen);
+KYU_MUSTCHECK int wake_socket(const char *hostport, bool listening, char *err, size_t errlen);
 
 #endif

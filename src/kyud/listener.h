@@ -14,6 +14,7 @@
 
 #include <ev.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "fanout.h"
 #include "ratelimit.h"
@@ -39,7 +40,7 @@ void listener_init(struct listener *l, struct ev_loop *loop, const struct kyu_co
 /* Listen on cfg->listen (nothing when empty), in place of the socket
  * open, if any. Returns 0, or < 0 (logged) when that address cannot be
  * bound; the old socket, if any, is kept then. */
-int listener_open(struct listener *l);
+KYU_MUSTCHECK int listener_open(struct listener *l);
 void listener_close(struct listener *l);
 /* cfg->wake_rate is in force, from a full bucket. */
 void listener_set_rate(struct listener *l);

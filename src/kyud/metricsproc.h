@@ -16,6 +16,7 @@
 
 #include <ev.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "child.h"
 
@@ -35,7 +36,7 @@ void metricsproc_find_exe(struct metricsproc *mp, const char *self);
 /* Bind cfg->metrics (nothing when empty), in place of the socket open, if
  * any. Returns 0, or < 0 (logged) when it cannot be bound: metrics are off
  * then. */
-int metricsproc_bind(struct metricsproc *mp);
+KYU_MUSTCHECK int metricsproc_bind(struct metricsproc *mp);
 void metricsproc_close(struct metricsproc *mp);
 
 /* Start it, when there is a socket and a scoreboard (board_fd) and none

@@ -19,6 +19,7 @@
 
 #include <ev.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "common/registry.h"
 #include "child.h"
@@ -59,7 +60,7 @@ void pool_init(struct pool *p, struct ev_loop *loop, const struct kyu_config *cf
 	       struct sdnotify *sdn);
 /* Setup, in sup_main's order. The path of our own executable: -1
  * (logged) when it cannot be found. */
-int pool_find_exe(struct pool *p);
+KYU_MUSTCHECK int pool_find_exe(struct pool *p);
 /* This daemon's token, from the host name and our pid. */
 void pool_make_id(struct pool *p);
 /* The scoreboard; without one (logged) the workers run uncounted. */

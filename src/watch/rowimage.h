@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "common/attr.h"
 
 /* Column positions in kyu_jobs (sql/schema.sql; the columns after them
  * were all added at the end, so every schema version has these here). */
@@ -47,7 +48,7 @@ struct rowimage_table {
 /* From a table map's column types (n_cols bytes) and packed metadata.
  * Returns 0, or -1 when a type's metadata cannot be walked (more columns
  * than ROWIMAGE_MAX_COLS, a truncated block). */
-int rowimage_table_init(struct rowimage_table *t, const uint8_t *types, uint32_t n_cols,
+KYU_MUSTCHECK int rowimage_table_init(struct rowimage_table *t, const uint8_t *types, uint32_t n_cols,
 			const uint8_t *meta, size_t meta_len);
 
 /* What one image says of the columns kyu reads; has_* false when the image
