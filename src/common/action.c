@@ -322,22 +322,6 @@ int action_filter_check(enum action a, const struct action_filter *f, char *err,
 	return -EINVAL;
 }
 
-/* A LIKE pattern that finds s anywhere, its own % _ and \ taken literally. */
-static void like_anywhere(struct strbuf *sb, const char *s)
-{
-	struct strbuf p = { 0 };
-
-	sb_adds(&p, "%");
-	for (; *s; s++) {
-		if (*s == '%' || *s == '_' || *s == '\\')
-			sb_adds(&p, "\\");
-		sb_add(&p, s, 1);
-	}
-	sb_adds(&p, "%");
-	db_quotes(sb, p.buf);
-	sb_free(&p);
-}
-
 /* A time quoted, the 'T' of an HTML datetime-local field a space. */
 static void quote_time(struct strbuf *sb, const char *t)
 {
@@ -367,13 +351,13 @@ static void residual(struct strbuf *sb, const struct action_filter *f)
 		sb_printf(sb, " AND updated_at < NOW(6) - INTERVAL %lld SECOND", f->older_than);
 	if (f->error) {
 		sb_adds(sb, " AND error LIKE ");
-		like_anywhere(sb, f->error);
+		db_quote_like_anywhere(sb, f->error);
 	}
 	if (f->search) {
 		static const char *const cols[] = { "id", "command", "argv", "error", "output" };
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 			sb_printf(sb, "%s%s LIKE ", i ? " OR " : " AND (", cols[i]);
-			like_anywhere(sb, f->search);
+			db_quote_like_anywhere(sb, f->search);
 		}
 		sb_adds(sb, ")");
 	}

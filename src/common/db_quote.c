@@ -30,3 +30,18 @@ void db_quote(struct strbuf *sb, const char *s, size_t len)
 	sb->buf[sb->len++] = '\'';
 	sb->buf[sb->len] = '\0';
 }
+
+void db_quote_like_anywhere(struct strbuf *sb, const char *s)
+{
+	struct strbuf p = { 0 };
+
+	sb_adds(&p, "%");
+	for (; *s; s++) {
+		if (*s == '%' || *s == '_' || *s == '\\')
+			sb_adds(&p, "\\");
+		sb_add(&p, s, 1);
+	}
+	sb_adds(&p, "%");
+	db_quotes(sb, p.buf);
+	sb_free(&p);
+}

@@ -23,4 +23,8 @@ static inline void db_quotes(struct strbuf *sb, const char *s)
 	db_quote(sb, s, s ? __builtin_strlen(s) : 0);
 }
 
+/* Append the quoted LIKE pattern that matches s anywhere ('%s%', with s's
+ * own %, _ and \ escaped): a search box's text is text, not a pattern. */
+void db_quote_like_anywhere(struct strbuf *sb, const char *s);
+
 #endif

@@ -114,22 +114,6 @@ static void order(struct strbuf *sb, const struct find *f)
 		sb_adds(sb, f->asc ? " ORDER BY updated_at, seq" : " ORDER BY updated_at DESC, seq DESC");
 }
 
-/* A LIKE pattern that finds s anywhere, its own % _ and \ taken literally. */
-static void like_anywhere(struct strbuf *sb, const char *s)
-{
-	struct strbuf p = { 0 };
-
-	sb_adds(&p, "%");
-	for (; *s; s++) {
-		if (*s == '%' || *s == '_' || *s == '\\')
-			sb_adds(&p, "\\");
-		sb_add(&p, s, 1);
-	}
-	sb_adds(&p, "%");
-	db_quotes(sb, p.buf);
-	sb_free(&p);
-}
-
 static void residual(struct strbuf *sb, const struct find *f)
 {
 	if (f->retrying)
@@ -146,7 +130,7 @@ static void residual(struct strbuf *sb, const struct find *f)
 		static const char *const cols[] = { "id", "command", "argv", "error", "output" };
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 			sb_printf(sb, "%s%s LIKE ", i ? " OR " : " AND (", cols[i]);
-			like_anywhere(sb, f->a->text);
+			db_quote_like_anywhere(sb, f->a->text);
 		}
 		sb_adds(sb, ")");
 	}

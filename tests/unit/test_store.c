@@ -99,6 +99,11 @@ static void test_quote(void)
 	CHECK_STR(sb.buf, "NULL, 'o\\'k'");
 	CHECK(sb.len == strlen(sb.buf));
 	sb_free(&sb);
+	/* A search text found anywhere: its own %, _ and \ are literal (each
+	 * backslash doubled again by the quoting). */
+	db_quote_like_anywhere(&sb, "50%_a\\b'");
+	CHECK_STR(sb.buf, "'%50\\\\%\\\\_a\\\\\\\\b\\'%'");
+	sb_free(&sb);
 	/* Worst case: every byte escaped. */
 	{
 		char in[1000], *want = xmalloc(2 * sizeof(in) + 3);
