@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net.h"
+
 enum kind { COUNTER, GAUGE, HISTOGRAM };
 
 struct family {
@@ -329,30 +331,12 @@ void metrics_table_clear(struct metrics_table *t)
 
 int metrics_listen(const char *hostport, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
 	struct addrinfo *ai = NULL;
-	char host[256], port_s[8];
-	uint16_t port;
-	int fd = -1, r, one = 1;
+	int fd, r, one = 1;
 
-	if (parse_hostport(hostport, host, sizeof(host), &port) < 0) {
-		snprintf(err, errlen, "metrics address '%s' is not ADDRESS:PORT", hostport);
-		return -EINVAL;
-	}
-	snprintf(port_s, sizeof(port_s), "%u", port);
-	r = getaddrinfo(host, port_s, &hints, &ai);
-	if (r != 0) {
-		snprintf(err, errlen, "metrics address '%s': %s (a numeric address is required)",
-			 hostport, gai_strerror(r));
-		return -EINVAL;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "TCP socket for %s: %s", hostport, strerror(errno));
-		goto out;
-	}
+	fd = net_socket("metrics", hostport, SOCK_STREAM, SOCK_NONBLOCK, true, &ai, err, errlen);
+	if (fd < 0)
+		return fd;
 	/* A restarted kyud must be able to bind while old connections linger
 	 * in TIME_WAIT; it does not let two listeners share the port. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -360,10 +344,8 @@ int metrics_listen(const char *hostport, char *err, size_t errlen)
 		r = -errno;
 		snprintf(err, errlen, "cannot serve metrics on tcp %s: %s", hostport, strerror(errno));
 		close(fd);
-		goto out;
+		fd = r;
 	}
-	r = fd;
-out:
 	freeaddrinfo(ai);
-	return r;
+	return fd;
 }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "util.h"
 
 bool wake_is_cancel(const char *buf, size_t n)
@@ -44,34 +45,13 @@ int wake_parse(const char *buf, size_t n, char *queue, size_t queue_len)
 
 int wake_socket(const char *hostport, bool listening, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
-	char host[256], port_s[8];
-	uint16_t port;
-	int fd = -1, r;
+	int fd, r;
 
-	if (parse_hostport(hostport, host, sizeof(host), &port) < 0) {
-		snprintf(err, errlen, "wake-up address '%s' is not ADDRESS:PORT", hostport);
-		return -EINVAL;
-	}
-	/* Numeric only: the supervisor binds before anything could resolve a
-	 * name, and a sender must reach the very address it binds. */
-	if (listening)
-		hints.ai_flags |= AI_PASSIVE;
-	snprintf(port_s, sizeof(port_s), "%u", port);
-	r = getaddrinfo(host, port_s, &hints, &ai);
-	if (r != 0) {
-		snprintf(err, errlen, "wake-up address '%s': %s (a numeric address is required)",
-			 hostport, gai_strerror(r));
-		return -EINVAL;
-	}
-	fd = socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | (listening ? SOCK_NONBLOCK : 0), 0);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "UDP socket for %s: %s", hostport, strerror(errno));
-		goto out;
-	}
+	fd = net_socket("wake-up", hostport, SOCK_DGRAM, listening ? SOCK_NONBLOCK : 0, listening,
+			&ai, err, errlen);
+	if (fd < 0)
+		return fd;
 	if (listening)
 		r = bind(fd, ai->ai_addr, ai->ai_addrlen);
 	else
@@ -81,10 +61,8 @@ int wake_socket(const char *hostport, bool listening, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot %s udp %s: %s", listening ? "listen on" : "send to",
 			 hostport, strerror(errno));
 		close(fd);
-		goto out;
+		fd = r;
 	}
-	r = fd;
-out:
 	freeaddrinfo(ai);
-	return r;
+	return fd;
 }
