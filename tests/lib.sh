@@ -13,6 +13,7 @@
 #   lib/net.sh       free_udp_port, free_tcp_port, http_get
 #   lib/schedule.sh  cron_instants, assert_cron_contiguous
 #   lib/users.sh     ensure_test_users
+#   lib/udf.sh       udf_require, udf_db_start (the kyu_notify plugin)
 # lib/web.sh (kyu web) is sourced by the web tests themselves, after this
 # file: it skips a test when kyu was not built.
 #
@@ -76,6 +77,8 @@ set -euo pipefail
 . "$T_LIB/schedule.sh"
 # shellcheck source=tests/lib/users.sh
 . "$T_LIB/users.sh"
+# shellcheck source=tests/lib/udf.sh
+. "$T_LIB/udf.sh"
 
 # On any exit: never leave a kyud, a worker or a job behind. A passing test
 # also removes its directory and database; a failing one keeps them, and

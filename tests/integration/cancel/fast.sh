@@ -10,22 +10,9 @@
 # mariadbd. Skipped (77) when the plugin is not built.
 . "$KYU_SRC/tests/lib.sh"
 
-if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
-	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
-	exit 77
-fi
-port=$(python3 -c 'import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-mkdir -p "$T_DIR/plugin"
-cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
-# kyu_notify sends only to 127.0.0.1:7711 and the targets listed here.
-echo "127.0.0.1:$port" >"$T_DIR/plugin/kyu_notify.allow"
-export KYU_PLUGIN_DIR=$T_DIR/plugin
-private_db_start
-{ echo "SET @kyu_notify_target = '';"; cat "$KYU_SRC/sql/notify.sql"; } |
-	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
+udf_require
+port=$(free_udp_port)
+udf_db_start '' "127.0.0.1:$port"
 
 start_kyud kyud.workers=2 kyud.lease=30 kyud.heartbeat=15 job.kill_grace=1 \
 	kyud.listen="127.0.0.1:$port"

@@ -12,10 +12,7 @@
 # or the CLI is not built, or 127.0.0.2-5 cannot be bound.
 . "$KYU_SRC/tests/lib.sh"
 
-if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
-	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
-	exit 77
-fi
+udf_require
 if [ -z "${KYU:-}" ] || [ ! -x "$KYU" ]; then
 	echo "SKIP: the kyu CLI is not built"
 	exit 77
@@ -39,15 +36,9 @@ done
 # for a loaded 2-core machine.
 WAKE_MAX_MS=10000
 
-mkdir -p "$T_DIR/plugin"
-cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
-export KYU_PLUGIN_DIR=$T_DIR/plugin
-private_db_start
-
 # Without the fallback address: whatever wakes a daemon here, the
 # registry told the trigger where it listens.
-{ echo "SET @kyu_notify_target = '';"; cat "$KYU_SRC/sql/notify.sql"; } |
-	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
+udf_db_start ''
 
 declare -A port log
 for n in 2 3 4; do port[$n]=$(udp_port "127.0.0.$n"); done

@@ -8,10 +8,7 @@
 # Skipped (77) when the plugin is not built.
 . "$KYU_SRC/tests/lib.sh"
 
-if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
-	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
-	exit 77
-fi
+udf_require
 
 # A woken job starts within WAKE_MAX_MS. A poll could not start it that
 # soon (poll_interval 60: none comes within 54 s of the last claim), so a
@@ -24,14 +21,7 @@ WAKE_MAX_MS=10000
 # kyu_notify sends only to 127.0.0.1:7711 and to what kyu_notify.allow
 # lists: this test's kyud listens elsewhere.
 port=$(free_udp_port)
-mkdir -p "$T_DIR/plugin"
-cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
-echo "127.0.0.1:$port" >"$T_DIR/plugin/kyu_notify.allow"
-export KYU_PLUGIN_DIR=$T_DIR/plugin
-private_db_start # from here on sql and start_kyud use it
-
-{ echo "SET @kyu_notify_target = '127.0.0.1:$port';"; cat "$KYU_SRC/sql/notify.sql"; } |
-	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
+udf_db_start "127.0.0.1:$port" "127.0.0.1:$port"
 assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.TRIGGERS
 	WHERE EVENT_OBJECT_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'kyu\\_jobs\\_notify%'")" "triggers installed"
 

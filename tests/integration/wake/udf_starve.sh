@@ -12,10 +12,7 @@
 # is not built.
 . "$KYU_SRC/tests/lib.sh"
 
-if [ -z "${KYU_UDF:-}" ] || [ ! -f "$KYU_UDF" ]; then
-	echo "SKIP: kyu_notify.so not built (KYU_UDF unset)"
-	exit 77
-fi
+udf_require
 
 # No latency target: the poll would take an hour; a loaded 2-core machine
 # starts a woken job within a second or two.
@@ -23,14 +20,7 @@ WAKE_MAX_S=10
 
 port=$(free_udp_port)
 sink=$(free_udp_port) # listed, nobody listens: the floods go there
-mkdir -p "$T_DIR/plugin"
-cp "$KYU_UDF" "$T_DIR/plugin/kyu_notify.so"
-printf '127.0.0.1:%s\n127.0.0.1:%s\n' "$port" "$sink" >"$T_DIR/plugin/kyu_notify.allow"
-export KYU_PLUGIN_DIR=$T_DIR/plugin
-private_db_start
-
-{ echo "SET @kyu_notify_target = '';"; cat "$KYU_SRC/sql/notify.sql"; } |
-	root_sql -D "$T_DB" || fail "sql/notify.sql failed"
+udf_db_start '' "127.0.0.1:$port" "127.0.0.1:$sink"
 
 start_kyud kyud.workers=2 kyud.poll_interval=3600 kyud.wake_binlog=off kyud.wake_poll=0 \
 	kyud.listen="127.0.0.1:$port" job.max_attempts=1
