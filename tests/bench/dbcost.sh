@@ -87,8 +87,7 @@ snap() {
 delta() { awk 'NR == FNR {a[$1] = $2; next} ($2 - a[$1]) != 0 {print $1, $2 - a[$1]}' "$1" "$2"; }
 history_len() { adm -e "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'"; }
 wait_purge() {
-	local i
-	for i in $(seq 1 $((PURGE_WAIT * 2))); do
+	for _ in $(seq 1 $((PURGE_WAIT * 2))); do
 		[ "$(history_len)" -le 0 ] && return 0
 		sleep 0.5
 	done
