@@ -1,9 +1,9 @@
-/* Shared helpers for the kyu benchmark programs (limit, naive, latency).
+/* Shared helpers for the kyu benchmark programs (limit, naive, floor, latency).
  *
  * Two ways to the database:
  * - raw Connector/C (bench_connect, bench_try, ...): the harness's own
- *   statements (filling the table, SHOW GLOBAL STATUS, the final check)
- *   and the naive poller, whose SQL and session are its own on purpose;
+ *   statements (filling the table, SHOW GLOBAL STATUS, the final check),
+ *   the naive poller and the floor, whose SQL and sessions are their own;
  * - kyuworker's driver (bench_kyu_config, bench_kyu_connect): db.c's blocking
  *   db_query with kyud's session set-up, for the statements kyud ships
  *   (src/worker/store.c's builders), so that a bench times what kyud sends. */
