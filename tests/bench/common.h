@@ -1,9 +1,9 @@
-/* Shared helpers for the kyu benchmark programs (limit, naive, latency).
+/* Shared helpers for the kyu benchmark programs (limit, naive, floor, latency).
  *
  * Two ways to the database:
  * - raw Connector/C (bench_connect, bench_try, ...): the harness's own
- *   statements (filling the table, SHOW GLOBAL STATUS, the final check)
- *   and the naive poller, whose SQL and session are its own on purpose;
+ *   statements (filling the table, SHOW GLOBAL STATUS, the final check),
+ *   the naive poller and the floor, whose SQL and sessions are their own;
  * - kyuworker's driver (bench_kyu_config, bench_kyu_connect): db.c's blocking
  *   db_query with kyud's session set-up, for the statements kyud ships
  *   (src/worker/store.c's builders), so that a bench times what kyud sends. */
@@ -75,6 +75,11 @@ void bench_status(MYSQL *m, struct bench_gstatus *g);
 void bench_fill(MYSQL *m, long n, int as_command);
 /* Starts /bin/true, or /bin/sh -c cmd when cmd is non-NULL. Returns pid or -1. */
 pid_t bench_spawn(char *cmd);
+/* Busy CPU ticks (CLK_TCK) of the whole machine (/proc/stat: user, nice,
+ * system, irq, softirq) and of one process by pid string (utime + stime);
+ * -1 when unreadable (pid NULL or empty: not given). */
+long long bench_box_ticks(void);
+long long bench_pid_ticks(const char *pid);
 /* Prints the status-delta part of a result line (per job). */
 void bench_report_deltas(const struct bench_gstatus *a, const struct bench_gstatus *b,
 			 unsigned long long jobs, unsigned long long own_queries);

@@ -163,46 +163,6 @@ static struct db *session(void)
 	return db;
 }
 
-/* Busy CPU ticks of the whole machine (/proc/stat: user, nice, system, irq,
- * softirq) and of one process (utime + stime), for the CPU per job of the
- * run window alone, without the --fill before it and the check after it. */
-static long long box_ticks(void)
-{
-	long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-		   &v[6]) != 7)
-		v[0] = -1;
-	fclose(f);
-	return v[0] < 0 ? -1 : v[0] + v[1] + v[2] + v[5] + v[6];
-}
-
-static long long pid_ticks(const char *pid)
-{
-	char path[64], buf[1024];
-	long long ut = 0, st = 0;
-	size_t n;
-	FILE *f;
-	char *p;
-
-	if (!pid || !*pid)
-		return -1;
-	snprintf(path, sizeof path, "/proc/%s/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* Fields 14 and 15, counted after the command name's closing ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut, &st) != 2)
-		return -1;
-	return ut + st;
-}
-
 static void reap(long *inflight, struct bench_stats *st)
 {
 	int status;
@@ -664,14 +624,14 @@ int main(int argc, char **argv)
 	sh->remaining = opt.jobs;
 	bench_spawn_team(opt.procs + (opt.delete_batch > 0), child, sh);
 	bench_status(m, &g0);
-	box0 = box_ticks();
-	db0 = pid_ticks(getenv("BENCH_DB_PID"));
+	box0 = bench_box_ticks();
+	db0 = bench_pid_ticks(getenv("BENCH_DB_PID"));
 	t0 = bench_now();
 	bench_go();
 	timed_out = bench_wait_team(opt.timeout);
 	t1 = bench_now();
-	box1 = box_ticks();
-	db1 = pid_ticks(getenv("BENCH_DB_PID"));
+	box1 = bench_box_ticks();
+	db1 = bench_pid_ticks(getenv("BENCH_DB_PID"));
 	bench_status(m, &g1);
 	secs = t1 - t0;
 

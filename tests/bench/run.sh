@@ -20,6 +20,11 @@
 # Statements per job come from SHOW GLOBAL STATUS deltas (this script's own
 # queries subtracted).
 #
+# The floor case (in the main table, as floor:pPbBkK rows): the cheapest queue
+# table there is (issue 40), seed 000's PerfectQueue shape in a table of its
+# own, claimed and finished in batches by tests/bench/floor.c, each job
+# /bin/true; db_ms beside kyud's is what kyu_jobs and kyud's statements add.
+#
 # The other cases (their own tables at the end):
 #   idle     database statements of a running kyud with an empty queue, per
 #            second and per poll interval, for each [kyud] poll_interval.
@@ -128,12 +133,14 @@
 # Environment (defaults in brackets):
 #   N             jobs per throughput case [20000]
 #   REPEAT        runs of every case [2] (idle: IDLE_REPEAT; scale and memory: 1)
-#   CASES         any of: claims limit naive kyud idle latency scale memory queues intake web tenants
-#                 daemons workflow history live ["claims limit naive kyud idle latency scale memory
+#   CASES         any of: claims limit naive floor kyud idle latency scale memory queues intake web tenants
+#                 daemons workflow history live ["claims limit naive floor kyud idle latency scale memory
 #                 queues intake web daemons workflow"]
 #   MODES         argv and/or command: how the job is stored [argv command]
 #   LIMIT_SETS    limit loop variants, procs:batch:inflight ["1:100:2 1:100:4 2:100:2"]
 #   NAIVE_PROCS   naive pollers [1]        NAIVE_TIME  seconds per naive run [15]
+#   FLOOR_SETS    floor variants, procs:batch:inflight ["1:100:4 2:100:4"]
+#   FLOOR_FINISH  update (the seed's finish) or delete [update]
 #   WORKERS       kyud workers per case ["1 2 4 8"]
 #   KYUD          kyud binary [$BUILD_DIR/kyud]     BUILD_DIR [<repo>/build]
 #   KYUD_SLOTS    [kyud] slots (empty: kyud default)   KYUD_CLAIM  [kyud] claim (empty: default)
@@ -197,7 +204,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 N=${N:-20000}
 REPEAT=${REPEAT:-2}
-CASES=${CASES:-claims limit naive kyud idle latency scale memory queues intake web daemons workflow}
+CASES=${CASES:-claims limit naive floor kyud idle latency scale memory queues intake web daemons workflow}
 WF_N=${WF_N:-10000}
 WF_CHAIN=${WF_CHAIN:-1000}
 WF_WORKERS=${WF_WORKERS:-2}
@@ -235,6 +242,8 @@ MODES=${MODES:-argv command}
 LIMIT_SETS=${LIMIT_SETS:-1:100:2 1:100:4 2:100:2}
 NAIVE_PROCS=${NAIVE_PROCS:-1}
 NAIVE_TIME=${NAIVE_TIME:-15}
+FLOOR_SETS=${FLOOR_SETS:-1:100:4 2:100:4}
+FLOOR_FINISH=${FLOOR_FINISH:-update}
 WORKERS=${WORKERS:-1 2 4 8}
 BUILD_DIR=${BUILD_DIR:-$root/build}
 KYUD=${KYUD:-$BUILD_DIR/kyud}
@@ -301,11 +310,11 @@ trap 'exit 130' INT TERM
 # limit and latency link kyuworker (the statements kyud ships), so they are
 # built by CMake, in a private build directory when BUILD_DIR has none.
 bin=$BUILD_DIR/tests/bench
-if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ] || [ ! -x "$bin/latency" ] || [ ! -x "$bin/stamp" ]; then
+if [ ! -x "$bin/limit" ] || [ ! -x "$bin/naive" ] || [ ! -x "$bin/latency" ] || [ ! -x "$bin/stamp" ] || [ ! -x "$bin/floor" ]; then
 	note "bench programs not built in $BUILD_DIR; building them in $tmp/build"
 	{ cmake -S "$root" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release &&
 		cmake --build "$tmp/build" -j "$(nproc)" \
-			--target bench_limit bench_naive bench_latency bench_stamp; } >"$tmp/build.log" 2>&1 ||
+			--target bench_limit bench_naive bench_latency bench_stamp bench_floor; } >"$tmp/build.log" 2>&1 ||
 		{ note "building the bench programs failed:"; tail -n 20 "$tmp/build.log" >&2; exit 1; }
 	bin=$tmp/build/tests/bench
 fi
@@ -491,6 +500,26 @@ if has_case naive; then
 				"stopped_after_${NAIVE_TIME}s,deadlocks=$(kv deadlocks "$line")"
 		done
 	done
+fi
+
+# --- the floor: seed 000's minimal queue table (issue 40) ---------------------------
+# Its own table, floor_queue (see floor.c); argv mode only (every job is
+# /bin/true); procs:batch:inflight as the limit loop's sets.
+if has_case floor; then
+	for set in $FLOOR_SETS; do
+		IFS=: read -r fp fb fk <<<"$set"
+		for rep in $(seq 1 "$REPEAT"); do
+			line=$(BENCH_DB_PID=$db_pid "$bin/floor" -n "$N" -p "$fp" -b "$fb" -k "$fk" \
+				--finish "$FLOOR_FINISH" --timeout 600 2>&1) || { note "floor failed: $line"; continue; }
+			add "floor:p${fp}b${fb}k${fk}" argv "$fp" "$rep" "$(kv jobs "$line")" \
+				"$(kv secs "$line")" "$(kv jobs_per_s "$line")" \
+				"$(kv q_per_job "$line")" "$(kv upd_per_job "$line")" \
+				"$(kv sel_per_job "$line")" "$fp" - - "$(kv own_cpu_ms_per_job "$line")" \
+				"$(kv db_cpu_ms_per_job "$line")" "$(kv box_cpu_ms_per_job "$line")" \
+				"finish=$FLOOR_FINISH,left=$(kv left "$line"),failed=$(kv failed "$line")"
+		done
+	done
+	sql <<<"DROP TABLE IF EXISTS floor_queue"
 fi
 
 # --- kyud ----------------------------------------------------------------------------
@@ -1814,6 +1843,8 @@ if [ -s "$results" ]; then
 	echo "to the last job's end, this script's 0.5 s progress queries included);"
 	echo "rss_m/rss_w: RSS of the kyud master / largest worker after the run;"
 	echo "conns: new connections (this script's own subtracted)."
+	echo "floor rows: seed 000's minimal table (floor.c), jobs/s by the run's wall clock, db_ms over the run"
+	echo "alone (its fill excluded): the database cost a job cannot go below; compare db_ms with kyud's."
 fi
 
 # table FILE FORMAT COLUMN-NAMES...: prints the names, then each tab-separated
