@@ -1106,7 +1106,7 @@ EXECUTE IMMEDIATE CONCAT(
   ' AFTER INSERT ON kyu_jobs FOR EACH ROW',
   ' IF NOT (@kyu_noted <=> NEW.queue) AND',
   '   NOT EXISTS (SELECT 1 FROM kyu_queue_names WHERE name = NEW.queue) THEN',
-  '  INSERT INTO kyu_queue_names_new (name, seq) VALUES (NEW.queue, NEW.seq);',
+  '  INSERT IGNORE INTO kyu_queue_names_new (name, seq) VALUES (NEW.queue, NEW.seq);',
   '  SET @kyu_noted = NEW.queue;',
   ' END IF');
 
@@ -1124,4 +1124,10 @@ EXECUTE IMMEDIATE IF(@kyu_has_priority > 0, 'DO 0',
      ALGORITHM = INPLACE, LOCK = NONE');
 
 INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 10), ('schema_compat', 1)
+  ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));
+
+-- Step 11 (sql/upgrade/011-names-seq.sql): the trigger above ignores a
+-- note already there (a seq used again after kyu_jobs was emptied and its
+-- AUTO_INCREMENT reset).
+INSERT INTO kyu_meta (name, value) VALUES ('schema_version', 11), ('schema_compat', 1)
   ON DUPLICATE KEY UPDATE value = GREATEST(value, VALUES(value));

@@ -21,7 +21,7 @@
 /* The newest version this build knows: the number of the last step in
  * sql/upgrade/ (the build checks that they agree) and what sql/schema.sql
  * records. */
-#define SCHEMA_VERSION 10
+#define SCHEMA_VERSION 11
 /* The oldest database version kyud works on. 6: it writes kyu_attempts,
  * progress, result and key_slot (step 6); its claims read the workflow
  * columns of step 5. (Before step 9 its registry row goes without slots,

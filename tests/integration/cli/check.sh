@@ -43,7 +43,7 @@ check() {
 port=$(free_udp_port)
 check kyud.listen="127.0.0.1:$port"
 assert_eq 0 "$rc" "kyu check's status on a good setup ($out)"
-assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 10; listen 127.0.0.1:$port free" \
+assert_eq "ok: $T_DIR/check.ini: connected to $T_DB as $u; privileges; schema version 11; listen 127.0.0.1:$port free" \
 	"$out" "kyu check's line"
 
 root_sql -e "REVOKE DELETE ON $T_DB.kyu_jobs FROM '$u'@'localhost'"

@@ -47,7 +47,8 @@ assert_eq "step 007-checks: applying... done
 step 008-zones-wait: applying... done
 step 009-daemon-slots: applying... done
 step 010-fan: applying... done
-schema is now at version 10" "$(cat "$T_DIR/upgrade")" "the upgrade's output"
+step 011-names-seq: applying... done
+schema is now at version 11" "$(cat "$T_DIR/upgrade")" "the upgrade's output"
 n=$(find "$T_DIR/ins" -type f | wc -l)
 assert_eq "" "$(grep -Lx ok "$T_DIR"/ins/* | head -n 3 | xargs -r cat)" "INSERTs that failed while the upgrade ran"
 echo "$n INSERTs, $before of them before the upgrade ended"

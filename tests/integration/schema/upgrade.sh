@@ -17,10 +17,10 @@ assert_eq 0 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_
 
 write_ini "$T_DIR/kyu.ini"
 "$KYU" -c "$T_DIR/kyu.ini" schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
-assert_eq "schema is now at version 10" "$(tail -n 1 "$T_DIR/upgrade")" "the upgrade's last line"
-assert_eq "schema is at version 10: nothing to do" "$("$KYU" -c "$T_DIR/kyu.ini" schema upgrade)" "a second upgrade"
+assert_eq "schema is now at version 11" "$(tail -n 1 "$T_DIR/upgrade")" "the upgrade's last line"
+assert_eq "schema is at version 11: nothing to do" "$("$KYU" -c "$T_DIR/kyu.ini" schema upgrade)" "a second upgrade"
 root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql on the upgraded table"
-assert_eq "schema_compat 1,schema_version 10" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
+assert_eq "schema_compat 1,schema_version 11" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
 assert_eq 2 "$(sql "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
 	AND TABLE_NAME = 'kyu_jobs' AND COLUMN_NAME IN ('concurrency_key', 'running_key')")" "new columns"
 assert_eq "cpu_sys double,cpu_user double,max_rss bigint(20) unsigned" \

@@ -53,7 +53,7 @@ assert_eq "old1 waiting 0,old2 waiting 0,oldf succeeded 1" \
 
 kyu schema status >"$T_DIR/status" || fail "kyu schema status"
 grep -Fx "installed	1 (or older: no kyu_meta table)" "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
-grep -E "^expected	10 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
+grep -E "^expected	11 " "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 grep -Fx 'upgrade needed: run `kyu schema upgrade`' "$T_DIR/status" >/dev/null || fail "status: $(cat "$T_DIR/status")"
 
 kyu schema upgrade >"$T_DIR/upgrade" || fail "kyu schema upgrade: $(cat "$T_DIR/upgrade")"
@@ -67,13 +67,14 @@ step 007-checks: applying... done
 step 008-zones-wait: applying... done
 step 009-daemon-slots: applying... done
 step 010-fan: applying... done
-schema is now at version 10" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
-assert_eq "schema_compat 1,schema_version 10" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
+step 011-names-seq: applying... done
+schema is now at version 11" "$(cat "$T_DIR/upgrade")" "kyu schema upgrade's output"
+assert_eq "schema_compat 1,schema_version 11" "$(sql "SELECT GROUP_CONCAT(name, ' ', value ORDER BY name) FROM kyu_meta")" "kyu_meta"
 before=$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")
-assert_eq "schema is at version 10: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
+assert_eq "schema is at version 11: nothing to do" "$(kyu schema upgrade)" "a second upgrade"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after a second upgrade"
 # sql/schema.sql over it changes nothing either.
-root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 10"
+root_sql -D "$T_DB" <"$KYU_SRC/sql/schema.sql" || fail "sql/schema.sql over version 11"
 assert_eq "$before" "$(shape "$T_DB"; sql "SELECT name, value, updated_at FROM kyu_meta")" "the schema after sql/schema.sql"
 grep -Fx "up to date" <(kyu schema status) >/dev/null || fail "status after the upgrade: $(kyu schema status)"
 "$KYU" -c "$T_DIR/kyu.ini" check >"$T_DIR/check" 2>&1 || fail "kyu check after the upgrade: $(cat "$T_DIR/check")"
@@ -85,24 +86,24 @@ stop_kyud
 assert_eq "1" "$(sql "SELECT attempts FROM kyu_jobs WHERE id = 'oldf'")" "the finished row"
 
 # ---- a schema that needs a newer kyud: refused; kyu check says so.
-sql "UPDATE kyu_meta SET value = 11"
+sql "UPDATE kyu_meta SET value = 12"
 refused
-grep -E '^kyud\[worker [0-9]+\]: database schema is version 11 and needs a kyud that knows version 11 or later; this one knows 10: install a newer kyu$' \
+grep -E '^kyud\[worker [0-9]+\]: database schema is version 12 and needs a kyud that knows version 12 or later; this one knows 11: install a newer kyu$' \
 	"$T_DIR/refused.log" >/dev/null || fail "no line refusing a schema that needs a newer kyud"
 rc=0
 "$KYU" -c "$T_DIR/kyu.ini" check 2>"$T_DIR/check" || rc=$?
 [ "$rc" != 0 ] || fail "kyu check passed a schema that needs a newer kyud"
-assert_eq "kyu: check: schema: database schema is version 11 and needs a kyud that knows version 11 or later; this one knows 10: install a newer kyu" \
+assert_eq "kyu: check: schema: database schema is version 12 and needs a kyud that knows version 12 or later; this one knows 11: install a newer kyu" \
 	"$(cat "$T_DIR/check")" "kyu check's lines"
-assert_eq "schema is at version 11, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
+assert_eq "schema is at version 12, newer than this kyu knows: nothing to do" "$(kyu schema upgrade)" "upgrade of a newer schema"
 
 # ---- newer, but compatible with this kyud: runs, with one notice per worker.
-sql "UPDATE kyu_meta SET value = 10 WHERE name = 'schema_compat'"
+sql "UPDATE kyu_meta SET value = 11 WHERE name = 'schema_compat'"
 start_kyud
 sql "INSERT INTO kyu_jobs (id, command) VALUES ('newer1', 'true')"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE id = 'newer1' AND status = 'succeeded'" 1 30
 stop_kyud
-assert_eq 2 "$(grep -c 'database schema is version 11, newer than the 10 this kyud knows, and compatible with it (schema_compat 10): running' "$KYUD_LOG")" \
+assert_eq 2 "$(grep -c 'database schema is version 12, newer than the 11 this kyud knows, and compatible with it (schema_compat 11): running' "$KYUD_LOG")" \
 	"notices (one per worker)"
 
 # ---- the steps from an empty database make what sql/schema.sql makes.
