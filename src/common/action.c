@@ -1,3 +1,4 @@
+/* What an operator does to a job, a queue or a schedule. See action.h. */
 #include "action.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The scoreboard: kyud's own counters and histograms, in one shared memory
+ * file. See board.h. */
 #include "board.h"
 
 #include <errno.h>

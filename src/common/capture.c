@@ -1,3 +1,5 @@
+/* Bounded capture of a job's output: the first and the last half of the
+ * limit are kept, whatever the job writes. See capture.h. */
 #include "capture.h"
 
 #include <stdio.h>

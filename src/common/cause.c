@@ -1,3 +1,5 @@
+/* A failure's cause: the first line of a job's error with what differs
+ * between two jobs failing for the same reason folded away. See cause.h. */
 #include "cause.h"
 
 #include <errno.h>

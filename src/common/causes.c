@@ -1,3 +1,5 @@
+/* Failures grouped by cause (cause.h): kyu causes and the dashboard's
+ * "Failed by cause" section. See causes.h. */
 #include "causes.h"
 
 #include <stdio.h>

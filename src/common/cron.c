@@ -1,3 +1,5 @@
+/* Cron expressions: parsing, a static sanity check, and the next instant at
+ * which one fires in a time zone. See cron.h. */
 #include "cron.h"
 
 #include <inttypes.h>

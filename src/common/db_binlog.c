@@ -1,3 +1,5 @@
+/* The server's binary log as a stream of events, for kyud's watcher
+ * (src/watch). See db_binlog.h. */
 #include "db_binlog.h"
 
 #include <poll.h>

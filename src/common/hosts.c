@@ -1,3 +1,4 @@
+/* The database servers a connection may use. See hosts.h. */
 #include "hosts.h"
 
 #include <errno.h>

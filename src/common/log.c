@@ -1,3 +1,5 @@
+/* Logging: one line per event on stderr, tagged with the process role. See
+ * log.h. */
 #include "log.h"
 
 #include <errno.h>

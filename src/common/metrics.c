@@ -1,3 +1,5 @@
+/* The Prometheus text exposition (format 0.0.4) of the scoreboard and of the
+ * per-queue figures read from the table. See metrics.h. */
 #include "metrics.h"
 
 #include <errno.h>

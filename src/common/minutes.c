@@ -1,3 +1,5 @@
+/* kyu_minutes: the jobs that ended, counted per minute, queue and worker
+ * (kyu_jobs(7), "kyu_minutes"). See minutes.h. */
 #include "minutes.h"
 
 #include <inttypes.h>

@@ -1,3 +1,5 @@
+/* Processes a job left behind after double-forking into a new session are
+ * re-parented to the worker (a child subreaper). See orphans.h. */
 #include "orphans.h"
 
 #include <errno.h>

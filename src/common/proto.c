@@ -1,3 +1,5 @@
+/* Messages between the supervisor and its workers over a SOCK_SEQPACKET
+ * socketpair (the worker's end is fd 3). See proto.h. */
 #include "proto.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* The daemon registry: each running kyud's row of kyu_daemons (kyu_jobs(7)),
+ * which tells the wake-up triggers of sql/notify.sql. See registry.h. */
 #include "registry.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* Schema versions: which versions of the database schema this build knows,
+ * the rule that says whether a database can be worked on. See schema.h. */
 #include "schema.h"
 
 #include <stdio.h>

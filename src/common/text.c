@@ -1,3 +1,5 @@
+/* Text from the database or a file, checked and made safe to show. See
+ * text.h. */
 #include "text.h"
 
 #include "utf8.h"

@@ -1,3 +1,5 @@
+/* Time zones by IANA name, for schedules written in local time ("30 2 * * *"
+ * in Europe/Berlin). See tz.h. */
 #include "tz.h"
 
 #include <errno.h>

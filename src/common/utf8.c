@@ -1,3 +1,4 @@
+/* Text that goes into the database's utf8mb4 columns. See utf8.h. */
 #include "utf8.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* Small checked helpers, used by every program (kyud, kyud-metrics, kyu web,
+ * kyu), most modules and the tests. See util.h. */
 #include "util.h"
 
 #include <arpa/inet.h>

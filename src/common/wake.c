@@ -1,3 +1,5 @@
+/* Wake-up hints: UDP datagrams "kyu:QUEUE" that tell the supervisor a job
+ * may be due. See wake.h. */
 #include "wake.h"
 
 #include <errno.h>

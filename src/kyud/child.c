@@ -1,3 +1,5 @@
+/* One child process of the supervisor, a worker (pool.h) or the metrics
+ * process (metricsproc.h). See child.h. */
 #include "child.h"
 
 #include <errno.h>

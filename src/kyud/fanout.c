@@ -1,3 +1,5 @@
+/* The wake fan-out: which worker of the pool is asked to acquire, and when.
+ * See fanout.h. */
 #include "fanout.h"
 
 #include <stdint.h>

@@ -1,3 +1,5 @@
+/* The wake-up listener: the UDP socket of [kyud] listen, where kyu and the
+ * kyu_notify UDF send "kyu:QUEUE" datagrams. See listener.h. */
 #include "listener.h"
 
 #include <string.h>

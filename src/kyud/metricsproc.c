@@ -1,3 +1,4 @@
+/* The metrics process, seen from the supervisor. See metricsproc.h. */
 #include "metricsproc.h"
 
 #include <errno.h>

@@ -1,3 +1,6 @@
+/* The pool of worker processes: `kyud --worker N` for each of [kyud]
+ * workers, started with the configuration's bytes and the scoreboard. See
+ * pool.h. */
 #include "pool.h"
 
 #include <errno.h>

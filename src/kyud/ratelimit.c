@@ -1,3 +1,5 @@
+/* A token bucket: at most `rate` events per second, in bursts of up to
+ * `rate`. See ratelimit.h. */
 #include "ratelimit.h"
 
 void ratelimit_init(struct ratelimit *rl, double rate, double now)

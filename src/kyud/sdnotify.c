@@ -1,3 +1,5 @@
+/* What the supervisor tells systemd (sd_notify(3)), from what its workers
+ * report (KYU_STATE, report.h). See sdnotify.h. */
 #include "sdnotify.h"
 
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* The supervisor: the master process of kyud and its libev loop. See sup.h. */
 #include "sup.h"
 
 #include <errno.h>

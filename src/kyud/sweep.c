@@ -1,3 +1,6 @@
+/* The jobs of a worker that died: re-parented to the supervisor (a child
+ * subreaper) and killed, since nobody renews their leases any more. See
+ * sweep.h. */
 #include "sweep.h"
 
 #include <errno.h>

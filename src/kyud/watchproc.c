@@ -1,3 +1,4 @@
+/* The watcher process, seen from the supervisor. See watchproc.h. */
 #include "watchproc.h"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* The HTTP server of kyud-metrics, the metrics process. See metricsd.h. */
 #include "metricsd.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The short poll: where the server writes no binary log (or kyud may not
+ * read it). See changes.h. */
 #include "changes.h"
 
 #include <stdio.h>

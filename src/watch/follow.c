@@ -1,3 +1,4 @@
+/* What the binary log's events mean for this daemon. See follow.h. */
 #include "follow.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* The row images of the binary log's rows events, decoded as far as the
+ * watcher needs. See rowimage.h. */
 #include "rowimage.h"
 
 #include <string.h>

@@ -1,3 +1,6 @@
+/* kyud's watcher: the process (kyud --watcher, one per daemon, started by
+ * the supervisor: src/kyud/watchproc.h) that notices new and newly. See
+ * watch.h. */
 #include "watch.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* Whether a job's command line needs a shell at all, and its words when it
+ * does not. See cmdline.h. */
 #include "cmdline.h"
 
 #include <stdbool.h>

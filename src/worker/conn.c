@@ -1,3 +1,5 @@
+/* The worker's database connection: connecting, reconnecting with a backoff,
+ * the schema check after every connect. See conn.h. */
 #include "conn.h"
 
 #include <sysexits.h>

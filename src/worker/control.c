@@ -1,3 +1,4 @@
+/* The control channel: what the supervisor tells a worker. See control.h. */
 #include "control.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The daemon's row of kyu_daemons (common/registry.h), kept by worker 1. See
+ * daemonrow.h. */
 #include "daemonrow.h"
 
 #include <limits.h>

@@ -1,3 +1,5 @@
+/* A claimed row until its job starts: at once if a slot is free, else in the
+ * prefetch ring (prefetch.c) until one frees up, or given back. See held.h. */
 #include "held.h"
 
 #include <string.h>

@@ -1,3 +1,5 @@
+/* kyu_attempts: one row per attempt that ended (kyu_jobs(7), "Attempts";
+ * [kyud] history and attempt_output). See history.h. */
 #include "history.h"
 
 #include <inttypes.h>

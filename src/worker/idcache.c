@@ -1,3 +1,4 @@
+/* Who a queue's jobs run as, looked up at most once a second. See idcache.h. */
 #include "idcache.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* One running attempt: from a claimed row to the end of its process group.
+ * See job.h. */
 #include "job.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The jobs a worker runs: its slots, starting a claimed row as a job,
+ * reaping every child (wait4, for the attempt's cost). See jobs.h. */
 #include "jobs.h"
 
 #include <errno.h>

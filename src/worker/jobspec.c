@@ -1,3 +1,5 @@
+/* What to execute for a job: argv and environment built from the row's
+ * command / argv / env columns. See jobspec.h. */
 #include "jobspec.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* Lease renewal and self-fencing, in one place. See lease.h. */
 #include "lease.h"
 
 #include <stdlib.h>

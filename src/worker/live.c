@@ -1,3 +1,5 @@
+/* Live output: while an attempt runs, the recent tail of what it wrote is
+ * copied into its row's output column (kyud(8), "Live output"). See live.h. */
 #include "live.h"
 
 #include <stdlib.h>

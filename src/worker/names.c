@@ -1,3 +1,6 @@
+/* Filing queue names: kyu_jobs' INSERT trigger notes a name it does not find
+ * in kyu_queue_names in kyu_queue_names_new (schema version 10). See
+ * names.h. */
 #include "names.h"
 
 /* With the retention lock only (the pass's @kyu_cleanup). The DELETE reads the names it removes under READ COMMITTED (every kyud

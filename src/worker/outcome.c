@@ -1,3 +1,5 @@
+/* The outcome policy: how an attempt's end becomes the row's new state. See
+ * outcome.h. */
 #include "outcome.h"
 
 #include <stdint.h>

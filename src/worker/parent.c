@@ -1,3 +1,5 @@
+/* The supervisor, as a worker sees it: the worker's parent while it lives.
+ * See parent.h. */
 #include "parent.h"
 
 #include <sys/socket.h>

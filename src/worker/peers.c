@@ -1,3 +1,5 @@
+/* Telling the other daemons that a limited slot is free (issue 29). See
+ * peers.h. */
 #include "peers.h"
 
 #include <stdio.h>

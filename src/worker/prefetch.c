@@ -1,3 +1,5 @@
+/* Claiming ahead of free slots (prefetch), and how far ahead. See
+ * prefetch.h. */
 #include "prefetch.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* Start one job process (proc_start, without waiting for its exec; or
+ * proc_spawn, which waits). See proc.h. */
 #include "proc.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The statement order: which statement a worker sends next on its one
+ * connection, as a table of rows in priority order. See pump.h. */
 #include "pump.h"
 
 #include <string.h>

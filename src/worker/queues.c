@@ -1,3 +1,5 @@
+/* Which queues a worker claims from, and how many rows from each. See
+ * queues.h. */
 #include "queues.h"
 
 #include <stdlib.h>

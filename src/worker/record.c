@@ -1,3 +1,5 @@
+/* Recording results: the round trip that writes the results waiting in
+ * results.c into their rows (its row of the statement order). See record.h. */
 #include "record.h"
 
 #include <inttypes.h>

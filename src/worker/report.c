@@ -1,3 +1,4 @@
+/* A worker's reports to the supervisor (KYU_STATE, proto.h). See report.h. */
 #include "report.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Results waiting to be recorded. See results.h. */
 #include "results.h"
 
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+/* Retention: the periodic delete of finished rows older than [kyud]
+ * retention. See retention.h. */
 #include "retention.h"
 
 #include <inttypes.h>

@@ -1,3 +1,5 @@
+/* The scheduler: worker 1 turning kyu_schedules' rows into jobs, by sending
+ * the statements schedules.c builds. See scheduler.h. */
 #include "scheduler.h"
 
 #include "common/util.h"

@@ -1,3 +1,5 @@
+/* Settling: the worker's calls of kyu_settle, the procedure that moves the
+ * jobs waiting for others on. See settle.h. */
 #include "settle.h"
 
 #include <stdio.h>

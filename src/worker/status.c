@@ -1,3 +1,5 @@
+/* The status channel of a running attempt (kyu_jobs(7), "The status
+ * channel"). See status.h. */
 #include "status.h"
 
 #include <stdio.h>

@@ -1,3 +1,5 @@
+/* Every statement kyud sends to kyu_jobs, built as text, and the reading of
+ * their replies. See store.h. */
 #include "store.h"
 
 #include <inttypes.h>

@@ -1,3 +1,5 @@
+/* Recording results: the UPDATEs that write attempts' ends into their rows
+ * (one for all plain successes, one per other result). See store_finish.h. */
 #include "store_finish.h"
 
 #include <inttypes.h>
