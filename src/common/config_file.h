@@ -1,6 +1,6 @@
 /* The bytes of a configuration file: read whole, from a path or a
  * descriptor, refusing what is not a regular file or is too big to be
- * one; and a sealed memfd of them, for workers. Cut from config.c, which
+ * one; and a sealed memfd of them, for workers. Kept apart from config.c, which
  * turns the bytes into a configuration, because reading them is file
  * handling that knows nothing of the keys. config.c (config_load*) is its
  * only user. */

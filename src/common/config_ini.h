@@ -3,7 +3,7 @@
  * header inih would read as another section (text after the ']', a name
  * it would cut short, or one that is not UTF-8) are errors at their own
  * line, where inih would go on with something else than what is written.
- * Cut from config.c, which knows the keys, because this knows only lines,
+ * Kept apart from config.c, which knows the keys, because this knows only lines,
  * sections and keys; config.c is its only user.
  *
  * Every message about the file has one of two forms, "NAME:LINE: [section]

@@ -1,4 +1,4 @@
-/* SQL string literals. Cut from db.c because quoting is pure text and
+/* SQL string literals. Kept apart from db.c because quoting is pure text and
  * needs no connection: every module that builds statements uses it (the
  * worker, kyu, kyu web, common's own builders), and the unit tests read
  * its output without a server. db.h includes this header. */

@@ -1,7 +1,7 @@
 /* What comes back from a round trip: each statement's result as plain
  * rows of strings (struct db_reply, what every user of db.h reads), and
  * the store db.c builds it in, statement by statement, from Connector/C's
- * results. Cut from db.c, which drives the round trips, because the
+ * results. Kept apart from db.c, which drives the round trips, because the
  * memory of a reply (which cell points where, and until when) is a job
  * of its own. db.h includes this header; the store is db.c's alone. */
 #ifndef KYU_DB_REPLY_H

@@ -1,7 +1,7 @@
 /* What every kyu session is, whatever it then sends: the server it goes
  * to (the socket, or the first of a host list that answers, with a
  * Galera node that refused to serve tried last) and the options and
- * session variables it is opened with. Cut from db.c, which drives the
+ * session variables it is opened with. Kept apart from db.c, which drives the
  * round trips, because none of this depends on how a round trip is
  * driven: it is read from the configuration once per connect. db.c is
  * its only user; db.h includes this header for DB_SESSION_START, which

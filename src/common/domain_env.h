@@ -1,6 +1,6 @@
 /* A job's environment and the program it runs: the variables it starts
  * from, and a program looked up in that environment's PATH the way execvp
- * would, before the spawn. Cut from domain.c because these are string
+ * would, before the spawn. Kept apart from domain.c because these are string
  * vectors and the file system, the same for any section: domain.c hands
  * in the section's env_pass and env. domain.h includes this header; the
  * worker (src/worker) uses it, through domain.h. */

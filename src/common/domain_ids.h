@@ -1,6 +1,6 @@
 /* Who a job runs as: a user and group looked up by name (getpwnam_r,
  * getgrnam_r, getgrouplist), with the user's home, shell and
- * supplementary groups. Cut from domain.c, which parses the sections,
+ * supplementary groups. Kept apart from domain.c, which parses the sections,
  * because this is the name service, which knows nothing of sections and
  * blocks on it (it runs in the supervisor at start-up and reload, and in
  * a worker before each spawn, never in a spawned child). domain.h

@@ -1,6 +1,6 @@
 /* What this process may do: its ids, its nice and the capabilities that
  * let it switch user and group, raise limits or lower nice; and sealing
- * them so that nothing it executes inherits any. Cut from domain.c
+ * them so that nothing it executes inherits any. Kept apart from domain.c
  * because it is the process's own state, read through libcap, not a
  * section's. domain.h includes this header; config_check_system reads
  * it (kyud, at start-up and on reload) and a worker (src/worker) seals

@@ -1,5 +1,5 @@
 /* kyu lock's guardian: the process that starts the command and ends it,
- * with everything it started, when kyu says so or is gone. Cut from
+ * with everything it started, when kyu says so or is gone. Apart from
  * lock.c because it is a process of its own, with its own signals and
  * descriptors, that shares no state with kyu lock's run loop (lock.c)
  * but two pipes; kyu lock is its only user.

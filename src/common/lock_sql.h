@@ -1,4 +1,4 @@
-/* kyu lock's statements on the table kyu_locks, cut from lock.c because
+/* kyu lock's statements on the table kyu_locks, apart from lock.c because
  * they are pure text (they append to sb and quote with db_quote) while
  * the rest of kyu lock is processes and signals: the unit tests read the
  * very text that is sent, and kyu_jobs(7) prints the same statements for

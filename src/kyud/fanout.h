@@ -7,7 +7,7 @@
  * once per poll interval, that the daemon is polling (KYU_POLLED), and
  * announces the start once every worker is ready.
  *
- * Cut from the supervisor's loop (sup.c) because this is the one part of
+ * Kept apart from the supervisor's loop (sup.c) because this is the one part of
  * it on the path of every job: the claims it asks for per hint and per
  * poll are what the tests idle_cost and wake_coalesce count. It reads the
  * pool and the flags it keeps in each struct child; it starts and stops

@@ -6,7 +6,7 @@
  * anyone on the host costs the database at most wake_rate claims a
  * second. The wake itself goes out through the fan-out (fanout.h).
  *
- * Cut from the supervisor's loop (sup.c): the one door of the daemon that
+ * Kept apart from the supervisor's loop (sup.c): the one door of the daemon that
  * anyone on the network may knock at, so what it accepts and how much it
  * lets through read in one place. */
 #ifndef KYU_LISTENER_H

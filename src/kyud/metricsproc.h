@@ -4,7 +4,7 @@
  * reload. The process itself is src/metrics/ (main.c its main, metricsd.c
  * its HTTP server); the text it serves is common/metrics.c's.
  *
- * Cut from the supervisor's loop (sup.c) because it is a child unlike the
+ * Kept apart from the supervisor's loop (sup.c) because it is a child unlike the
  * workers: one at most, optional, never woken, and handed the scoreboard
  * read-only and a socket instead of a database's work. */
 #ifndef KYU_METRICSPROC_H

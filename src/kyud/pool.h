@@ -5,7 +5,7 @@
  * is not: the daemon stops), told to reload or retired when a reload
  * changes the pool, told to stop and killed when they do not.
  *
- * Cut from the supervisor's loop (sup.c) so that the lifecycle of a worker
+ * Kept apart from the supervisor's loop (sup.c) so that the lifecycle of a worker
  * process reads in one place; which worker is woken when is the fan-out's
  * (fanout.h). The table of workers is this room's: liveness.h keeps each
  * one's life in it and kills a worker that stops reporting; sdnotify.h

@@ -2,7 +2,7 @@
  * subreaper) and killed, since nobody renews their leases any more (see
  * sweep_now).
  *
- * Cut from the supervisor's loop (sup.c): a duty of its own, on every
+ * Kept apart from the supervisor's loop (sup.c): a duty of its own, on every
  * child's exit, that must know every child of ours (pool.h,
  * metricsproc.h) to spare them; the rule for what is killed is
  * common/orphans.h's. */

@@ -5,7 +5,7 @@
  * do, less the rechecks a datagram needs (what the watcher reports is
  * committed).
  *
- * Cut from the supervisor's loop (sup.c) as the metrics process is: a
+ * Kept apart from the supervisor's loop (sup.c) as the metrics process is: a
  * child unlike the workers, one at most, which reads the database but
  * claims nothing. */
 #ifndef KYU_WATCHPROC_H

@@ -1,5 +1,5 @@
 /* The database server's clock, watched with the worker's own monotonic clock
- * (issue 44.2). See dbclock.h. */
+ *. See dbclock.h. */
 #include "dbclock.h"
 
 /* A steady clock drifts or is slewed by far less than this (NTP slews at

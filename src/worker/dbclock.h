@@ -1,5 +1,5 @@
 /* The database server's clock, watched with the worker's own monotonic
- * clock (issue 44.2).
+ * clock.
  *
  * Leases (lease_until) and schedules (next_run) are times of the server's
  * clock, and an NTP step after a VM resume, or a manual fix, moves that

@@ -1,4 +1,4 @@
-/* Telling the other daemons that a limited slot is free (issue 29). See
+/* Telling the other daemons that a limited slot is free. See
  * peers.h. */
 #include "peers.h"
 

@@ -1,4 +1,4 @@
-/* Telling the other daemons that a limited slot is free (issue 29).
+/* Telling the other daemons that a limited slot is free.
  *
  * A job that held a concurrency key or a slot of a queue with max_running
  * or a rate limit frees it when its result is recorded. This worker claims

@@ -10,7 +10,7 @@
  * the priority (notes/DESIGN.md, "How a statement travels"); results ride
  * along with a claim only while no other result waits (claim.c's row
  * before record.c's); the tick is never armed for a moment already passed
- * while the connection is busy (the spin of issue 24).
+ * while the connection is busy (a spin).
  *
  * Owns no row of a job: each room owns what its statements carry. */
 #ifndef KYU_PUMP_H

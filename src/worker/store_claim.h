@@ -5,7 +5,7 @@
  * what the token marked; and the reading of that reply into the claimed
  * rows, which this module also frees. Pure, like all of store.h.
  *
- * Cut from store.c (issue 26) along the statement family: the claim's
+ * Apart from store.c along the statement family: the claim's
  * builders share its helpers (the claim's SET, the key filter, the column
  * defaults) with no other statement, and are the part of the store that
  * changes with the claim's plan (queues.c). The release of a failed claim

@@ -3,7 +3,7 @@
  * the server's max_allowed_packet, and the reading of their replies. Pure,
  * like all of store.h.
  *
- * Cut from store.c (issue 26) along the statement family: the results'
+ * Apart from store.c along the statement family: the results'
  * helpers (costs, backoff, the cut of output) serve nothing else. The one
  * thing shared is the bulk UPDATE of plain successes, which a claim also
  * carries in front (store_claim.c): it is exported here, with the family
