@@ -41,13 +41,29 @@ static void emit_gap(struct follow *f, unsigned long long n)
 	f->ended_nl = true;
 }
 
+/* A number at *p followed by the text after (advanced past both), as
+ * strtoull reads it; false when either is missing. */
+static bool number_then(const char **p, unsigned long long *ret, const char *after)
+{
+	char *end;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	*ret = strtoull(*p, &end, 10);
+	if (strncmp(end, after, strlen(after)) != 0)
+		return false;
+	*p = end + strlen(after);
+	return true;
+}
+
 /* The first line of a live tail (capture.h): its attempt, the bytes
  * written so far, and the line's length with its newline. */
 static bool live_header(const char *out, size_t len, unsigned *att, unsigned long long *total, size_t *hlen)
 {
-	const char *nl = memchr(out, '\n', len);
+	const char *nl = memchr(out, '\n', len), *p;
 	char line[160];
-	size_t plen = sizeof(CAPTURE_LIVE_PREFIX) - 1, kept;
+	size_t plen = sizeof(CAPTURE_LIVE_PREFIX) - 1;
+	unsigned long long a, kept;
 
 	if (!nl || len < plen || memcmp(out, CAPTURE_LIVE_PREFIX, plen) != 0 ||
 	    (size_t)(nl - out) >= sizeof(line))
@@ -55,9 +71,17 @@ static bool live_header(const char *out, size_t len, unsigned *att, unsigned lon
 	memcpy(line, out, (size_t)(nl - out));
 	line[nl - out] = '\0';
 	*hlen = (size_t)(nl - out) + 1;
-	if (sscanf(line + plen, "%u: the last %zu of %llu bytes so far]", att, &kept, total) == 3)
-		return true;
-	return sscanf(line + plen, "%u: %llu bytes so far]", att, total) == 2;
+	/* "N: the last K of T bytes so far]" or "N: T bytes so far]" */
+	p = line + plen;
+	if (!number_then(&p, &a, ": ") || a > ~0u)
+		return false;
+	*att = (unsigned)a;
+	if (strncmp(p, "the last ", 9) == 0) {
+		p += 9;
+		if (!number_then(&p, &kept, " of "))
+			return false;
+	}
+	return number_then(&p, total, " bytes so far]") && *p == '\0';
 }
 
 /* The final output of the attempt being printed (capture_render): the
@@ -65,18 +89,26 @@ static bool live_header(const char *out, size_t len, unsigned *att, unsigned lon
 static void follow_final(struct follow *f, const char *out, size_t len)
 {
 	static const char open[] = "\n[kyu: ";
-	const char *m = memmem(out, len, open, sizeof(open) - 1);
+	const char *m = memmem(out, len, open, sizeof(open) - 1), *p = m ? m + sizeof(open) - 1 : NULL;
 	unsigned long long omitted, head, tail_from;
-	int mlen = 0;
+	size_t mlen;
+	char mark[64] = "";
 
-	if (!m || sscanf(m + sizeof(open) - 1, "%llu bytes omitted]\n%n", &omitted, &mlen) != 1 || mlen == 0) {
+	/* The marker is short and ends in a newline: a NUL-terminated copy
+	 * is read, never past the column. */
+	if (m) {
+		size_t rest = len - (size_t)(p - out);
+		memcpy(mark, p, rest < sizeof(mark) - 1 ? rest : sizeof(mark) - 1);
+		p = mark;
+	}
+	if (!m || !number_then(&p, &omitted, " bytes omitted]\n")) {
 		if (f->printed < len)
 			emit(f, out + f->printed, len - f->printed);
 		f->printed = len > f->printed ? len : f->printed;
 		return;
 	}
 	head = (unsigned long long)(m - out);
-	mlen += (int)sizeof(open) - 1;
+	mlen = sizeof(open) - 1 + (size_t)(p - mark);
 	/* In the job's bytes the tail starts after the head and what was
 	 * omitted; in out, after the marker. */
 	tail_from = head + omitted;
