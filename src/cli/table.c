@@ -137,9 +137,9 @@ static void put_time(struct strbuf *sb, const char *v, long long t, const char *
 	long long d = now - t;
 	char buf[32];
 
-	if (tf != TIME_FULL && now_read && d < 20 * 3600 && d > -20 * 3600)
+	if (tf != TIME_FULL && now_read && d < 20LL * 3600 && d > -20LL * 3600)
 		sb_add(sb, v + 11, 8);
-	else if (tf != TIME_FULL && now_read && d < 180 * 86400 && d > -180 * 86400)
+	else if (tf != TIME_FULL && now_read && d < 180LL * 86400 && d > -180LL * 86400)
 		sb_add(sb, v + 5, 14);
 	else
 		sb_add(sb, v, 19);

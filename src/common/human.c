@@ -122,7 +122,8 @@ bool human_time_parse(const char *s, long long *ret_secs, const char **end)
 	if (*s == '.' && s[1] >= '0' && s[1] <= '9')
 		for (s++; *s >= '0' && *s <= '9'; s++)
 			;
-	*ret_secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se;
+	*ret_secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + (long long)h * 3600 +
+		    (long long)mi * 60 + se;
 	if (end)
 		*end = s;
 	return true;
@@ -142,7 +143,7 @@ size_t human_ago(char *buf, size_t n, long long delta)
 	} else if (a < 3600) {
 		v = a / 60;
 		u = "min";
-	} else if (a < 2 * 86400) {
+	} else if (a < 2LL * 86400) {
 		v = a / 3600;
 		u = "h";
 	} else {
