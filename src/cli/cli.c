@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "common/util.h"
 #include "common/wake.h"
+#include "table.h"
 
 int cli_env_add(json_t *env, char *arg, const char *cmd)
 {
@@ -64,74 +65,32 @@ int cli_die_db(struct db *db, const char *what)
 	return 1;
 }
 
-/* How cli_print_query writes values (set by main): ids, commands, errors and
- * output come from rows anyone who may submit can write. */
-static bool out_raw;                    /* --raw: the bytes as stored */
-static enum escape out_escape = ESCAPE_FIELD;
-
-void cli_print_mode(bool raw, bool terminal)
-{
-	out_raw = raw;
-	if (terminal)
-		out_escape = ESCAPE_TERMINAL;
-}
-
-/* One value as the output mode says: unless --raw, it never spans lines
- * or fields, and on a terminal no control character or byte that is not
- * UTF-8 reaches it (text.h). */
-static void print_value(struct strbuf *sb, const char *v, size_t len)
-{
-	sb_reset(sb);
-	if (!v)
-		sb_adds(sb, "NULL");
-	else if (out_raw)
-		sb_add(sb, v, len);
-	else
-		text_escape(sb, v, len, out_escape);
-	fwrite(sb->buf, 1, sb->len, stdout);
-}
-
 void cli_print_field(const char *name, const char *v, size_t len, const char *suffix)
 {
 	struct strbuf sb = { 0 };
 
+	sb_adds(&sb, "");
+	if (table_format() == TABLE_ALIGNED)
+		table_human(&sb, name, v, len);
+	else
+		table_escape(&sb, v, len);
 	printf("%12s: ", name);
-	print_value(&sb, v, len);
+	fwrite(sb.buf, 1, sb.len, stdout);
 	printf("%s\n", suffix ? suffix : "");
 	sb_free(&sb);
 }
 
 void cli_print_result(const struct db_result *r, bool vertical)
 {
-	struct strbuf sb = { 0 };
-
-	if (!vertical) {
-		for (unsigned i = 0; i < r->n_cols; i++)
-			printf("%s%s", i ? "\t" : "", r->names[i]);
-		printf("\n");
-	}
-	for (size_t row = 0; row < r->n_rows; row++) {
-		for (unsigned i = 0; i < r->n_cols; i++) {
-			const char *v = db_cell(r, row, i);
-
-			if (vertical)
-				printf("%12s: ", r->names[i]);
-			else if (i)
-				putchar('\t');
-			print_value(&sb, v, v ? r->lens[row * r->n_cols + i] : 0);
-			if (vertical)
-				putchar('\n');
-		}
-		if (!vertical)
-			printf("\n");
-	}
-	sb_free(&sb);
+	table_print(r, vertical);
 }
 
 int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical)
 {
 	const struct db_reply *reply;
 
+	/* Before the statement: some callers read @@warning_count after it. */
+	table_read_now(db);
 	if (db_query(db, sql, len, &reply) != DB_OK)
 		return -1;
 	if (reply->n < 1)

@@ -32,18 +32,17 @@
 #define CLI_TIME(col) "CONCAT(" col ", ' ', " CLI_ZONE ") AS " col
 #define CLI_UTC_TIME(expr) "CONCAT(CONVERT_TZ(" expr ", '+00:00', @@session.time_zone), ' ', " CLI_ZONE ")"
 
-/* How cli_print_query writes values, set once by main: raw (--raw) as
- * stored, else escaped, for a terminal (stdout is one) more strictly. */
-void cli_print_mode(bool raw, bool terminal);
 /* Print "kyu: WHAT: <the database's error>"; returns 1, the exit status. */
 int cli_die_db(struct db *db, const char *what);
-/* Run a statement and print its result set as tab-separated rows (or one
- * "column: value" line each, vertical). Returns the row count or -1. */
+/* Run a statement and print its result set in the form main chose
+ * (table.h): rows, or one "column: value" line each (vertical). Returns
+ * the row count or -1. */
 int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical);
 /* The printing of cli_print_query, for a result already read. */
 void cli_print_result(const struct db_result *r, bool vertical);
 /* One "name: value" line as cli_print_query's vertical form writes it
- * (v NULL: "NULL"), with suffix (NULL: none) after the value, as is. */
+ * (v NULL: "NULL", or "-" in the table form, which also reads the value
+ * as table.h says), with suffix (NULL: none) after the value, as is. */
 void cli_print_field(const char *name, const char *v, size_t len, const char *suffix);
 /* Send "kyu:QUEUE" to every live daemon of kyu_daemons that serves QUEUE
  * ("" : any queue, all of them; it also makes kyud read kyu_schedules

@@ -2,11 +2,13 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/causes.h"
 #include "common/text.h"
 #include "cli.h"
+#include "table.h"
 
 /* The jobs "kyu causes CAUSE" lists. */
 #define CAUSES_SHOWN 100
@@ -33,6 +35,70 @@ static void put_text(struct strbuf *sb, const char *s)
 static void put_time(const char *t)
 {
 	printf("%.19s", *t ? t : "-");
+}
+
+/* Rows built here, for the table and JSON forms (table.h): cells of
+ * strbufs, an empty one for NULL. */
+struct rows {
+	struct db_result r;
+	struct strbuf *sb;
+};
+
+static void rows_init(struct rows *t, const char **names, bool *numeric, unsigned cols, size_t n)
+{
+	t->r = (struct db_result){ .n_cols = cols, .n_rows = n, .names = names, .numeric = numeric };
+	t->r.cells = xcalloc(n * cols + 1, sizeof(*t->r.cells));
+	t->r.lens = xcalloc(n * cols + 1, sizeof(*t->r.lens));
+	t->sb = xcalloc(n * cols + 1, sizeof(*t->sb));
+}
+
+/* Print the rows in the chosen form and free them. */
+static void rows_print(struct rows *t)
+{
+	for (size_t i = 0; i < t->r.n_rows * t->r.n_cols; i++) {
+		t->r.cells[i] = t->sb[i].buf;
+		t->r.lens[i] = t->sb[i].len;
+	}
+	cli_print_result(&t->r, false);
+	for (size_t i = 0; i < t->r.n_rows * t->r.n_cols; i++)
+		sb_free(&t->sb[i]);
+	free(t->sb);
+	free(t->r.cells);
+	free(t->r.lens);
+}
+
+/* A time of the server to the second; none for "". */
+static void add_time(struct strbuf *sb, const char *t)
+{
+	if (*t)
+		sb_printf(sb, "%.19s", t);
+}
+
+static void list_groups_as(const struct causes *c)
+{
+	static const char *names[] = { "cause", "failed", "retrying", "first", "last", "queues", "text" };
+	bool numeric[] = { false, true, true, false, false, false, false };
+	struct rows t;
+	char id[9];
+
+	rows_init(&t, names, numeric, 7, c->n);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cause_group *g = &c->g[i];
+		struct strbuf *row = &t.sb[i * 7];
+		cause_id_text(g->id, id);
+		sb_adds(&row[0], id);
+		sb_printf(&row[1], "%lld", g->failed);
+		sb_printf(&row[2], "%lld", g->retrying);
+		add_time(&row[3], g->first);
+		add_time(&row[4], g->last);
+		sb_adds(&row[5], "");
+		for (int k = 0; k < g->n_queues; k++)
+			sb_printf(&row[5], "%s%s", k ? "," : "", g->queues[k]);
+		if (g->more_queues)
+			sb_printf(&row[5], ",+%d more", g->more_queues);
+		sb_adds(&row[6], g->text[0] ? g->text : "(no error)");
+	}
+	rows_print(&t);
 }
 
 static void list_groups(const struct causes *c)
@@ -79,8 +145,25 @@ static int show_jobs(struct db *db, const char *key, const char *queue)
 	}
 	if (causes_jobs(text, queue, CAUSES_SHOWN, NULL, cmd_causes_run, db, &jobs, &n) < 0)
 		return cli_die_db(db, "causes");
-	printf("id\tqueue\tstatus\tupdated\terror\n");
-	for (size_t i = 0; i < n; i++) {
+	if (table_format() != TABLE_TSV) {
+		static const char *names[] = { "id", "queue", "status", "updated", "error" };
+		bool numeric[5] = { false };
+		struct rows t;
+
+		rows_init(&t, names, numeric, 5, n);
+		for (size_t i = 0; i < n; i++) {
+			struct strbuf *row = &t.sb[i * 5];
+			sb_adds(&row[0], jobs[i].id);
+			sb_adds(&row[1], jobs[i].queue);
+			sb_adds(&row[2], jobs[i].retrying ? "retrying" : "failed");
+			add_time(&row[3], jobs[i].updated);
+			sb_adds(&row[4], jobs[i].line);
+		}
+		rows_print(&t);
+	} else {
+		printf("id\tqueue\tstatus\tupdated\terror\n");
+	}
+	for (size_t i = 0; table_format() == TABLE_TSV && i < n; i++) {
 		put_text(&sb, jobs[i].id);
 		putchar('\t');
 		put_text(&sb, jobs[i].queue);
@@ -121,11 +204,15 @@ int cmd_causes(struct db *db, int argc, char **argv)
 	}
 	if (!db)
 		return 0;
+	table_read_now(db);
 	if (optind < argc)
 		return show_jobs(db, argv[optind], queue);
 	if (causes_read(&c, queue, NULL, cmd_causes_run, db) < 0)
 		return cli_die_db(db, "causes");
-	list_groups(&c);
+	if (table_format() == TABLE_TSV)
+		list_groups(&c);
+	else
+		list_groups_as(&c);
 	if (c.window_full)
 		fprintf(stderr, "kyu: causes: of the latest %d failed and %d waiting jobs only\n", CAUSES_SCAN,
 			CAUSES_SCAN);

@@ -8,6 +8,7 @@
 #include "common/registry.h"
 #include "common/util.h"
 #include "cli.h"
+#include "table.h"
 
 /* A row's refresh interval: live_until is REGISTRY_LIVE_INTERVALS of them
  * after last_seen (registry.h), whatever the daemon's lease. */
@@ -36,7 +37,7 @@ static void ago(char *buf, size_t len, long long s)
  * deletes its row, so with none left the last to end a job (kyu_minutes,
  * kept a week; its token begins host:pid) stands in. Read failures (a
  * client account without those privileges) only shorten the line. */
-static void say_none_live(struct db *db)
+static void say_none_live(struct db *db, FILE *to)
 {
 	static const char rows[] =
 		"SELECT host, pid, TIMESTAMPDIFF(SECOND, last_seen, NOW(6)) FROM kyu_daemons "
@@ -51,7 +52,7 @@ static void say_none_live(struct db *db)
 	if (db_query(db, rows, sizeof(rows) - 1, &reply) == DB_OK && reply->n > 0 &&
 	    (r = &reply->r[0])->n_rows == 1 && db_cell(r, 0, 2)) {
 		ago(when, sizeof(when), strtoll(db_cell(r, 0, 2), NULL, 10));
-		printf("no kyud is live: the last one seen was %s pid %s, %s ago (its row's last refresh); "
+		fprintf(to, "no kyud is live: the last one seen was %s pid %s, %s ago (its row's last refresh); "
 		       "jobs wait until one runs\n",
 		       db_cell(r, 0, 0), db_cell(r, 0, 1), when);
 		return;
@@ -59,12 +60,12 @@ static void say_none_live(struct db *db)
 	if (db_query(db, minutes, sizeof(minutes) - 1, &reply) == DB_OK && reply->n > 0 &&
 	    (r = &reply->r[0])->n_rows == 1 && db_cell(r, 0, 2)) {
 		ago(when, sizeof(when), strtoll(db_cell(r, 0, 2), NULL, 10));
-		printf("no kyud is live: none is registered; the last to end a job was %s pid %s, "
+		fprintf(to, "no kyud is live: none is registered; the last to end a job was %s pid %s, "
 		       "%s ago; jobs wait until one runs\n",
 		       db_cell(r, 0, 0), db_cell(r, 0, 1), when);
 		return;
 	}
-	printf("no kyud is live: none is registered, and none ended a job in the last week; "
+	fprintf(to, "no kyud is live: none is registered, and none ended a job in the last week; "
 	       "jobs wait until one runs\n");
 }
 
@@ -96,12 +97,19 @@ int cmd_daemons(struct db *db)
 	    reply->r[0].n_rows != 1)
 		return cli_die_db(db, "daemons");
 	n = strtol(db_cell(&reply->r[0], 0, 0) ? db_cell(&reply->r[0], 0, 0) : "0", NULL, 10);
+	if (n == 0 && table_format() == TABLE_JSON) {
+		/* stdout stays one JSON array, empty or of the rows left. */
+		if (cli_print_query(db, q, sizeof(q) - 1, false) < 0)
+			return cli_die_db(db, "daemons");
+		say_none_live(db, stderr);
+		return 0;
+	}
 	if (n == 0) {
 		/* The rows left by daemons that died, if any, then the line. */
 		if (db_query(db, any, sizeof(any) - 1, &reply) == DB_OK &&
 		    reply->n > 0 && reply->r[0].n_rows > 0 && cli_print_query(db, q, sizeof(q) - 1, false) < 0)
 			return cli_die_db(db, "daemons");
-		say_none_live(db);
+		say_none_live(db, stdout);
 		return 0;
 	}
 	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "daemons") : 0;

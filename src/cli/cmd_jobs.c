@@ -14,6 +14,7 @@
 #include "common/text.h"
 #include "common/util.h"
 #include "cli.h"
+#include "table.h"
 
 /* kyu submit's status when the queue is full (kyu_queues.max_waiting):
  * EX_TEMPFAIL, "try again later". */
@@ -469,7 +470,7 @@ static bool show_unset(const struct db_result *r, unsigned col)
  * first, as a table after the job; none on a schema without kyu_attempts,
  * and a note where the account may not read it and the job has had
  * attempts (tried). Returns 0, or 1 when the table could not be read. */
-static int show_attempts(struct db *db, const char *id, unsigned long long seq, bool tried)
+static int show_attempts(struct db *db, const char *id, unsigned long long seq, bool tried, json_t *obj)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
@@ -482,7 +483,12 @@ static int show_attempts(struct db *db, const char *id, unsigned long long seq, 
 		  "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq",
 		  seq);
 	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK) {
-		if (reply->n >= 1 && reply->r[0].n_rows > 0) {
+		if (obj) {
+			json_t *a = json_array();
+			for (size_t i = 0; reply->n >= 1 && i < reply->r[0].n_rows; i++)
+				json_array_append_new(a, table_json_row(&reply->r[0], i));
+			json_object_set_new(obj, "attempts", a);
+		} else if (reply->n >= 1 && reply->r[0].n_rows > 0) {
 			putchar('\n');
 			cli_print_result(&reply->r[0], false);
 		}
@@ -499,9 +505,39 @@ static int show_attempts(struct db *db, const char *id, unsigned long long seq, 
 	return rc;
 }
 
+/* One side's edges for kyu show --json: the first SHOW_EDGES as objects
+ * (seq, id, status; id null for a row that is gone) and how many in all. */
+static json_t *show_side_json(const struct db_result *list, const struct db_result *count)
+{
+	json_t *jobs = json_array();
+
+	for (size_t i = 0; i < list->n_rows; i++)
+		json_array_append_new(jobs, table_json_row(list, i));
+	return json_pack("{s:o, s:o}", "jobs", jobs, "count",
+			 count->n_rows ? table_json_cell(count, 0, 0) : json_integer(0));
+}
+
+/* kyu show's output in the table form: as text, lines kept, under a rule
+ * as wide as the terminal (at most 100 columns). */
+static void show_output(const char *out, size_t len)
+{
+	size_t width = table_columns();
+
+	width = width > 100 ? 100 : width < 20 ? 20 : width;
+	printf("\n%s output ", "\xE2\x94\x80\xE2\x94\x80");
+	for (size_t i = 10; i < width; i++)
+		fputs("\xE2\x94\x80", stdout);
+	putchar('\n');
+	table_put_text(out, len, true);
+	if (len && out[len - 1] != '\n')
+		putchar('\n');
+}
+
 int cmd_show(struct db *db, const char *id)
 {
-	struct strbuf sb = { 0 };
+	struct strbuf sb = { 0 }, output = { 0 };
+	json_t *obj = NULL;
+	bool has_output = false;
 	const struct db_reply *reply;
 	const struct db_result *r;
 	enum db_fail fail;
@@ -509,6 +545,7 @@ int cmd_show(struct db *db, const char *id)
 	unsigned long long seq;
 	int n, rc = 1;
 
+	table_read_now(db);
 	/* Schema version 6, then 5 (without its columns),
 	 * then older (below). */
 	for (int v = 0; v < 2; v++) {
@@ -552,7 +589,23 @@ int cmd_show(struct db *db, const char *id)
 	/* Read before the next query frees the reply. */
 	seq = strtoull(show_cell(r, "seq") ?: "0", NULL, 10);
 	tried = strtoull(show_cell(r, "attempts") ?: "0", NULL, 10) > 0;
-	for (unsigned i = 0; i < r->n_cols; i++) {
+	if (table_format() == TABLE_JSON) {
+		obj = table_json_row(r, 0);
+		if (edges) {
+			json_object_set_new(obj, "upstream", show_side_json(&reply->r[1], &reply->r[2]));
+			json_object_set_new(obj, "downstream", show_side_json(&reply->r[3], &reply->r[4]));
+		}
+	}
+	for (unsigned i = 0; !obj && i < r->n_cols; i++) {
+		/* The table form: the output last, as text under a rule. */
+		if (table_format() == TABLE_ALIGNED && strcmp(r->names[i], "output") == 0) {
+			if (db_cell(r, 0, i)) {
+				output.len = 0;
+				sb_add(&output, db_cell(r, 0, i), r->lens[i]);
+				has_output = true;
+			}
+			continue;
+		}
 		if (!show_unset(r, i))
 			cli_print_field(r->names[i], db_cell(r, 0, i), r->lens[i], NULL);
 		if (edges && strcmp(r->names[i], "cancelled_by") == 0) {
@@ -572,9 +625,16 @@ int cmd_show(struct db *db, const char *id)
 			id, db_error(db));
 		goto out;
 	}
-	rc = show_attempts(db, id, seq, tried);
+	rc = show_attempts(db, id, seq, tried, obj);
+	if (obj && table_json_print(obj) < 0)
+		rc = 1;
+	obj = NULL;
+	if (has_output)
+		show_output(output.buf, output.len);
 out:
+	json_decref(obj);
 	sb_free(&sb);
+	sb_free(&output);
 	return rc;
 }
 

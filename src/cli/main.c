@@ -18,12 +18,14 @@
 #include "cli.h"
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"
+#include "cmd_logs.h"
 #include "cmd_bulk.h"
 #include "cmd_causes.h"
 #include "cmd_queue.h"
 #include "cmd_schedule.h"
 #include "cmd_schema.h"
 #include "cmd_web.h"
+#include "table.h"
 
 /* kyu reads the client file: a database account that may submit and
  * inspect, not kyud's. kyud's own file, readable by root and kyud only, is
@@ -34,7 +36,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kyu [-c FILE] [--raw] COMMAND [ARGS]\n"
+		"usage: kyu [-c FILE] [--raw] [--format FORM | --json] COMMAND [ARGS]\n"
 		"\n"
 		"Commands:\n"
 		"  submit [OPTIONS] -s 'SHELL LINE'    enqueue a shell command\n"
@@ -52,6 +54,10 @@ static void usage(FILE *f)
 		"  show ID                             print every column of one job, the jobs\n"
 		"                                      it runs after and that run after it, and\n"
 		"                                      its attempts\n"
+		"  logs [-f] ID                        print a job's output; -f: follow a job that has\n"
+		"                                      not ended, printing its live output as it\n"
+		"                                      comes, until it ends (exits 0 succeeded,\n"
+		"                                      2 failed, 3 cancelled)\n"
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20);\n"
 		"      STATUS: waiting, running, succeeded, failed, cancelled, blocked\n"
 		"      or retrying\n"
@@ -120,6 +126,13 @@ static void usage(FILE *f)
 		"            tabs, newlines and backslashes in a value print as \\t \\n \\\\, and\n"
 		"            on a terminal also other control characters (\\e, \\xNN) and bytes\n"
 		"            that are not UTF-8 (\\xNN)\n"
+		"  --format table|tsv|json  how listings and show print (also after COMMAND):\n"
+		"            table (the default on a terminal): aligned columns cut to its\n"
+		"            width, - for NULL, times with how long ago, sizes and durations\n"
+		"            with units; tsv (the default otherwise, and with --raw):\n"
+		"            tab-separated rows as stored; json: an array of objects (show:\n"
+		"            one object), NULL as null\n"
+		"  --json    the same as --format json\n"
 		"  -h, --help  show this help (after COMMAND: its lines);  -V, --version  show the version\n",
 		DAEMON_CONFIG, CLIENT_CONFIG, DAEMON_CONFIG);
 }
@@ -152,7 +165,8 @@ static int usage_of(const char *cmd, FILE *out)
 			in = false;
 		}
 		if (in && out)
-			fprintf(out, "%s%s\n", found ? "" : "usage: kyu [-c FILE] [--raw] COMMAND [ARGS]; for this command:\n",
+			fprintf(out, "%s%s\n",
+				found ? "" : "usage: kyu [-c FILE] [--raw] [--format FORM] COMMAND [ARGS]; for this command:\n",
 				line);
 		found += in;
 	}
@@ -199,6 +213,57 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 	return true;
 }
 
+/* The commands that print a listing or a job: they take --json and
+ * --format after their name too. */
+static bool takes_format(const char *cmd)
+{
+	static const char *const cmds[] = { "list",   "show",  "queues", "schedules", "locks",
+					    "daemons", "causes", "stats", NULL };
+
+	for (size_t i = 0; cmds[i]; i++)
+		if (strcmp(cmd, cmds[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Take --json, --format FORM and --format=FORM out of a command's
+ * arguments (up to a "--"), so that its own parsing never sees them.
+ * Returns 0, or EXIT_USAGE for a bad form. */
+static int strip_format(const char *cmd, int *argc, char **argv, enum table_format *form, bool *formed)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *v = NULL;
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--json") == 0 && strcmp(cmd, "stats") != 0) {
+			*form = TABLE_JSON;
+			*formed = true;
+			continue;
+		}
+		if (strncmp(argv[i], "--format=", 9) == 0)
+			v = argv[i] + 9;
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < *argc)
+			v = argv[++i];
+		if (!v) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (table_format_parse(v, form) < 0) {
+			fprintf(stderr, "kyu: %s: --format: '%s' is not table, tsv or json\n", cmd, v);
+			return EXIT_USAGE;
+		}
+		*formed = true;
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
 static bool is_help(const char *arg)
 {
 	return arg && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0);
@@ -237,13 +302,16 @@ int main(int argc, char **argv)
 	const char *cmd;
 	enum action act;
 	int c, rc = 1, create = 0;
-	bool raw = false, bulk;
+	bool raw = false, bulk, formed = false;
+	enum table_format form = TABLE_TSV;
 
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "raw", no_argument, NULL, 'R' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -251,6 +319,17 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c': path = optarg; break;
 		case 'R': raw = true; break;
+		case 'F':
+			if (table_format_parse(optarg, &form) < 0) {
+				fprintf(stderr, "kyu: --format: '%s' is not table, tsv or json\n", optarg);
+				return EXIT_USAGE;
+			}
+			formed = true;
+			break;
+		case 'J':
+			form = TABLE_JSON;
+			formed = true;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("kyu %s\n", KYU_VERSION); return 0;
 		default: usage(stderr); return EXIT_USAGE;
@@ -260,10 +339,16 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	cli_print_mode(raw, isatty(STDOUT_FILENO));
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
+	if (takes_format(cmd) && (rc = strip_format(cmd, &argc, argv, &form, &formed)) != 0)
+		return rc;
+	/* A terminal gets the table unless told otherwise; --raw, the bytes
+	 * as stored, only makes sense in rows. */
+	if (!formed)
+		form = isatty(STDOUT_FILENO) && !raw ? TABLE_ALIGNED : TABLE_TSV;
+	table_setup(form, raw, isatty(STDOUT_FILENO));
 	/* kyu COMMAND --help (and kyu schedule|schema SUB --help), before the
 	 * configuration is read; kyu web answers for itself. */
 	if (strcmp(cmd, "web") != 0 &&
@@ -280,6 +365,7 @@ int main(int argc, char **argv)
 	if ((bulk && (rc = cmd_job_bulk(NULL, NULL, act, argc, argv)) != 0) ||
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "causes") == 0 && (rc = cmd_causes(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "logs") == 0 && (rc = cmd_logs(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "queues") == 0 && (rc = cmd_queues(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
@@ -370,7 +456,9 @@ int main(int argc, char **argv)
 		rc = cmd_locks(db, argc == 2 ? argv[1] : NULL);
 	} else if (strcmp(cmd, "stats") == 0 &&
 		   (argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0))) {
-		rc = cmd_stats(db, argc == 2);
+		rc = cmd_stats(db, argc == 2 || form == TABLE_JSON);
+	} else if (strcmp(cmd, "logs") == 0) {
+		rc = cmd_logs(db, argc, argv);
 	} else {
 		fprintf(stderr, "kyu: %s: wrong arguments\n", cmd);
 		usage_of(cmd, stderr);

@@ -23,6 +23,7 @@ void db_reply_reset(struct db_reply_store *s)
 		free(s->r[i].cells);
 		free(s->r[i].lens);
 		free(s->r[i].names);
+		free(s->r[i].numeric);
 	}
 	s->n = 0;
 	memset(&s->reply, 0, sizeof(s->reply));
@@ -37,9 +38,11 @@ void db_reply_drop_rows(struct db_reply_store *s)
 		free(s->r[i].cells);
 		free(s->r[i].lens);
 		free(s->r[i].names);
+		free(s->r[i].numeric);
 		s->r[i].cells = NULL;
 		s->r[i].lens = NULL;
 		s->r[i].names = NULL;
+		s->r[i].numeric = NULL;
 		s->r[i].n_rows = 0;
 	}
 }
@@ -82,8 +85,12 @@ void db_reply_add_rows(struct db_reply_store *s, struct st_mysql_res *res)
 	r->cells = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->cells));
 	r->lens = xcalloc(r->n_rows * r->n_cols + 1, sizeof(*r->lens));
 	r->names = xcalloc(r->n_cols + 1, sizeof(*r->names));
-	for (unsigned c = 0; c < r->n_cols; c++)
-		r->names[c] = mysql_fetch_field_direct(res, c)->name;
+	r->numeric = xcalloc(r->n_cols + 1, sizeof(*r->numeric));
+	for (unsigned c = 0; c < r->n_cols; c++) {
+		const MYSQL_FIELD *f = mysql_fetch_field_direct(res, c);
+		r->names[c] = f->name;
+		r->numeric[c] = IS_NUM(f->type);
+	}
 	/* A stored result is all in memory: fetching does no I/O. */
 	while (i < r->n_rows && (row = mysql_fetch_row(res))) {
 		unsigned long *lens = mysql_fetch_lengths(res);

@@ -7,6 +7,7 @@
 #ifndef KYU_DB_REPLY_H
 #define KYU_DB_REPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,9 @@ struct db_result {
 	char **cells;
 	unsigned long *lens;
 	const char **names; /* column names */
+	/* per column: the server sends a number (an integer, a DECIMAL, a
+	 * float), for a reader that types values (kyu's JSON) */
+	bool *numeric;
 };
 
 /* What came back from one round trip. fail is DB_OK when every statement

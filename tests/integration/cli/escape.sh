@@ -48,8 +48,15 @@ tr -d '\r' <"$T_DIR/tty" >"$T_DIR/tty.txt"
 assert_eq 0 "$(tr -cd '\033\007' <"$T_DIR/tty.txt" | wc -c)" "ESC and BEL bytes that reached the terminal"
 grep -qF '       error: bad\e[31mred\n      status: succeeded' "$T_DIR/tty.txt" ||
 	fail "kyu show on a pty: error line: $(cat -A "$T_DIR/tty.txt")"
-grep -qxF '      output: o\e]0;owned\x07\xe9' "$T_DIR/tty.txt" ||
+# The table form (a terminal's): the output as text under a rule, escaped.
+grep -A1 -- '── output ─' "$T_DIR/tty.txt" | grep -qxF 'o\e]0;owned\x07\xe9' ||
 	fail "kyu show on a pty: output line: $(cat -A "$T_DIR/tty.txt")"
+script -qec '"$KYU_ESC_BIN" -c "$KYU_ESC_INI" --format tsv show "$KYU_ESC_ID"' /dev/null >"$T_DIR/tty" ||
+	fail "kyu --format tsv show on a pty failed: $(cat -A "$T_DIR/tty")"
+tr -d '\r' <"$T_DIR/tty" >"$T_DIR/tty.txt"
+assert_eq 0 "$(tr -cd '\033\007' <"$T_DIR/tty.txt" | wc -c)" "ESC and BEL bytes that reached the terminal (tsv)"
+grep -qxF '      output: o\e]0;owned\x07\xe9' "$T_DIR/tty.txt" ||
+	fail "kyu --format tsv show on a pty: output line: $(cat -A "$T_DIR/tty.txt")"
 script -qec '"$KYU_ESC_BIN" -c "$KYU_ESC_INI" list' /dev/null >"$T_DIR/tty" ||
 	fail "kyu list on a pty failed"
 assert_eq 0 "$(tr -cd '\033' <"$T_DIR/tty" | wc -c)" "ESC bytes kyu list sent to the terminal"

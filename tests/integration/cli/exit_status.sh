@@ -20,6 +20,7 @@ args_of() {
 	case $1 in
 	submit) echo "-s true"; echo "-q mail -- /bin/true" ;;
 	show | run-now) echo "job-1" ;;
+	logs) echo "job-1"; echo "-f job-1" ;;
 	cancel | retry | delete) echo "job-1"; echo "-q mail --yes"; echo "--cause 0123abcd --yes" ;;
 	causes) echo ""; echo "-q mail 0123abcd" ;;
 	list) echo ""; echo "-s failed -n 5" ;;
