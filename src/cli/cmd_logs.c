@@ -223,8 +223,16 @@ int cmd_logs(struct db *db, int argc, char **argv)
 		a = db_cell(r, 0, 1);
 		out = db_cell(r, 0, 2);
 		if (!follow) {
+			unsigned la;
+			unsigned long long total;
+			size_t hlen = 0, len = out ? r->lens[2] : 0;
+
+			/* A running attempt's live tail: its bytes, not the
+			 * header kyud keeps its place with. */
+			if (out && !live_header(out, len, &la, &total, &hlen))
+				hlen = 0;
 			if (out)
-				emit(&f, out, r->lens[2]);
+				emit(&f, out + hlen, len - hlen);
 			rc = 0;
 			break;
 		}

@@ -126,6 +126,9 @@ kyu logs -f "$id" >"$T_DIR/follow" 2>"$T_DIR/follow.err" &
 follower=$!
 wait_until 60 "kyu logs -f to print the first five lines while the job runs" grep -qx 'line 5' "$T_DIR/follow"
 assert_eq running "$(sql "SELECT status FROM kyu_jobs WHERE id = '$id'")" "the job while its lines were followed"
+# Without -f, the running job's live tail: its lines, not kyud's header.
+wait_until 30 "the live tail to hold line 5" sh -c "\"$KYU\" -c \"$T_DIR/kyu.ini\" logs $id | grep -qx 'line 5'"
+assert_eq "line 1" "$(kyu logs "$id" | sed -n 1p)" "kyu logs of a running job: its first line"
 touch "$T_DIR/go"
 rc=0
 wait "$follower" || rc=$?
