@@ -113,16 +113,17 @@ static struct qent *qtab_get(struct qtab *t, const char *name, size_t len)
 	size_t k;
 	struct qent *e;
 
+	/* Room for one more first: then a slot always names an entry. */
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
+	}
 	if (2 * (t->n + 1) > t->n_slots)
-		qtab_rehash(t, t->n_slots ? 2 * t->n_slots : 1024);
+		qtab_rehash(t, t->n_slots ? 2 * t->n_slots : 2048);
 	for (k = name_hash(name, len) & (t->n_slots - 1); t->slot[k]; k = (k + 1) & (t->n_slots - 1)) {
 		e = &t->e[t->slot[k] - 1];
 		if (e->len == len && memcmp(e->name, name, len) == 0)
 			return e;
-	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 1024;
-		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
 	}
 	e = &t->e[t->n];
 	memset(e, 0, sizeof(*e));
