@@ -51,18 +51,102 @@ static json_t *zero_minutes(void)
 	return per_minute;
 }
 
-/* A queue's entry, with only what orders the page (filled in for every
- * queue: thousands); page_entry adds the rest for the page's queues. */
-static json_t *queue_entry(json_t *queues, const char *name)
-{
-	json_t *q = json_object_get(queues, name);
+/* What a queue needs, in the page's order (docs/dashboard.md, "Order"):
+ * failing (at least WEBOVERVIEW_FAILING_MIN failed attempts in the hour,
+ * and no fewer than the jobs that succeeded), most failed attempts first;
+ * stuck (due jobs, the oldest due for WEBOVERVIEW_STUCK_AGE or more),
+ * longest first; failed (some failed attempts), most first; busy (running
+ * or due jobs), most running first, then longest due; then the rest.
+ * Ties by name. */
+enum attention { ATT_FAILING, ATT_STUCK, ATT_FAILED, ATT_BUSY, ATT_IDLE };
+static const char *const attention_names[] = { "failing", "stuck", "failed", "busy", "idle" };
 
-	if (q)
-		return q;
-	q = json_pack("{s:s, s:i, s:f, s:i, s:n, s:n}", "queue", name, "running", 0, "oldest_due_age", 0.0,
-		      "failed_1h", 0, "succeeded_1h", "retried_1h");
-	json_object_set_new(queues, name, q);
-	return q;
+/* A queue, with only what orders the page. Every queue has one (10,000
+ * and more), so it is a plain struct in a hash table: the page's queues
+ * alone get their JSON (page_json), after the sort. */
+struct qent {
+	char *name;
+	size_t len;
+	long long running, succeeded, failed, retried;
+	double age;
+	/* succeeded and retried are known (else JSON null): the hour per
+	 * queue, and the retries of kyu_minutes. */
+	bool succeeded_known, retried_known;
+	bool waiting, due, blocked;
+	enum attention att;
+	double a, b;
+};
+
+struct qtab {
+	struct qent *e;
+	size_t n, cap;
+	/* Open addressing: an index into e plus one, 0 for an empty slot. */
+	size_t *slot, n_slots;
+};
+
+static size_t name_hash(const char *s, size_t len)
+{
+	size_t h = 1469598103934665603ULL & SIZE_MAX;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * (1099511628211ULL & SIZE_MAX);
+	return h;
+}
+
+static void qtab_rehash(struct qtab *t, size_t n_slots)
+{
+	free(t->slot);
+	t->slot = xcalloc(n_slots, sizeof(*t->slot));
+	t->n_slots = n_slots;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t k = name_hash(t->e[i].name, t->e[i].len) & (n_slots - 1);
+		while (t->slot[k])
+			k = (k + 1) & (n_slots - 1);
+		t->slot[k] = i + 1;
+	}
+}
+
+/* The queue's entry, added when new (no jobs, nothing in the hour). The
+ * pointer holds until the next call. */
+static struct qent *qtab_get(struct qtab *t, const char *name, size_t len)
+{
+	size_t k;
+	struct qent *e;
+
+	/* Room for one more first: then a slot always names an entry. */
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
+	}
+	if (2 * (t->n + 1) > t->n_slots)
+		qtab_rehash(t, t->n_slots ? 2 * t->n_slots : 2048);
+	for (k = name_hash(name, len) & (t->n_slots - 1); t->slot[k]; k = (k + 1) & (t->n_slots - 1)) {
+		e = &t->e[t->slot[k] - 1];
+		if (e->len == len && memcmp(e->name, name, len) == 0)
+			return e;
+	}
+	e = &t->e[t->n];
+	memset(e, 0, sizeof(*e));
+	e->name = xmalloc(len + 1);
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	e->len = len;
+	t->slot[k] = ++t->n;
+	return e;
+}
+
+static struct qent *qtab_cell(struct qtab *t, const struct db_result *r, size_t row)
+{
+	return qtab_get(t, cell_s(r, row, 0), db_cell(r, row, 0) ? r->lens[row * r->n_cols] : 0);
+}
+
+static void qtab_free(struct qtab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->e[i].name);
+	free(t->e);
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
 }
 
 /* What a page's queue shows besides, before it is read: no jobs, the
@@ -120,26 +204,20 @@ static void count_minute(json_t *o, const struct db_result *r, size_t row, bool 
 #define HOUR_WHERE "FROM kyu_minutes WHERE minute > " MINUTES_NOW " - INTERVAL 60 MINUTE "
 #define HOUR_AGO "TIMESTAMPDIFF(MINUTE, minute, " MINUTES_NOW ")"
 
-/* The rows of a reading of kyu_minutes, [text, numbers...]. */
-static json_t *minutes_rows(const struct db_result *r)
+/* The hour's sums of a queue, read from kyu_minutes for all queues. */
+struct weboverview_sum {
+	char *queue;
+	size_t len;
+	long long succeeded, failed, retried;
+};
+
+static void free_sums(struct weboverview *cache)
 {
-	json_t *rows = json_array();
-
-	for (size_t i = 0; i < r->n_rows; i++)
-		json_array_append_new(rows, json_pack("[o, I, I, I, I]", webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
-						      (json_int_t)cell_ll(r, i, 1), (json_int_t)cell_ll(r, i, 2),
-						      (json_int_t)cell_ll(r, i, 3), (json_int_t)cell_ll(r, i, 4)));
-	return rows;
-}
-
-/* count_minute of a row of minutes_rows. */
-static void count_minute_row(json_t *o, json_t *row)
-{
-	long long ago = json_integer_value(json_array_get(row, 1));
-
-	count_ended(o, "succeeded_1h", ago, json_integer_value(json_array_get(row, 2)), true);
-	count_ended(o, "failed_1h", ago, json_integer_value(json_array_get(row, 3)), true);
-	count_ended(o, "retried_1h", ago, json_integer_value(json_array_get(row, 4)), true);
+	for (size_t i = 0; i < cache->n_sums; i++)
+		free(cache->sums[i].queue);
+	free(cache->sums);
+	cache->sums = NULL;
+	cache->n_sums = 0;
 }
 
 /* The last hour from kyu_minutes (schema version 4 or later), which kyud
@@ -148,10 +226,11 @@ static void count_minute_row(json_t *o, json_t *row)
  * queues, per minute: both read from every row of the hour, so kept a
  * while when many queues have some (WEBOVERVIEW_MINUTES_CACHE). *have:
  * false when the table is not there or not readable. */
-static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queues, json_t *all, bool *have)
+static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab *queues, json_t *all, bool *have)
 {
-	static const char sums[] = WEBDB_STMT_LIMIT "SELECT queue, 0, SUM(succeeded), SUM(failed), SUM(retried) "
-		HOUR_WHERE "GROUP BY queue";
+	/* ORDER BY NULL: the groups need no sort, only their sums. */
+	static const char sums[] = WEBDB_STMT_LIMIT "SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) "
+		HOUR_WHERE "GROUP BY queue ORDER BY NULL";
 	static const char minutes[] = WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
 		"SUM(retried) " HOUR_WHERE "GROUP BY minute";
 	const struct db_result *r;
@@ -160,7 +239,7 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queu
 	unsigned e;
 
 	*have = false;
-	if (!cache->minutes[0] || json_array_size(cache->minutes[0]) <= WEBOVERVIEW_PAGE_MAX ||
+	if (!cache->minutes || cache->n_sums <= WEBOVERVIEW_PAGE_MAX ||
 	    mono_now() - cache->minutes_at >= WEBOVERVIEW_MINUTES_CACHE) {
 		if (webdb_read(d, sums, sizeof(sums) - 1, &r) < 0) {
 			/* An older schema, or an account granted the tables one
@@ -169,24 +248,43 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, json_t *queu
 			e = db_connected(d->db) ? db_error_code(d->db) : 0;
 			return e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
 		}
-		json_decref(cache->minutes[0]);
-		cache->minutes[0] = minutes_rows(r);
+		free_sums(cache);
+		cache->sums = xcalloc(r->n_rows + 1, sizeof(*cache->sums));
+		for (i = 0; i < r->n_rows; i++) {
+			struct weboverview_sum *m = &cache->sums[cache->n_sums++];
+			m->len = db_cell(r, i, 0) ? r->lens[i * r->n_cols] : 0;
+			m->queue = xmalloc(m->len + 1);
+			memcpy(m->queue, cell_s(r, i, 0), m->len);
+			m->queue[m->len] = '\0';
+			m->succeeded = cell_ll(r, i, 1);
+			m->failed = cell_ll(r, i, 2);
+			m->retried = cell_ll(r, i, 3);
+		}
 		if (webdb_read(d, minutes, sizeof(minutes) - 1, &r) < 0)
 			return -1;
-		json_decref(cache->minutes[1]);
-		cache->minutes[1] = minutes_rows(r);
+		json_decref(cache->minutes);
+		cache->minutes = json_array();
+		for (i = 0; i < r->n_rows; i++)
+			json_array_append_new(cache->minutes,
+					      json_pack("[I, I, I, I]", (json_int_t)cell_ll(r, i, 1), (json_int_t)cell_ll(r, i, 2),
+							(json_int_t)cell_ll(r, i, 3), (json_int_t)cell_ll(r, i, 4)));
 		cache->minutes_at = mono_now();
 	}
 	*have = true;
-	json_array_foreach(cache->minutes[0], i, row) {
-		json_t *q = queue_entry(queues, json_string_value(json_array_get(row, 0)));
-		set_ll(q, "succeeded_1h", 0);
-		set_ll(q, "retried_1h", 0);
-		count_minute_row(q, row);
+	for (i = 0; i < cache->n_sums; i++) {
+		const struct weboverview_sum *m = &cache->sums[i];
+		struct qent *q = qtab_get(queues, m->queue, m->len);
+		q->succeeded = m->succeeded;
+		q->failed = m->failed;
+		q->retried = m->retried;
+		q->succeeded_known = q->retried_known = true;
 	}
 	set_ll(all, "retried_1h", 0);
-	json_array_foreach(cache->minutes[1], i, row) {
-		count_minute_row(all, row);
+	json_array_foreach(cache->minutes, i, row) {
+		long long ago = json_integer_value(json_array_get(row, 0));
+		count_ended(all, "succeeded_1h", ago, json_integer_value(json_array_get(row, 1)), true);
+		count_ended(all, "failed_1h", ago, json_integer_value(json_array_get(row, 2)), true);
+		count_ended(all, "retried_1h", ago, json_integer_value(json_array_get(row, 3)), true);
 	}
 	return 0;
 }
@@ -291,9 +389,10 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 	return 0;
 }
 
-/* Add cache->hour[pass] to all (pass 0) or to the queues' entries (1):
- * with sums, their hour's figures; without, their per-minute arrays. */
-static void apply_hour_rows(struct weboverview *cache, int pass, json_t *queues, json_t *all, bool sums,
+/* Add cache->hour[pass] to all (pass 0), to the queues' sums (1, with
+ * queues), or to the per-minute arrays of the page's queues (1, with
+ * page: name -> the queue's JSON). */
+static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *queues, json_t *page, json_t *all,
 			    bool per_queue)
 {
 	size_t i;
@@ -301,13 +400,17 @@ static void apply_hour_rows(struct weboverview *cache, int pass, json_t *queues,
 
 	json_array_foreach(cache->hour[pass], i, row) {
 		const char *name = json_string_value(json_array_get(row, 0));
-		json_t *o = pass == 0 ? all : sums ? queue_entry(queues, name) : json_object_get(queues, name);
-		if (!o)
-			continue;
-		if (sums && pass == 1 && per_queue && json_is_null(json_object_get(o, "succeeded_1h")))
-			set_ll(o, "succeeded_1h", 0);
-		count_ended(o, json_is_true(json_array_get(row, 1)) ? "succeeded_1h" : "failed_1h",
-			    json_integer_value(json_array_get(row, 2)), json_integer_value(json_array_get(row, 3)), sums);
+		bool succeeded = json_is_true(json_array_get(row, 1));
+		long long ago = json_integer_value(json_array_get(row, 2)), n = json_integer_value(json_array_get(row, 3));
+		if (pass == 0) {
+			count_ended(all, succeeded ? "succeeded_1h" : "failed_1h", ago, n, true);
+		} else if (queues) {
+			struct qent *q = qtab_get(queues, name, strlen(name));
+			q->succeeded_known |= per_queue;
+			*(succeeded ? &q->succeeded : &q->failed) += n;
+		} else if (json_object_get(page, name)) {
+			count_ended(json_object_get(page, name), succeeded ? "succeeded_1h" : "failed_1h", ago, n, false);
+		}
 	}
 }
 
@@ -448,61 +551,68 @@ static int read_kyud(struct webdb *d, json_t **out)
 	return 0;
 }
 
-/* What a queue needs, in the page's order (docs/dashboard.md, "Order"):
- * failing (at least WEBOVERVIEW_FAILING_MIN failed attempts in the hour,
- * and no fewer than the jobs that succeeded), most failed attempts first;
- * stuck (due jobs, the oldest due for WEBOVERVIEW_STUCK_AGE or more),
- * longest first; failed (some failed attempts), most first; busy (running
- * or due jobs), most running first, then longest due; then the rest.
- * Ties by name. */
-enum attention { ATT_FAILING, ATT_STUCK, ATT_FAILED, ATT_BUSY, ATT_IDLE };
-static const char *const attention_names[] = { "failing", "stuck", "failed", "busy", "idle" };
-
-struct ranked {
-	const char *name;
-	json_t *q;
-	enum attention att;
-	double a, b;
-};
-
-static void rank(struct ranked *k, const char *name, json_t *q)
+/* The attention a queue needs, and its place within it (see enum
+ * attention). */
+static void rank(struct qent *k)
 {
-	long long failed = get_ll(q, "failed_1h") + get_ll(q, "retried_1h");
-	long long ok = get_ll(q, "succeeded_1h"), running = get_ll(q, "running");
-	double age = json_number_value(json_object_get(q, "oldest_due_age"));
-	bool due = json_is_true(json_object_get(q, "has_due"));
+	long long failed = k->failed + k->retried;
 
-	k->name = name;
-	k->q = q;
 	k->b = 0;
-	/* A schema without kyu_minutes counts no retries: failed_1h alone. */
-	json_object_set_new(q, "failed_attempts_1h",
-			    json_is_integer(json_object_get(q, "retried_1h")) ? json_integer(failed) : json_null());
-	json_object_set_new(q, "failing", json_boolean(failed >= WEBOVERVIEW_FAILING_MIN && failed >= ok));
-	if (failed >= WEBOVERVIEW_FAILING_MIN && failed >= ok) {
+	if (failed >= WEBOVERVIEW_FAILING_MIN && failed >= k->succeeded) {
 		k->att = ATT_FAILING;
 		k->a = (double)failed;
-	} else if (due && age >= WEBOVERVIEW_STUCK_AGE) {
+	} else if (k->due && k->age >= WEBOVERVIEW_STUCK_AGE) {
 		k->att = ATT_STUCK;
-		k->a = age;
+		k->a = k->age;
 	} else if (failed > 0) {
 		k->att = ATT_FAILED;
 		k->a = (double)failed;
-	} else if (running > 0 || due) {
+	} else if (k->running > 0 || k->due) {
 		k->att = ATT_BUSY;
-		k->a = (double)running;
-		k->b = age;
+		k->a = (double)k->running;
+		k->b = k->age;
 	} else {
 		k->att = ATT_IDLE;
 		k->a = 0;
 	}
+}
+
+/* A page's queue as the page shows it: what ordered it, and (page_entry)
+ * what is read for the page's queues alone, before it is read. A schema
+ * without kyu_minutes counts no retries: failed_1h alone, and no failed
+ * attempts. */
+static json_t *page_json(const struct qent *k, bool per_queue, bool minutes)
+{
+	json_t *q = json_object();
+
+	json_object_set_new(q, "queue", webjson_text(k->name, k->len));
+	set_ll(q, "running", k->running);
+	json_object_set_new(q, "oldest_due_age", json_real(k->age));
+	set_ll(q, "failed_1h", k->failed);
+	json_object_set_new(q, "succeeded_1h",
+			    k->succeeded_known || per_queue ? json_integer(k->succeeded) : json_null());
+	/* A queue that ended nothing in the hour retried nothing. */
+	json_object_set_new(q, "retried_1h", k->retried_known || minutes ? json_integer(k->retried) : json_null());
+	json_object_set_new(q, "failed_attempts_1h",
+			    k->retried_known || minutes ? json_integer(k->failed + k->retried) : json_null());
+	json_object_set_new(q, "failing", json_boolean(k->att == ATT_FAILING));
 	json_object_set_new(q, "attention", json_string(attention_names[k->att]));
-	json_object_del(q, "has_due");
+	page_entry(q);
+	if (k->waiting)
+		json_object_set_new(q, "has_waiting", json_true());
+	if (k->blocked)
+		json_object_set_new(q, "has_blocked", json_true());
+	/* Only the page's queues get their hour minute by minute. */
+	if (per_queue) {
+		json_object_set_new(q, "per_minute", zero_minutes());
+		json_object_set_new(q, "failed_per_minute", zero_minutes());
+	}
+	return q;
 }
 
 static int cmp_attention(const void *pa, const void *pb)
 {
-	const struct ranked *a = pa, *b = pb;
+	const struct qent *a = pa, *b = pb;
 
 	if (a->att != b->att)
 		return a->att < b->att ? -1 : 1;
@@ -515,7 +625,7 @@ static int cmp_attention(const void *pa, const void *pb)
 
 static int cmp_name(const void *pa, const void *pb)
 {
-	return strcmp(((const struct ranked *)pa)->name, ((const struct ranked *)pb)->name);
+	return strcmp(((const struct qent *)pa)->name, ((const struct qent *)pb)->name);
 }
 
 static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t *offset, bool *by_name,
@@ -565,32 +675,29 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 	static const char settings[] = WEBDB_STMT_LIMIT "SELECT name FROM kyu_queues";
 	static const char now_sql[] = "SELECT NOW(6), " WEBPAGES_ZONE;
 	const struct db_result *r;
-	json_t *queues = json_object(), *list = NULL, *now = NULL, *zone = NULL, *all, *kyud = NULL;
-	json_t *unsettled = NULL, *value;
-	struct ranked *ranks = NULL;
-	const char *key;
+	struct qtab queues = { 0 };
+	json_t *list = NULL, *now = NULL, *zone = NULL, *all, *kyud = NULL, *byname = NULL;
+	json_t *unsettled = NULL;
 	bool per_queue = false, workflows = false, minutes = false, by_name;
 	int64_t limit, offset;
 	long long n_failing = 0, n_stuck = 0, n_running = 0;
 	size_t n = 0;
 
-	if (parse_args(a, &limit, &offset, &by_name, out) < 0) {
-		json_decref(queues);
+	if (parse_args(a, &limit, &offset, &by_name, out) < 0)
 		return 400;
-	}
 	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
 			zero_minutes(), "failed_per_minute", zero_minutes());
-	if (read_minutes(cache, d, queues, all, &minutes) < 0)
+	if (read_minutes(cache, d, &queues, all, &minutes) < 0)
 		goto failed;
 	per_queue = minutes;
 	if ((!minutes && have_queue_hour_index(d, &per_queue) < 0) ||
 	    webdb_read(d, oldest, sizeof(oldest) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		json_t *q = queue_entry(queues, cell_s(r, i, 0));
-		json_object_set_new(q, "oldest_due_age", webjson_cell(r, i, 1, count_cols));
-		json_object_set_new(q, "has_waiting", json_true());
-		json_object_set_new(q, "has_due", json_boolean(cell_ll(r, i, 2) != 0));
+		struct qent *q = qtab_cell(&queues, r, i);
+		q->age = strtod(cell_s(r, i, 1), NULL);
+		q->waiting = true;
+		q->due = cell_ll(r, i, 2) != 0;
 	}
 	/* A schema older than version 5 has no workflows, nor the status
 	 * blocked. */
@@ -598,57 +705,46 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 	    (workflows && webdb_read(d, blocked, sizeof(blocked) - 1, &r) < 0))
 		goto failed;
 	for (size_t i = 0; workflows && i < r->n_rows; i++)
-		json_object_set_new(queue_entry(queues, cell_s(r, i, 0)), "has_blocked", json_true());
+		qtab_cell(&queues, r, i)->blocked = true;
 	if (webdb_read(d, running, sizeof(running) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++) {
-		set_ll(queue_entry(queues, cell_s(r, i, 0)), "running", cell_ll(r, i, 1));
+		qtab_cell(&queues, r, i)->running = cell_ll(r, i, 1);
 		n_running += cell_ll(r, i, 1);
 	}
 	if (!minutes) {
 		if (read_hour_rows(cache, d, per_queue) < 0)
 			goto failed;
-		apply_hour_rows(cache, 0, queues, all, true, per_queue);
-		apply_hour_rows(cache, 1, queues, all, true, per_queue);
+		apply_hour_rows(cache, 0, NULL, NULL, all, per_queue);
+		apply_hour_rows(cache, 1, &queues, NULL, all, per_queue);
 	}
 	if (webdb_read(d, settings, sizeof(settings) - 1, &r) < 0)
 		goto failed;
 	for (size_t i = 0; i < r->n_rows; i++)
-		queue_entry(queues, cell_s(r, i, 0));
+		qtab_cell(&queues, r, i);
 	if (read_kyud(d, &kyud) < 0)
 		goto failed;
 	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0)) {
 		now = json_string(db_cell(r, 0, 0));
 		zone = db_cell(r, 0, 1) ? json_string(db_cell(r, 0, 1)) : NULL;
 	}
-	ranks = xcalloc(json_object_size(queues) + 1, sizeof(*ranks));
-	json_object_foreach(queues, key, value) {
-		rank(&ranks[n], key, value);
-		n_failing += ranks[n].att == ATT_FAILING;
-		n_stuck += ranks[n].att == ATT_STUCK;
-		n++;
+	n = queues.n;
+	for (size_t i = 0; i < n; i++) {
+		rank(&queues.e[i]);
+		n_failing += queues.e[i].att == ATT_FAILING;
+		n_stuck += queues.e[i].att == ATT_STUCK;
 	}
-	qsort(ranks, n, sizeof(*ranks), by_name ? cmp_name : cmp_attention);
+	/* The table's slots point into the entries: no lookups after this. */
+	if (n)
+		qsort(queues.e, n, sizeof(*queues.e), by_name ? cmp_name : cmp_attention);
 	list = json_array();
+	byname = json_object();
 	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++) {
-		json_t *q = ranks[i].q;
-		json_array_append(list, q);
-		page_entry(q);
-		/* Only the page's queues get their hour minute by minute. */
-		if (per_queue) {
-			json_object_set_new(q, "per_minute", zero_minutes());
-			json_object_set_new(q, "failed_per_minute", zero_minutes());
-			if (json_is_null(json_object_get(q, "succeeded_1h")))
-				set_ll(q, "succeeded_1h", 0);
-		}
-		/* A queue that ended nothing in the hour retried nothing. */
-		if (minutes && json_is_null(json_object_get(q, "retried_1h"))) {
-			set_ll(q, "retried_1h", 0);
-			json_object_set_new(q, "failed_attempts_1h", json_integer(get_ll(q, "failed_1h")));
-		}
+		json_t *q = page_json(&queues.e[i], per_queue, minutes);
+		json_array_append_new(list, q);
+		json_object_set(byname, queues.e[i].name, q);
 	}
-	free(ranks);
-	if (minutes ? page_minutes(d, list) < 0 : (apply_hour_rows(cache, 1, queues, all, false, per_queue), 0))
+	if (minutes ? page_minutes(d, list) < 0 : (apply_hour_rows(cache, 1, NULL, byname, all, per_queue), 0))
 		goto failed;
 	if (count_waiting(d, list) < 0 || page_settings(d, list) < 0)
 		goto failed;
@@ -656,8 +752,9 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 	json_object_set_new(all, "running", json_integer(n_running));
 	json_object_set_new(all, "failing", json_integer(n_failing));
 	json_object_set_new(all, "stuck", json_integer(n_stuck));
-	json_decref(queues);
-	queues = NULL;
+	json_decref(byname);
+	byname = NULL;
+	qtab_free(&queues);
 	if (webstuck_explain(d, list, workflows, WEBOVERVIEW_COUNT_CAP,
 			     json_is_object(kyud) && get_ll(kyud, "live") == 0, &unsettled) < 0) {
 		json_decref(unsettled);
@@ -681,7 +778,8 @@ failed:
 	json_decref(now);
 	json_decref(zone);
 	json_decref(kyud);
-	json_decref(queues);
+	json_decref(byname);
+	qtab_free(&queues);
 	json_decref(all);
 	return webdb_failed(d, out, "overview");
 }
@@ -690,7 +788,7 @@ void weboverview_clear(struct weboverview *cache)
 {
 	json_decref(cache->hour[0]);
 	json_decref(cache->hour[1]);
-	json_decref(cache->minutes[0]);
-	json_decref(cache->minutes[1]);
-	cache->hour[0] = cache->hour[1] = cache->minutes[0] = cache->minutes[1] = NULL;
+	json_decref(cache->minutes);
+	free_sums(cache);
+	cache->hour[0] = cache->hour[1] = cache->minutes = NULL;
 }

@@ -6,7 +6,8 @@
  * attention first: what orders them is read for every queue from indexes
  * and kyu_minutes (a dive per queue), what only shows is read for the
  * page's queues alone, so that a page costs the same with 10,000 queues as
- * with ten. A module of its own: it is as long as all the other pages
+ * with ten. The order is made over plain structs, one per queue; only the
+ * page's queues become JSON. A module of its own: it is as long as all the other pages
  * together (webpages.h), and the only one that keeps something between
  * requests (struct weboverview). */
 #ifndef KYU_WEBOVERVIEW_H
@@ -36,6 +37,8 @@
 /* A queue is stuck when its oldest due job has been due this long (s). */
 #define WEBOVERVIEW_STUCK_AGE 60.0
 
+struct weboverview_sum;
+
 /* What the overview keeps between requests. Without kyu_minutes: the
  * last-hour rows, [queue, succeeded?, minutes ago, count], for all queues
  * (0) and per queue (1), read at hour_at. Zeroed: nothing yet. */
@@ -43,11 +46,14 @@ struct weboverview {
 	json_t *hour[2];
 	double hour_at;
 	bool hour_per_queue;
-	/* With kyu_minutes: the hour's sums per queue, [queue, 0, succeeded,
-	 * failed, retried], and per minute for all queues, [minutes ago, ...],
+	/* With kyu_minutes: the hour's sums per queue (sums: n_sums of them,
+	 * plain structs, as there is one per queue that ended jobs in the
+	 * hour), and per minute for all queues, [minutes ago, ...] (minutes),
 	 * read at minutes_at; kept WEBOVERVIEW_MINUTES_CACHE seconds when
 	 * more than WEBOVERVIEW_PAGE_MAX queues ended jobs in the hour. */
-	json_t *minutes[2];
+	struct weboverview_sum *sums;
+	size_t n_sums;
+	json_t *minutes;
 	double minutes_at;
 };
 
