@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/lock.h"
+#include "lock.h"
 #include "common/registry.h"
 #include "common/util.h"
 #include "cli.h"

@@ -1,6 +1,6 @@
 /* kyu daemons, wake, locks: the cluster beyond the job rows, the daemons
  * that kyu_daemons registers, waking them, and the cluster-wide locks of
- * kyu_locks (kyu lock itself is lock_main, common/lock.h, on a connection
+ * kyu_locks (kyu lock itself is lock_main, lock.h, on a connection
  * of its own). */
 #ifndef KYU_CMD_CLUSTER_H
 #define KYU_CMD_CLUSTER_H

@@ -14,7 +14,7 @@
 #include "common/action.h"
 #include "common/config.h"
 #include "common/db.h"
-#include "common/lock.h"
+#include "lock.h"
 #include "cli.h"
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"

@@ -6,7 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "common/human.h"
+#include "human.h"
 #include "common/text.h"
 #include "common/util.h"
 

@@ -10,7 +10,7 @@
 #include <mysqld_error.h>
 
 #include "common/capture.h"
-#include "common/lock.h"
+#include "common/lock_sql.h"
 #include "common/util.h"
 #include "webjson.h"
 

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "common/human.h"
+#include "cli/human.h"
 #include "check.h"
 
 static char buf[64];

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/db.h"
-#include "common/lock.h"
+#include "cli/lock.h"
 #include "check.h"
 
 static void test_acquire(void)

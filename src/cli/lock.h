@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attr.h"
-#include "config.h"
-#include "db.h"
-#include "lock_sql.h"
-#include "util.h"
+#include "common/attr.h"
+#include "common/config.h"
+#include "common/db.h"
+#include "common/lock_sql.h"
+#include "common/util.h"
 
 /* kyu lock's own exit statuses; otherwise it exits with the command's
  * status (128 + N when the command was killed by signal N). */

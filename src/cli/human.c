@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "common/utf8.h"
 
 /* snprintf's length, clamped to what buf holds. */
 static size_t fit(int m, size_t n)
