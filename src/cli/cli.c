@@ -1,3 +1,4 @@
+/* What the commands of kyu (the cmd_*.c files) share. See cli.h. */
 #include "cli.h"
 
 #include <stdio.h>

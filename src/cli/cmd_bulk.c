@@ -1,3 +1,4 @@
+/* kyu cancel|retry|delete with filters instead of ids. See cmd_bulk.h. */
 #include "cmd_bulk.h"
 
 #include <getopt.h>

@@ -1,3 +1,5 @@
+/* kyu causes: the failed and retrying jobs grouped by cause
+ * (common/causes.h), and the jobs of one cause. See cmd_causes.h. */
 #include "cmd_causes.h"
 
 #include <getopt.h>

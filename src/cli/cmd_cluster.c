@@ -1,3 +1,5 @@
+/* kyu daemons, wake, locks: the cluster beyond the job rows, the daemons
+ * that kyu_daemons registers, waking them. See cmd_cluster.h. */
 #include "cmd_cluster.h"
 
 #include <stdio.h>

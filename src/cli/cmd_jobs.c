@@ -1,3 +1,5 @@
+/* kyu submit, show, list, stats, and cancel, retry, run-now, delete. See
+ * cmd_jobs.h. */
 #include "cmd_jobs.h"
 
 #include <getopt.h>

@@ -1,3 +1,5 @@
+/* kyu logs [-f] ID: a job's output, and with -f its live output as it comes
+ * (kyud(8), "Live output") until the job ends. See cmd_logs.h. */
 #include "cmd_logs.h"
 
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* kyu queues, pause, resume, limit, queue-reset. See cmd_queue.h. */
 #include "cmd_queue.h"
 
 #include <getopt.h>

@@ -1,3 +1,5 @@
+/* kyu schedules, kyu schedule add|enable|disable|run-now|remove. See
+ * cmd_schedule.h. */
 #include "cmd_schedule.h"
 
 #include <getopt.h>

@@ -1,3 +1,5 @@
+/* kyu schema status|upgrade and kyu check: the database's schema version
+ * against this build's, the upgrade steps embedded in it. See cmd_schema.h. */
 #include "cmd_schema.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* kyu web: the dashboard is a program of its own, kyu-web (src/web/main.c),
+ * so that only it loads the HTTP library. See cmd_web.h. */
 #include "cmd_web.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Readings of values for eyes rather than for programs. See human.h. */
 #include "human.h"
 
 #include <stdio.h>

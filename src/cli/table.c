@@ -1,3 +1,6 @@
+/* How kyu prints a result set: the one printer behind every listing (list,
+ * queues, schedules, locks, daemons, causes, stats) and kyu show. See
+ * table.h. */
 #include "table.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* The dashboard's gatekeeping, without HTTP. See guard.h. */
 #include "guard.h"
 
 #include <arpa/inet.h>

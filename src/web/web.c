@@ -1,3 +1,5 @@
+/* kyu-web's HTTP server: web_serve, which the program's main (main.c)
+ * calls once it has checked the [web] section. See web.h. */
 #include "web.h"
 
 #include <arpa/inet.h>

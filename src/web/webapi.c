@@ -1,3 +1,5 @@
+/* The dashboard's data (kyu web): each page's query against the kyu tables,
+ * answered as a JSON document, and the actions. See webapi.h. */
 #include "webapi.h"
 
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* The dashboard's failures by cause (kyu web). See webcauses.h. */
 #include "webcauses.h"
 
 #include <string.h>

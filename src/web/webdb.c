@@ -1,3 +1,4 @@
+/* A database connection of the dashboard (kyu web). See webdb.h. */
 #include "webdb.h"
 
 #include <string.h>

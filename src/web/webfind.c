@@ -1,3 +1,5 @@
+/* The filters of the dashboard's job lists (kyu web: the Jobs tabs and
+ * Retrying). See webfind.h. */
 #include "webfind.h"
 
 #include <errno.h>

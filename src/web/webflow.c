@@ -1,3 +1,5 @@
+/* The dashboard's workflow pages (kyu web; kyu_jobs(7), "Workflows"). See
+ * webflow.h. */
 #include "webflow.h"
 
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* The dashboard's JSON (kyu web), made from result sets. See webjson.h. */
 #include "webjson.h"
 
 #include <errno.h>

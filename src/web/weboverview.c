@@ -1,3 +1,4 @@
+/* The dashboard's overview (kyu web, /api/overview). See weboverview.h. */
 #include "weboverview.h"
 
 #include <stdbool.h>

@@ -1,3 +1,5 @@
+/* The dashboard's pages but the overview and the job lists (kyu web). See
+ * webpages.h. */
 #include "webpages.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Why a queue of the overview (kyu web) is not moving. See webstuck.h. */
 #include "webstuck.h"
 
 #include <stdarg.h>
