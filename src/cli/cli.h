@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "common/db.h"
 
@@ -37,7 +38,7 @@ int cli_die_db(struct db *db, const char *what);
 /* Run a statement and print its result set in the form main chose
  * (table.h): rows, or one "column: value" line each (vertical). Returns
  * the row count or -1. */
-int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical);
+KYU_MUSTCHECK int cli_print_query(struct db *db, const char *sql, size_t len, bool vertical);
 /* The printing of cli_print_query, for a result already read. */
 void cli_print_result(const struct db_result *r, bool vertical);
 /* One "name: value" line as cli_print_query's vertical form writes it
@@ -55,7 +56,7 @@ int cli_send_wake(struct db *db, const struct kyu_config *cfg, const char *queue
  * cannot be read (an older schema, an account without the privilege). */
 void cli_warn_unserved(struct db *db, const char *queue, const char *what);
 /* Add "-e NAME=VALUE" to env; -1 with a message naming cmd and arg. */
-int cli_env_add(json_t *env, char *arg, const char *cmd);
+KYU_MUSTCHECK int cli_env_add(json_t *env, char *arg, const char *cmd);
 /* The argv column for argv[0..argc-1] (malloc'd JSON), or NULL with a
  * message when an argument is not UTF-8. */
 char *cli_argv_json(int argc, char **argv, const char *cmd);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "common/attr.h"
 #include "common/action.h"
 #include "common/config.h"
 #include "common/db.h"
@@ -17,5 +18,5 @@ bool cmd_job_is_bulk(enum action a, int argc, char **argv);
  * --yes: not), then acts on them in batches (common/action.h), settling
  * their dependents after each and waking the daemons once. With db NULL
  * it only checks the options: 0 or EXIT_USAGE. */
-int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc, char **argv);
+KYU_MUSTCHECK int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc, char **argv);
 #endif

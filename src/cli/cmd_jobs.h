@@ -8,24 +8,25 @@
 
 #include <stdbool.h>
 
+#include "common/attr.h"
 #include "common/action.h"
 #include "common/config.h"
 #include "common/db.h"
 
 /* kyu submit. With db NULL it only checks the options (before
  * connecting): 0 or EXIT_USAGE. Exits 75 when the queue is full. */
-int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
+KYU_MUSTCHECK int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
 /* kyu show ID: every column of one job (the workflow ones when set),
  * then its upstreams and downstreams; 1 when there is none. */
-int cmd_show(struct db *db, const char *id);
+KYU_MUSTCHECK int cmd_show(struct db *db, const char *id);
 /* kyu list [-q QUEUE] [-s STATUS] [-n N]; with db NULL it only checks the
  * options, as cmd_submit. */
-int cmd_list(struct db *db, int argc, char **argv);
+KYU_MUSTCHECK int cmd_list(struct db *db, int argc, char **argv);
 /* kyu cancel|retry|run-now|delete ID (a not on a queue: common/action.h).
  * After a cancel, retry or delete, the job's dependents are settled and
  * the daemons woken (cfg: where the wake-up goes without kyu_daemons). */
-int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id);
+KYU_MUSTCHECK int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id);
 /* kyu stats [--json]. */
-int cmd_stats(struct db *db, bool as_json);
+KYU_MUSTCHECK int cmd_stats(struct db *db, bool as_json);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef KYU_CMD_LOGS_H
 #define KYU_CMD_LOGS_H
 
+#include "common/attr.h"
 #include "common/db.h"
 
 /* The exit statuses of kyu logs -f for a job that ended other than
@@ -11,6 +12,6 @@
 #define LOGS_CANCELLED 3
 
 /* With db NULL only checks the arguments (0 or EXIT_USAGE). */
-int cmd_logs(struct db *db, int argc, char **argv);
+KYU_MUSTCHECK int cmd_logs(struct db *db, int argc, char **argv);
 
 #endif

@@ -6,17 +6,18 @@
 
 #include <stdbool.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "common/db.h"
 
 /* kyu queues [--limit N] [--after NAME]: each queue (at most N, those
  * whose names sort after NAME), its counts and settings. Without db: only
  * checks the options (0, or EXIT_USAGE after saying why). */
-int cmd_queues(struct db *db, int argc, char **argv);
+KYU_MUSTCHECK int cmd_queues(struct db *db, int argc, char **argv);
 /* kyu pause|resume|limit|key-limit|queue-reset (what) QUEUE [value:
  * limit's N or "none", key-limit's N]; create: --create, make the settings of a queue that has none
  * and no jobs. */
-int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
+KYU_MUSTCHECK int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
 		  const char *value, bool create);
 
 #endif

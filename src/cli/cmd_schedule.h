@@ -5,11 +5,12 @@
 #ifndef KYU_CMD_SCHEDULE_H
 #define KYU_CMD_SCHEDULE_H
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "common/db.h"
 
 /* kyu schedules; kyu schedule add|enable|disable|run-now|remove. */
-int cmd_schedules(struct db *db);
-int cmd_schedule(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
+KYU_MUSTCHECK int cmd_schedules(struct db *db);
+KYU_MUSTCHECK int cmd_schedule(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
 
 #endif

@@ -5,12 +5,13 @@
 #ifndef KYU_CMD_SCHEMA_H
 #define KYU_CMD_SCHEMA_H
 
+#include "common/attr.h"
 #include "common/config.h"
 
 /* kyu schema status|upgrade; upgrade may replace the account in cfg
  * (-u). */
-int cmd_schema(struct kyu_config *cfg, int argc, char **argv);
+KYU_MUSTCHECK int cmd_schema(struct kyu_config *cfg, int argc, char **argv);
 /* kyu check: reads the file at path itself (its errors are problems). */
-int cmd_check(const char *path, int argc, char **argv);
+KYU_MUSTCHECK int cmd_check(const char *path, int argc, char **argv);
 
 #endif

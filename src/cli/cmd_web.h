@@ -3,8 +3,10 @@
 #ifndef KYU_CMD_WEB_H
 #define KYU_CMD_WEB_H
 
+#include "common/attr.h"
+
 /* Exec kyu-web with -c path (when set) and argv[1..argc-1]; returns only
  * when it cannot be run: 127 (not found) or 126, with a message. */
-int cmd_web(const char *path, int argc, char **argv);
+KYU_MUSTCHECK int cmd_web(const char *path, int argc, char **argv);
 
 #endif

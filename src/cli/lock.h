@@ -60,6 +60,6 @@ const char *lock_name_problem(const char *name);
 KYU_MUSTCHECK int lock_read_acquired(const struct db_reply *reply, unsigned *ret_slot);
 
 /* `kyu lock`: argv[0] is "lock". Returns the exit status. */
-int lock_main(const struct kyu_config *cfg, int argc, char **argv);
+KYU_MUSTCHECK int lock_main(const struct kyu_config *cfg, int argc, char **argv);
 
 #endif

@@ -463,13 +463,15 @@ void table_print(const struct db_result *r, bool vertical)
 	if (form == TABLE_JSON) {
 		json_t *a;
 		if (vertical) {
-			table_json_print(r->n_rows ? table_json_row(r, 0) : json_null());
+			if (table_json_print(r->n_rows ? table_json_row(r, 0) : json_null()) < 0)
+				fprintf(stderr, "kyu: cannot encode the row as JSON (out of memory?)\n");
 			return;
 		}
 		a = json_array();
 		for (size_t row = 0; row < r->n_rows; row++)
 			json_array_append_new(a, table_json_row(r, row));
-		table_json_print(a);
+		if (table_json_print(a) < 0)
+			fprintf(stderr, "kyu: cannot encode the rows as JSON (out of memory?)\n");
 	} else if (form == TABLE_ALIGNED) {
 		if (vertical)
 			print_vertical(r);

@@ -18,12 +18,13 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "common/db.h"
 
 enum table_format { TABLE_TSV, TABLE_ALIGNED, TABLE_JSON };
 
 /* Parse "tsv", "table" or "json"; -1 for anything else. */
-int table_format_parse(const char *s, enum table_format *ret);
+KYU_MUSTCHECK int table_format_parse(const char *s, enum table_format *ret);
 /* Set once by main: the form, and how values are escaped (cli.h). */
 void table_setup(enum table_format f, bool raw, bool terminal);
 enum table_format table_format(void);
@@ -58,7 +59,7 @@ bool table_escapes_text(void);
 json_t *table_json_cell(const struct db_result *r, size_t row, unsigned col);
 json_t *table_json_row(const struct db_result *r, size_t row);
 /* Print v (taken over) on stdout; -1 when it cannot be encoded. */
-int table_json_print(json_t *v);
+KYU_MUSTCHECK int table_json_print(json_t *v);
 
 /* The width kyu fits its table to: the terminal's, else $COLUMNS, else
  * 80. */

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "common/attr.h"
 
 /* Constant time in the length of b (the secret). */
 bool guard_equal(const char *a, const char *b);
@@ -37,7 +38,7 @@ bool guard_addr_is_loopback(const char *addr);
 
 /* 32 random bytes as 64 hex digits (getrandom), into buf (65 bytes).
  * Returns 0 or -errno. */
-int guard_token(char buf[65]);
+KYU_MUSTCHECK int guard_token(char buf[65]);
 
 /* Checks HTTP basic credentials against a user name and a crypt(3) hash,
  * remembering (as a keyed SHA-256 digest, never in clear) the last pair

@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 
 struct web_opts {
@@ -46,6 +47,6 @@ struct web_opts {
 };
 
 /* Serve until SIGTERM or SIGINT. Returns the exit status. */
-int web_serve(const struct kyu_config *cfg, const struct web_opts *o);
+KYU_MUSTCHECK int web_serve(const struct kyu_config *cfg, const struct web_opts *o);
 
 #endif

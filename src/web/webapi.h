@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "common/action.h"
 #include "common/config.h"
 
@@ -81,6 +82,6 @@ json_t *webapi_text(const char *s, size_t len);
 /* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
  * server prints a DATETIME(6)). Returns 0 or -EINVAL
  * (webpages_parse_cursor). */
-int webapi_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
+KYU_MUSTCHECK int webapi_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "common/config.h"
 #include "common/db.h"
 #include "common/spell.h"
@@ -37,22 +38,22 @@ void webdb_close(struct webdb *d);
  * -1 (db_error tells why). resend: a read, sent once more on a new
  * connection when the old one was found gone (the server restarted, or
  * dropped an idle session); not a change, which may have been applied. */
-int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
+KYU_MUSTCHECK int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
 	      bool resend);
 /* webdb_run of a read. */
-int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res);
+KYU_MUSTCHECK int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res);
 
 /* webdb_read of several statements separated by ';': *reply has a
  * result per statement, in order. One statement each costs the server
  * less than one UNION ALL of as many derived tables, whose planning grows
  * faster than their number. */
-int webdb_read_each(struct webdb *d, const char *sql, size_t len, const struct db_reply **reply);
+KYU_MUSTCHECK int webdb_read_each(struct webdb *d, const char *sql, size_t len, const struct db_reply **reply);
 
 /* The 503 document of a failed statement: "WHAT: database: <error>". */
 unsigned webdb_failed(struct webdb *d, json_t **out, const char *what);
 
 /* Whether the current database has the table (kyu_schedules, kyu_locks
  * and kyu_daemons come with schema versions; a page works without). */
-int webdb_has_table(struct webdb *d, const char *table, bool *ret);
+KYU_MUSTCHECK int webdb_has_table(struct webdb *d, const char *table, bool *ret);
 
 #endif

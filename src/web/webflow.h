@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "webdb.h"
 
 /* Upstream and downstream jobs listed on a job's page, in seq order. */
@@ -31,7 +32,7 @@
 #define WEBFLOW_BATCH_CAP 10000
 
 /* Whether the schema has workflows (the table kyu_after). 0 or -1. */
-int webflow_present(struct webdb *d, bool *ret);
+KYU_MUSTCHECK int webflow_present(struct webdb *d, bool *ret);
 
 /* /api/job?id=ID: webpages_job's document, with the workflow columns,
  * and on a schema with workflows "upstream" and "downstream", each

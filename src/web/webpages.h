@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "webdb.h"
 
 #define WEBPAGES_PAGE 50
@@ -41,6 +42,6 @@ unsigned webpages_daemons(struct webdb *d, json_t **out);
 
 /* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
  * server prints a DATETIME(6)). Returns 0 or -EINVAL. */
-int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
+KYU_MUSTCHECK int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "common/attr.h"
 #include "webdb.h"
 
 /* How many of a queue's oldest due jobs are checked for a held key. */
@@ -42,13 +43,13 @@
  * the queues' counts ("more than" beyond). 0 or -1 (webdb's error). */
 /* quiet_no_daemon: no kyud is live at all (the overview says so once, in
  * its banner), so no queue gets the reason "no daemon". */
-int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
+KYU_MUSTCHECK int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
 		     bool quiet_no_daemon, json_t **unsettled);
 
 /* Why one job does not start: for a blocked one (job: /api/job's job
  * object, with seq, status and after_left), the reason "blocked" naming
  * the upstream jobs it waits for, as for a queue; for anything else, no
  * reason. *why gets the array. 0 or -1 (webdb's error). */
-int webstuck_job(struct webdb *d, const json_t *job, json_t **why);
+KYU_MUSTCHECK int webstuck_job(struct webdb *d, const json_t *job, json_t **why);
 
 #endif

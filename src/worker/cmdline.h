@@ -26,10 +26,12 @@
 #ifndef KYU_CMDLINE_H
 #define KYU_CMDLINE_H
 
+#include "common/attr.h"
+
 /* Returns 1 if line is plain, with *argv_out a NULL-terminated vector of
  * its words, each word and the vector malloc'd (strv_free, common/util.h).
  * Returns 0 if line needs a shell, with *argv_out NULL. Never fails
  * otherwise: allocation failure aborts, as everywhere. */
-int cmdline_split(const char *line, char ***argv_out);
+KYU_MUSTCHECK int cmdline_split(const char *line, char ***argv_out);
 
 #endif

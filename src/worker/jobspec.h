@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "common/attr.h"
 
 /* The variables of a failure hook's job (store_finish.c), kyud's own. */
 #define JOBSPEC_HOOK_ENV_PREFIX "KYU_FAILED_"
@@ -57,7 +58,7 @@ struct jobspec_input {
 
 /* Build spec from in. On bad input returns -1 with a message naming the
  * column and what is wrong in err. */
-int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen);
+KYU_MUSTCHECK int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen);
 /* Turn a direct spec built from in back into "shell -c command", keeping
  * its environment; see struct jobspec's direct. Other specs are left
  * alone. */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "common/attr.h"
 #include "common/domain.h"
 #include "jobspec.h"
 
@@ -24,7 +25,7 @@
  * each child before its exec). -errno with a message in err when /proc
  * cannot give us a descriptor of our own pipe (then jobs start without
  * the line, as before). proc.c says how it works. */
-int proc_life_init(char *err, size_t errlen);
+KYU_MUSTCHECK int proc_life_init(char *err, size_t errlen);
 
 /* What the child becomes before exec; each part is optional. */
 struct proc_creds {
@@ -53,7 +54,7 @@ struct proc_start;
  * *ret_start what proc_settle needs; nothing of spec, path, cwd, cr or
  * fallback is used after the return. On failure (no pipe, no process)
  * returns -errno with a message in err. */
-int proc_start(const struct jobspec *spec, const char *path, const char *cwd, const struct proc_creds *cr,
+KYU_MUSTCHECK int proc_start(const struct jobspec *spec, const char *path, const char *cwd, const struct proc_creds *cr,
 	       const char *const *fallback, struct proc_start **ret_start, pid_t *ret_pid, int *ret_out,
 	       int *ret_status, char *err, size_t errlen);
 /* Whether *sp's child has executed, without a system call: 1 not yet
@@ -63,7 +64,7 @@ int proc_start(const struct jobspec *spec, const char *path, const char *cwd, co
  * errno when the program itself could not be executed (not the working
  * directory, a rule or the timeout), else 0. A child that has been
  * reaped is always settled. 0 for a NULL *sp. */
-int proc_settle(struct proc_start **sp, int *exec_errno, char *err, size_t errlen);
+KYU_MUSTCHECK int proc_settle(struct proc_start **sp, int *exec_errno, char *err, size_t errlen);
 /* When s's child must have executed (mono_now), else proc_start_kill. */
 double proc_start_deadline(const struct proc_start *s);
 /* SIGKILL s's child if it has not executed: proc_settle then reports the
@@ -82,7 +83,7 @@ void proc_close(int fd);
  * child has executed (0, as proc_start) or with the error of a child
  * that could not (reaped, its pipes closed; *exec_errno as
  * proc_settle's). */
-int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
+KYU_MUSTCHECK int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status, int *exec_errno,
 	       char *err, size_t errlen);
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/attr.h"
 #include "common/db.h"
 
 /* Queues one claim takes rows from at most: each costs a statement (a
@@ -68,7 +69,7 @@ struct qpart {
  * keeping each queue's pass from d.
  * Returns 0, or -1 when the result does not have that shape (out is
  * untouched). */
-int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out);
+KYU_MUSTCHECK int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out);
 void queues_free(struct queues *d);
 
 /* Share n rows between the eligible queues, in chunks of QUEUES_QUANTUM x
@@ -77,7 +78,7 @@ void queues_free(struct queues *d);
  * like the others: their limits are applied by the claim itself, and a row
  * claimed ahead of a free slot counts against them while it waits (at most
  * the hold limit, prefetch.h). */
-int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
+KYU_MUSTCHECK int queues_plan(struct queues *d, double now, int n, struct qpart *parts);
 
 /* After the claim of parts: got[i] rows came back for parts[i]. A part
  * that got fewer than it asked is drained until the next read, and is

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/attr.h"
 #include "common/db.h"
 #include "common/spell.h"
 #include "common/util.h"
@@ -140,12 +141,12 @@ void schedules_reset(struct schedules *s, double now);
 /* The step for row at database time now_us, or -1 with the reason the
  * row cannot run in err (bad expression or zone, a date that never
  * occurs, nothing to run). Pure but for reading time-zone files. */
-int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
+KYU_MUSTCHECK int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
 	       size_t errlen);
 /* The same, after a forward step of the clock jumped over the instants
  * in (leap_from, leap_to] (seconds; equal: none): those are missed, and
  * an instant before them is late by the time that really passed. */
-int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t leap_from,
+KYU_MUSTCHECK int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t leap_from,
 			int64_t leap_to, struct schedules_step *st, char *err, size_t errlen);
 /* The job id of an instant: cron:NAME:YYYY-MM-DDTHH:MM:SSZ. */
 void schedules_job_id(struct strbuf *sb, const char *name, int64_t instant);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/attr.h"
 #include "common/attempt.h"
 #include "common/config.h"
 #include "common/db.h"
@@ -38,7 +39,7 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n);
  * max_len bytes (a result whose output alone would not fit has its output
  * cut to fit, with a marker). Returns how many of f it covers (at least
  * one when n > 0) and the number of statements in *n_stmts. */
-int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
+KYU_MUSTCHECK int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
 		       size_t max_len, int *n_stmts);
 /* Read the reply of store_finish_build(f, count): *done is how many of f's
  * results are recorded (a failed statement stops the rest), *rejected

@@ -4,6 +4,7 @@
 #ifndef KYU_WORKER_H
 #define KYU_WORKER_H
 
+#include "common/attr.h"
 #include "common/config.h"
 
 /* Takes ownership of *cfg, the configuration the supervisor handed over
@@ -12,6 +13,6 @@
  * kyu_daemons (registry.h); NULL: no row (a worker started by hand). Runs
  * until told to stop (or the supervisor goes away); returns the exit
  * status for the process. */
-int worker_main(int index, struct kyu_config *cfg, const char *daemon_id);
+KYU_MUSTCHECK int worker_main(int index, struct kyu_config *cfg, const char *daemon_id);
 
 #endif

@@ -736,7 +736,7 @@ static void test_finish_status(void)
 	f.result_len = strlen(f.result);
 	f.progress = -1;
 	f.note = NULL;
-	store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts);
+	CHECK(store_finish_build(&sb, &cfg, &f, 1, 1 << 20, &n_stmts) == 1);
 	CONTAINS(sb.buf, "progress = NULL, progress_note = NULL, result = '{\\\"a\\\": 1}', "
 			 "result = IF(JSON_VALID(result), result, NULL), error = IF(result IS NULL, "
 			 "CONCAT_WS('; ', NULL, CONCAT('kyu: result on KYU_STATUS_FD is not valid JSON: ', "
@@ -979,7 +979,7 @@ static void test_finish_build(void)
 		/* Enough plain successes for a bulk of about a quarter. */
 		while (bulk < max_len / 4 && n_plain < 200) {
 			n_plain++;
-			store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts);
+			CHECK(store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts) == n_plain);
 			bulk = sb.len;
 			sb_reset(&sb);
 		}
@@ -996,7 +996,7 @@ static void test_finish_build(void)
 		g[n_plain] = plain(1000 + (uint64_t)n_plain, 2000 + (uint64_t)n_plain, 3000 + n_plain);
 		while (bulk < max_len - 200 && n_plain < 200) {
 			n_plain++;
-			store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts);
+			CHECK(store_finish_build(&sb, &cfg, g, n_plain, max_len, &n_stmts) == n_plain);
 			bulk = sb.len;
 			sb_reset(&sb);
 		}
