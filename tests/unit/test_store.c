@@ -199,7 +199,8 @@ static void test_claim_build(void)
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
 				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
-				 "d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end FROM (SELECT TIMESTAMPDIFF(MICROSECOND, "
+				 "d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end, d.fan_from FROM (SELECT "
+				 "TIMESTAMPDIFF(MICROSECOND, "
 				 "'1970-01-01', NOW(6)) AS now_us, "));
 	CONTAINS(st[1], "(EXISTS (SELECT 1 FROM kyu_after_todo) OR EXISTS (SELECT 1 FROM kyu_jobs "
 			"WHERE after_changed = 1)) AS todo");
