@@ -4,7 +4,8 @@
 # fan would serve instead of reading every queue's rows (the server's slow
 # log: Rows_sent and Rows_examined of the directory's statement).
 # - 70 queues, 10 of them due, the rest only tomorrow: too few due for the
-#   fan, so the directory is read whole (all 70 queues) and no fan begins;
+#   fan, so the directory is read whole (the 60 queues due tomorrow at
+#   least) and no fan begins;
 # - then 100 queues of 20 due jobs and a paused queue of 20,000: the
 #   directory that begins the fan names 33 queues and the paused one, and
 #   reads far fewer rows than the 22,000 waiting (a whole directory reads
@@ -38,8 +39,10 @@ stop_kyud
 dir_reads 1 >"$T_DIR/few"
 echo "directory reads with 10 of 70 queues due (sent examined):" $(sort -n "$T_DIR/few" | uniq -c | tail -n 3)
 [ -s "$T_DIR/few" ] || fail "no directory read in the server's slow log ($slow)"
-awk '$1 == 70 { n++ } END { exit !n }' "$T_DIR/few" ||
-	fail "no directory read named all 70 queues with only 10 due (sent: $(cut -d' ' -f1 "$T_DIR/few" | sort -n | uniq | tr '\n' ' '))"
+# At least the 60 queues due tomorrow (a due queue whose jobs all ended
+# has left it); one cut short for the fan names at most 33.
+awk '$1 >= 60 { n++ } END { exit !n }' "$T_DIR/few" ||
+	fail "no directory read named the 60 queues due tomorrow with only 10 due (sent: $(cut -d' ' -f1 "$T_DIR/few" | sort -n | uniq | tr '\n' ' '))"
 if grep -q "claims take one job of each in turn" "$KYUD_LOG"; then
 	fail "the fan began with 10 queues due"
 fi
