@@ -129,12 +129,13 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const cha
 	 * within one walk of the names. */
 	int workers = cl->cfg->workers > 0 ? cl->cfg->workers : 1;
 	uint64_t turn = (uint64_t)getppid() * 2654435761u;
-	int pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
-			  turn) % (uint64_t)n_plain),
-	    k = 0;
-	const char *start = "";
+	int pick = 0, k = 0;
+	const char *start = from ? from : "";
 
-	for (int i = 0; i < d->n; i++) {
+	if (n_plain > 0)
+		pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
+			      turn) % (uint64_t)n_plain);
+	for (int i = 0; !from && i < d->n; i++) {
 		if (queues_special(&d->e[i]) || d->e[i].due_at > now)
 			continue;
 		if (k++ == pick) {
@@ -142,7 +143,7 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const cha
 			break;
 		}
 	}
-	fan_set_cursor(cl, from ? from : start);
+	fan_set_cursor(cl, start);
 	queues_keep_special(d);
 	cl->fan = true;
 	cl->fan_cycle_got = 0;
@@ -150,7 +151,10 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const cha
 	cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
 	cl->fan_refile_at = now + FAN_REFILE_EVERY;
 	cl->dir_force = true;
-	log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
+	if (from)
+		log_info("more than %d queues have due jobs: claims take one job of each in turn", FAN_AT);
+	else
+		log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
 }
 
 static void fan_leave(struct claim *cl, double now)
