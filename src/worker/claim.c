@@ -103,8 +103,24 @@ static void fan_set_cursor(struct claim *cl, const char *name)
 	cl->fan_cursor = xstrdup(name ? name : "");
 }
 
-/* d: a directory just read that shows more than FAN_AT queues due. */
-static void fan_begin(struct claim *cl, struct queues *d, int n_plain, double now)
+/* Where in kyu_queue_names this worker's fan begins when the directory
+ * stops at the FAN_AT + 1st due queue (store_claim.c, add_directory), in
+ * millionths of the way through: the workers of a daemon evenly apart,
+ * turned as in fan_begin. */
+static int fan_from_ppm(const struct claim *cl)
+{
+	uint64_t workers = (uint64_t)(cl->cfg->workers > 0 ? cl->cfg->workers : 1);
+	uint64_t turn = (uint64_t)getppid() * 2654435761u;
+	uint64_t w = (uint64_t)(cl->index > 0 ? cl->index - 1 : 0);
+
+	return (int)((w * 1000000u / workers + turn) % 1000000u);
+}
+
+/* d: a directory just read that shows more than FAN_AT queues due; from:
+ * where the fan begins when that directory stopped there (NULL: it holds
+ * every queue, and the fan begins at one of them). */
+static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const char *from,
+		      double now)
 {
 	/* The workers of a daemon begin evenly apart, turned by an amount of
 	 * the daemon's own (its supervisor's pid), so that two daemons do not
@@ -113,12 +129,13 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, double no
 	 * within one walk of the names. */
 	int workers = cl->cfg->workers > 0 ? cl->cfg->workers : 1;
 	uint64_t turn = (uint64_t)getppid() * 2654435761u;
-	int pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
-			  turn) % (uint64_t)n_plain),
-	    k = 0;
-	const char *start = "";
+	int pick = 0, k = 0;
+	const char *start = from ? from : "";
 
-	for (int i = 0; i < d->n; i++) {
+	if (n_plain > 0)
+		pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
+			      turn) % (uint64_t)n_plain);
+	for (int i = 0; !from && i < d->n; i++) {
 		if (queues_special(&d->e[i]) || d->e[i].due_at > now)
 			continue;
 		if (k++ == pick) {
@@ -134,7 +151,10 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, double no
 	cl->fan_reclaim_at = now + FAN_RECLAIM_EVERY;
 	cl->fan_refile_at = now + FAN_REFILE_EVERY;
 	cl->dir_force = true;
-	log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
+	if (from)
+		log_info("more than %d queues have due jobs: claims take one job of each in turn", FAN_AT);
+	else
+		log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
 }
 
 static void fan_leave(struct claim *cl, double now)
@@ -440,6 +460,12 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 	for (int k = 0; k < cl->sent.n_parts; k++)
 		if (cl->sent.parts[k].name)
 			cl->sent.parts[k].name = xstrdup(cl->sent.parts[k].name);
+	/* A directory that may begin the fan need not read every queue. */
+	if (plan.directory && !plan.dir_special && !cl->fan && cl->conn->fan &&
+	    now >= cl->fan_not_before && now >= cl->fan_probe_at) {
+		plan.dir_fan_at = FAN_AT;
+		plan.dir_fan_from_ppm = fan_from_ppm(cl);
+	}
 	plan.parts = cl->sent.parts;
 	plan.n_parts = cl->sent.n_parts;
 	plan.prepared = cl->prepared;
@@ -622,9 +648,15 @@ void claim_reply(void *claim, const struct db_reply *r)
 		if (queues_read(&cl->dir, cr.dir, now, &nd) == 0) {
 			int n_plain = queues_count_plain(&nd, now);
 
-			if (!cl->fan && !cl->sent.lay.fan_page && cl->conn->fan && n_plain > FAN_AT &&
-			    now >= cl->fan_not_before)
-				fan_begin(cl, &nd, n_plain, now);
+			if (!cl->fan && !cl->sent.lay.fan_page && cl->conn->fan &&
+			    (n_plain > FAN_AT || cr.fan_from) && now >= cl->fan_not_before)
+				fan_begin(cl, &nd, n_plain, cr.fan_from, now);
+			/* A directory that could have stopped for the fan and read
+			 * every queue after all: many queues, few due. Not tried
+			 * again for a while, since it reads their waiting rows
+			 * twice; the whole directory still begins the fan. */
+			else if (cl->sent.lay.dir_cut && nd.n > FAN_AT)
+				cl->fan_probe_at = now + FAN_COOLDOWN;
 			queues_free(&cl->dir);
 			cl->dir = nd;
 			/* A queue that just got due jobs gets its share with the

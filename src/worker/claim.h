@@ -65,6 +65,7 @@ struct claim {
 	double fan_reclaim_at; /* monotonic: the fan's next look for expired leases */
 	double fan_refile_at;  /* monotonic: when it next files every due queue's name */
 	double fan_not_before; /* monotonic: the fan is not begun again before */
+	double fan_probe_at;   /* monotonic: a directory may stop for the fan from then */
 
 	/* Pacing. */
 	bool wanted;              /* claim at the next chance */

@@ -406,6 +406,37 @@ static void add_dir_select(struct strbuf *sb, const char *from)
 		    "LEFT JOIN kyu_queues AS q ON q.name = d.queue WHERE d.next IS NOT NULL");
 }
 
+/* The queues the fan leaves to their own claims (queues_special). */
+#define FAN_SPECIAL_QUEUES                                                                \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+	"rate_limit IS NOT NULL OR key_max_running > 1"
+
+/* Every name the fan walks (add_fan): those filed, and those noted since. */
+#define FAN_ALL_NAMES                                                                     \
+	"SELECT name FROM kyu_queue_names UNION SELECT name FROM kyu_queue_names_new"
+
+/* The directory of every queue, from the (queue, due, priority) index. */
+#define DIR_GROUP_BY                                                                      \
+	"SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') INTO dir FROM "  \
+	"(SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL GROUP BY "    \
+	"queue) AS g; "
+
+static void add_name_filter(struct strbuf *sb, const struct kyu_config *cfg, const char *column);
+
+/* The queues the fan leaves out, as the JSON of a directory's (queue,
+ * next) pairs, from kyu_queues: each one's first waiting row is one dive,
+ * however many queues kyu_jobs holds. */
+static void add_special_json(struct strbuf *sb, const struct kyu_config *cfg)
+{
+	sb_adds(sb, "(SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(q.name, (SELECT s.due "
+		    "FROM kyu_jobs AS s FORCE INDEX (kyu_jobs_status_queue_due) WHERE s.status = "
+		    "'waiting' AND s.queue = q.name ORDER BY s.due, s.priority LIMIT 1))), '[]') FROM "
+		    "kyu_queues AS q WHERE (q.paused <> 0 OR q.max_running IS NOT NULL OR "
+		    "q.rate_limit IS NOT NULL OR q.key_max_running > 1)");
+	add_name_filter(sb, cfg, "q.name");
+	sb_adds(sb, ")");
+}
+
 /* The directory, as one statement; returns the results the reply holds
  * after its rows (1 for a compound statement's own status, else 0).
  *
@@ -420,8 +451,19 @@ static void add_dir_select(struct strbuf *sb, const char *from)
  * Without, a compound statement finds them the same way, from one name to
  * the next (MIN(queue) above the last), with variables of the columns' own
  * types (of another collation they miss the index); past DIR_WALK_MAX
- * names it takes the GROUP BY after all. */
-static int add_directory(struct strbuf *sb, const struct kyu_config *cfg)
+ * names it takes the GROUP BY after all.
+ *
+ * Unless the fan may begin (plan->dir_fan_at): then past DIR_WALK_MAX
+ * names it first reads the due waiting rows in (status, queue, ...) order
+ * up to the dir_fan_at + 1st queue the fan would serve (the rows of those
+ * queues, not of every queue: 1,000,000 rows over 10,000 queues cost each
+ * worker's first directory 1,000,000 index entries). With as many, that is
+ * the directory, with the queues the fan leaves out (from kyu_queues), and
+ * the claim begins the fan at @kyu_fan_from: the name a share of the way
+ * through kyu_queue_names, so that a daemon's workers begin apart. With
+ * fewer, the GROUP BY follows, as without the fan. */
+static int add_directory(struct strbuf *sb, const struct kyu_config *cfg,
+			 const struct claim_plan *plan)
 {
 	if (cfg->n_queues > 0) {
 		struct strbuf list = { 0 };
@@ -440,29 +482,43 @@ static int add_directory(struct strbuf *sb, const struct kyu_config *cfg)
 		sb_free(&list);
 		return 0;
 	}
+	sb_adds(sb, "BEGIN NOT ATOMIC DECLARE q, p TYPE OF kyu_jobs.queue; "
+		    "DECLARE t TYPE OF kyu_jobs.due; DECLARE n INT DEFAULT 0; "
+		    "DECLARE dir LONGTEXT DEFAULT '[]'; ");
+	if (plan->dir_fan_at > 0)
+		sb_adds(sb, "SET @kyu_fan_from = NULL; ");
 	sb_printf(sb,
-		  "BEGIN NOT ATOMIC DECLARE q, p TYPE OF kyu_jobs.queue; "
-		  "DECLARE t TYPE OF kyu_jobs.due; DECLARE n INT DEFAULT 0; "
-		  "DECLARE dir LONGTEXT DEFAULT '[]'; "
 		  "SELECT MIN(queue) INTO q FROM kyu_jobs; "
 		  "WHILE q IS NOT NULL AND n < %d DO "
 		  "SELECT MIN(due) INTO t FROM kyu_jobs WHERE queue = q; "
 		  "IF t IS NOT NULL THEN SET dir = JSON_ARRAY_APPEND(dir, '$', JSON_ARRAY(q, t)); END IF; "
 		  "SET p = q, n = n + 1; SELECT MIN(queue) INTO q FROM kyu_jobs WHERE queue > p; "
-		  "END WHILE; "
-		  "IF q IS NOT NULL THEN SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') "
-		  "INTO dir FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL GROUP BY "
-		  "queue) AS g; END IF; ",
+		  "END WHILE; IF q IS NOT NULL THEN ",
 		  DIR_WALK_MAX);
+	if (plan->dir_fan_at > 0) {
+		sb_printf(sb,
+			  "SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]'), COUNT(*) INTO "
+			  "dir, n FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs FORCE INDEX "
+			  "(kyu_jobs_status_queue_due) WHERE status = 'waiting' AND due <= NOW(6) AND "
+			  "queue NOT IN (" FAN_SPECIAL_QUEUES ") GROUP BY queue ORDER BY queue LIMIT %d) "
+			  "AS g; IF n > %d THEN SET dir = JSON_MERGE_PRESERVE(dir, ",
+			  plan->dir_fan_at + 1, plan->dir_fan_at);
+		add_special_json(sb, cfg);
+		/* The names as the fan reads them: filed, and noted since. */
+		sb_printf(sb,
+			  "); SELECT COUNT(*) * %d DIV 1000000 INTO n FROM (" FAN_ALL_NAMES ") AS a; "
+			  "SELECT IFNULL(MAX(x.name), '') INTO @kyu_fan_from FROM (SELECT a.name FROM ("
+			  FAN_ALL_NAMES ") AS a ORDER BY a.name LIMIT n) AS x; ELSE " DIR_GROUP_BY
+			  "END IF; ",
+			  plan->dir_fan_from_ppm);
+	} else {
+		sb_adds(sb, DIR_GROUP_BY);
+	}
+	sb_adds(sb, "END IF; ");
 	add_dir_select(sb, "dir");
 	sb_adds(sb, "; END; ");
 	return 1;
 }
-
-/* The queues the fan leaves to their own claims (queues_special). */
-#define FAN_SPECIAL_QUEUES                                                                \
-	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
-	"rate_limit IS NOT NULL OR key_max_running > 1"
 
 static void add_name_filter(struct strbuf *sb, const struct kyu_config *cfg, const char *column)
 {
@@ -549,17 +605,12 @@ static int add_fan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t tok
 	return stmts;
 }
 
-/* The directory of the queues the fan leaves out, from kyu_queues: each
- * one's first waiting row is one dive, however many queues kyu_jobs holds. */
+/* The directory of the queues the fan leaves out, from kyu_queues. */
 static void add_special_directory(struct strbuf *sb, const struct kyu_config *cfg)
 {
-	sb_adds(sb, "SET @kyu_sdir = (SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(q.name, (SELECT s.due "
-		    "FROM kyu_jobs AS s FORCE INDEX (kyu_jobs_status_queue_due) WHERE s.status = "
-		    "'waiting' AND s.queue = q.name ORDER BY s.due, s.priority LIMIT 1))), '[]') FROM "
-		    "kyu_queues AS q WHERE (q.paused <> 0 OR q.max_running IS NOT NULL OR "
-		    "q.rate_limit IS NOT NULL OR q.key_max_running > 1)");
-	add_name_filter(sb, cfg, "q.name");
-	sb_adds(sb, "); ");
+	sb_adds(sb, "SET @kyu_sdir = ");
+	add_special_json(sb, cfg);
+	sb_adds(sb, "; ");
 	add_dir_select(sb, "@kyu_sdir");
 	sb_adds(sb, "; ");
 }
@@ -615,12 +666,12 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	 * lease expiry) settles it. */
 	/* d.now_us: the server's clock, which lease.c watches for steps. */
 	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
-		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end "
+		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end, d.fan_from "
 		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) AS now_us, "
 		    "TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
 	sb_printf(sb,
-		  ")) AS next, " STORE_SETTLE_PENDING " AS todo, @kyu_fan_n AS fan_n, @kyu_fan_end AS fan_end) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		  ")) AS next, " STORE_SETTLE_PENDING " AS todo, @kyu_fan_n AS fan_n, @kyu_fan_end AS fan_end, @kyu_fan_from AS fan_from) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
 		  " AND j.status = 'running'",
 		  token);
 }
@@ -696,8 +747,9 @@ void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uin
 		stmts++;
 		lay->dir_at = stmts++;
 	} else if (plan->directory) {
-		int tail = add_directory(sb, cfg);
+		int tail = add_directory(sb, cfg, plan);
 		lay->dir_at = stmts++;
+		lay->dir_cut = plan->dir_fan_at > 0 && cfg->n_queues == 0;
 		stmts += tail;
 	}
 	add_select(sb, cfg, token);
@@ -757,6 +809,8 @@ void store_claim_read_plan(const struct db_reply *r, const struct claim_layout *
 				out->fan_names = fan_n ? (int)strtol(fan_n, NULL, 10) : 0;
 				out->fan_end = db_cell(sel, i, 20);
 			}
+			if (lay->dir_cut && sel->n_cols > 21)
+				out->fan_from = db_cell(sel, i, 21);
 		}
 		if (!db_cell(sel, i, 0) || out->got >= cap)
 			continue;

@@ -57,6 +57,14 @@ struct claim_plan {
 	/* The directory holds only the queues the fan leaves out
 	 * (queues_special), read from kyu_queues: one dive each. */
 	bool dir_special;
+	/* The fan may begin (claim.c's FAN_AT; 0: it may not): a walk of the
+	 * directory that passes its names stops at the first dir_fan_at + 1
+	 * due queues the fan would serve, if there are as many, and adds those
+	 * it leaves out; without as many it reads the whole directory. */
+	int dir_fan_at;
+	/* Where this worker's fan would begin in such a case: this share, in
+	 * millionths, of the way through kyu_queue_names. */
+	int dir_fan_from_ppm;
 };
 /* Where each statement's result is in the reply. */
 struct claim_layout {
@@ -65,6 +73,7 @@ struct claim_layout {
 	bool prepares;    /* this claim prepared kyu_claim and kyu_reclaim */
 	bool transaction; /* it holds restricted parts */
 	int fan_page;     /* the fan's page of names asked (0: no fan) */
+	bool dir_cut;     /* the directory may stop at dir_fan_at + 1 queues */
 };
 void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
 			    const char *host, const struct claim_plan *plan, const struct finish *fin,
@@ -94,6 +103,10 @@ struct claim_reply {
 	 * reply; NULL when none). */
 	int fan_names;
 	const char *fan_end;
+	/* A directory cut short for the fan (claim_plan.dir_fan_at): the name
+	 * after which this worker's fan begins ("": the first; NULL when the
+	 * directory was read whole). Lives as the reply. */
+	const char *fan_from;
 };
 /* Read the reply of a claim built with (n, n_fin) by store_claim_build. */
 void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token, double claimed_at,

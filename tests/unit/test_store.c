@@ -204,7 +204,8 @@ static void test_claim_build(void)
 				 "j.attempts, j.tempfails, COALESCE(j.max_attempts, 3), "
 				 "COALESCE(j.time_limit, 3600), d.next, j.concurrency_key, "
 				 "TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), j.after, j.has_downstream, "
-				 "d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end FROM (SELECT TIMESTAMPDIFF(MICROSECOND, "
+				 "d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end, d.fan_from FROM (SELECT "
+				 "TIMESTAMPDIFF(MICROSECOND, "
 				 "'1970-01-01', NOW(6)) AS now_us, "));
 	CONTAINS(st[1], "(EXISTS (SELECT 1 FROM kyu_after_todo) OR EXISTS (SELECT 1 FROM kyu_jobs "
 			"WHERE after_changed = 1)) AS todo");
@@ -325,6 +326,46 @@ static void test_claim_build(void)
 		CHECK(count_str(sb.buf, "FORCE INDEX") == 1);
 		CONTAINS(sb.buf, "(SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_due) WHERE due <= NOW(6) "
 				 "AND queue = 'mail'");
+		sb_reset(&sb);
+	}
+
+	/* The directory: whole when the fan may not begin; with dir_fan_at,
+	 * past the walk's names it first reads up to dir_fan_at + 1 due queues
+	 * the fan serves, and the SELECT returns where the fan begins. With a
+	 * queues list the directory is constants either way. */
+	{
+		struct qpart parts[1] = { { .name = NULL, .n = 4 } };
+		struct claim_plan plan = { .parts = parts, .n_parts = 1, .directory = true };
+		struct claim_layout lay;
+
+		config(&cfg, CLAIM_PLAIN, 0);
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CONTAINS(sb.buf, "IF q IS NOT NULL THEN SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, "
+				 "g.next)), '[]') INTO dir FROM (SELECT queue, MIN(due) AS next FROM "
+				 "kyu_jobs WHERE due IS NOT NULL GROUP BY queue) AS g; END IF; ");
+		LACKS(sb.buf, "SET @kyu_fan_from");
+		CHECK(!lay.dir_cut && lay.dir_at == 1);
+		sb_reset(&sb);
+		plan.dir_fan_at = 32;
+		plan.dir_fan_from_ppm = 500000;
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		CONTAINS(sb.buf, "SET @kyu_fan_from = NULL; ");
+		CONTAINS(sb.buf, "WHERE status = 'waiting' AND due <= NOW(6) AND queue NOT IN (SELECT name "
+				 "FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "
+				 "rate_limit IS NOT NULL OR key_max_running > 1) GROUP BY queue ORDER BY "
+				 "queue LIMIT 33) AS g; IF n > 32 THEN SET dir = JSON_MERGE_PRESERVE(dir, ");
+		CONTAINS(sb.buf, "SELECT COUNT(*) * 500000 DIV 1000000 INTO n FROM (SELECT name FROM "
+				 "kyu_queue_names UNION SELECT name FROM kyu_queue_names_new) AS a; ");
+		CONTAINS(sb.buf, "ELSE SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') INTO "
+				 "dir FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL "
+				 "GROUP BY queue) AS g; END IF; END IF; ");
+		CONTAINS(sb.buf, "@kyu_fan_from AS fan_from");
+		CHECK(lay.dir_cut && lay.dir_at == 1);
+		sb_reset(&sb);
+		config(&cfg, CLAIM_PLAIN, 2);
+		store_claim_build_plan(&sb, &cfg, tok, "host", &plan, NULL, 0, &lay);
+		LACKS(sb.buf, "SET @kyu_fan_from");
+		CHECK(!lay.dir_cut);
 		sb_reset(&sb);
 	}
 
