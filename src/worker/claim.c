@@ -1,3 +1,5 @@
+/* Claiming: when the next claim goes out and how many rows it asks of which
+ * queues (pacing, the queue directory: queues.c). See claim.h. */
 #include "claim.h"
 
 #include <stdlib.h>

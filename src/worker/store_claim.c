@@ -1,3 +1,4 @@
+/* The claim, kyud's one round trip per batch of jobs. See store_claim.h. */
 #include "store_claim.h"
 
 #include <inttypes.h>
