@@ -125,10 +125,10 @@ void cli_warn_unserved(struct db *db, const char *queue, const char *what)
 	/* As the wake-up picks them (action_wake). */
 	sb_adds(&sb, "SET @kyu_q = ");
 	db_quotes(&sb, queue);
-	sb_adds(&sb, "; SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d") " AND "
-		     REGISTRY_SERVES("d", "@kyu_q"));
-	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n == 2 && reply->r[1].n_rows == 1 &&
-	    (n = db_cell(&reply->r[1], 0, 0)) && strcmp(n, "0") == 0) {
+	sb_adds(&sb, "; SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE(
+			     "d") " AND " REGISTRY_SERVES("d", "@kyu_q"));
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n == 2 &&
+	    reply->r[1].n_rows == 1 && (n = db_cell(&reply->r[1], 0, 0)) && strcmp(n, "0") == 0) {
 		struct strbuf q = { 0 };
 
 		sb_adds(&q, "");
@@ -142,5 +142,5 @@ void cli_warn_unserved(struct db *db, const char *queue, const char *what)
 	sb_free(&sb);
 }
 
-const char *const cli_statuses[] = { "waiting", "running", "succeeded", "failed",
-				     "cancelled", "blocked", "retrying", NULL };
+const char *const cli_statuses[] = { "waiting",   "running", "succeeded", "failed",
+				     "cancelled", "blocked", "retrying",  NULL };

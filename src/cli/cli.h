@@ -31,7 +31,8 @@
  * that every time kyu prints reads in one zone. */
 #define CLI_ZONE "IF(@@session.time_zone = 'SYSTEM', @@system_time_zone, @@session.time_zone)"
 #define CLI_TIME(col) "CONCAT(" col ", ' ', " CLI_ZONE ") AS " col
-#define CLI_UTC_TIME(expr) "CONCAT(CONVERT_TZ(" expr ", '+00:00', @@session.time_zone), ' ', " CLI_ZONE ")"
+#define CLI_UTC_TIME(expr)                                                                         \
+	"CONCAT(CONVERT_TZ(" expr ", '+00:00', @@session.time_zone), ' ', " CLI_ZONE ")"
 
 /* Print "kyu: WHAT: <the database's error>"; returns 1, the exit status. */
 int cli_die_db(struct db *db, const char *what);

@@ -19,7 +19,10 @@
  * d, w; none: seconds); -1 for anything else. */
 static long long bulk_age(const char *s)
 {
-	static const struct { char unit; long long secs; } units[] = {
+	static const struct {
+		char unit;
+		long long secs;
+	} units[] = {
 		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 },
 	};
 	char *end;
@@ -86,44 +89,66 @@ static int bulk_options(enum action a, int argc, char **argv, struct action_filt
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "q:s:y", longs, NULL)) != -1) {
 		switch (c) {
-		case 'q': f->queue = optarg; break;
+		case 'q':
+			f->queue = optarg;
+			break;
 		case 's':
 			for (i = 0; cli_statuses[i] && strcmp(optarg, cli_statuses[i]) != 0; i++)
 				;
 			if (!cli_statuses[i]) {
-				fprintf(stderr, "kyu: %s: --status: no status '%s'; one of waiting, running, "
-						"succeeded, failed, cancelled, blocked, retrying\n", name, optarg);
+				fprintf(stderr,
+					"kyu: %s: --status: no status '%s'; one of waiting, running, "
+					"succeeded, failed, cancelled, blocked, retrying\n",
+					name, optarg);
 				return EXIT_USAGE;
 			}
 			f->status = optarg;
 			break;
-		case 'S': f->since = optarg; break;
-		case 'U': f->until = optarg; break;
-		case 'f': f->search = optarg; break;
-		case 'E': f->error = optarg; break;
+		case 'S':
+			f->since = optarg;
+			break;
+		case 'U':
+			f->until = optarg;
+			break;
+		case 'f':
+			f->search = optarg;
+			break;
+		case 'E':
+			f->error = optarg;
+			break;
 		case 'O':
 			f->older_than = bulk_age(optarg);
 			if (f->older_than < 0) {
-				fprintf(stderr, "kyu: %s: --older-than: '%s' is not an age (N followed by s, m, h, "
-						"d or w, up to 10 years; 90m, 2d)\n", name, optarg);
+				fprintf(stderr,
+					"kyu: %s: --older-than: '%s' is not an age (N followed by s, m, h, "
+					"d or w, up to 10 years; 90m, 2d)\n",
+					name, optarg);
 				return EXIT_USAGE;
 			}
 			break;
-		case 'K': f->cause = optarg; break;
-		case 'y': *yes = true; break;
+		case 'K':
+			f->cause = optarg;
+			break;
+		case 'y':
+			*yes = true;
+			break;
 		default:
 			fprintf(stderr, "kyu: %s: see kyu %s --help\n", name, name);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "kyu: %s: unexpected argument '%s': give one job id, or filters without one "
-				"(kyu %s --help)\n", name, argv[optind], name);
+		fprintf(stderr,
+			"kyu: %s: unexpected argument '%s': give one job id, or filters without one "
+			"(kyu %s --help)\n",
+			name, argv[optind], name);
 		return EXIT_USAGE;
 	}
 	if (action_filter_empty(f)) {
-		fprintf(stderr, "kyu: %s: give a job id, or at least one filter (--queue, --status, --since, "
-				"--until, --search, --error, --older-than, --cause): never every job at once\n", name);
+		fprintf(stderr,
+			"kyu: %s: give a job id, or at least one filter (--queue, --status, --since, "
+			"--until, --search, --error, --older-than, --cause): never every job at once\n",
+			name);
 		return EXIT_USAGE;
 	}
 	/* A cause alone names what its group counts: the failed jobs for
@@ -144,9 +169,11 @@ static bool bulk_confirm(enum action a, long long n)
 	size_t cap = 0;
 	bool ok;
 
-	fprintf(stderr, "%s %s job%s? [y/N] ", action_name(a), bulk_count(n, buf), n == 1 ? "" : "s");
+	fprintf(stderr, "%s %s job%s? [y/N] ", action_name(a), bulk_count(n, buf),
+		n == 1 ? "" : "s");
 	fflush(stderr);
-	ok = getline(&line, &cap, stdin) > 0 && (strcasecmp(line, "y\n") == 0 || strcasecmp(line, "yes\n") == 0);
+	ok = getline(&line, &cap, stdin) > 0 &&
+	     (strcasecmp(line, "y\n") == 0 || strcasecmp(line, "yes\n") == 0);
 	free(line);
 	return ok;
 }
@@ -175,27 +202,30 @@ static int bulk_walk(struct db *db, enum action a, const struct action_filter *f
 	action_walk_init(&w, a, f, upto);
 	while ((r = action_walk_step(&w, bulk_run, db, &changed)) > 0) {
 		batches++;
-		if (changed > 0 && settling && db_query(db, settle, sizeof(settle) - 1, &reply) != DB_OK) {
+		if (changed > 0 && settling &&
+		    db_query(db, settle, sizeof(settle) - 1, &reply) != DB_OK) {
 			/* A schema from before workflows has no procedure, and
 			 * no dependents to move. */
 			if (db_error_code(db) != ER_SP_DOES_NOT_EXIST)
-				fprintf(stderr, "%skyu: note: the jobs that wait for those %s move on at kyud's "
-						"next claims, not now (%s: %s)\n", tty ? "\n" : "", action_done(a),
-					settle, db_error(db));
+				fprintf(stderr,
+					"%skyu: note: the jobs that wait for those %s move on at kyud's "
+					"next claims, not now (%s: %s)\n",
+					tty ? "\n" : "", action_done(a), settle, db_error(db));
 			settling = false;
 		}
 		if (tty)
-			fprintf(stderr, "\r%s %s of %s", action_done(a), bulk_count(w.done, b1), bulk_count(n, b2));
-		else if (batches % 10 == 0)
-			fprintf(stderr, "kyu: %s: %s of %s so far\n", action_name(a), bulk_count(w.done, b1),
+			fprintf(stderr, "\r%s %s of %s", action_done(a), bulk_count(w.done, b1),
 				bulk_count(n, b2));
+		else if (batches % 10 == 0)
+			fprintf(stderr, "kyu: %s: %s of %s so far\n", action_name(a),
+				bulk_count(w.done, b1), bulk_count(n, b2));
 	}
 	if (tty && batches)
 		fprintf(stderr, "\n");
 	if (r < 0) {
 		cli_die_db(db, action_name(a));
-		fprintf(stderr, "kyu: %s: stopped after %s jobs %s\n", action_name(a), bulk_count(w.done, b1),
-			action_done(a));
+		fprintf(stderr, "kyu: %s: stopped after %s jobs %s\n", action_name(a),
+			bulk_count(w.done, b1), action_done(a));
 	}
 	printf("%s %s job%s\n", action_done(a), bulk_count(w.done, b1), w.done == 1 ? "" : "s");
 	fflush(stdout);
@@ -220,8 +250,10 @@ int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int
 		if (r < 0)
 			return cli_die_db(db, action_name(a));
 		if (r > 0) {
-			fprintf(stderr, "kyu: %s: no cause %s among the failed and retrying jobs%s%s (kyu causes "
-					"lists them)\n", action_name(a), f.cause, f.queue ? " of queue " : "",
+			fprintf(stderr,
+				"kyu: %s: no cause %s among the failed and retrying jobs%s%s (kyu causes "
+				"lists them)\n",
+				action_name(a), f.cause, f.queue ? " of queue " : "",
 				f.queue ? f.queue : "");
 			return 1;
 		}
@@ -234,9 +266,11 @@ int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int
 		return 0;
 	}
 	if (!yes && !isatty(STDIN_FILENO)) {
-		fprintf(stderr, "kyu: %s: %s job%s; nothing done: give --yes to %s %s without a question "
-				"(stdin is not a terminal to ask on)\n", action_name(a), bulk_count(n, buf),
-			n == 1 ? " matches" : "s match", action_name(a), n == 1 ? "it" : "them");
+		fprintf(stderr,
+			"kyu: %s: %s job%s; nothing done: give --yes to %s %s without a question "
+			"(stdin is not a terminal to ask on)\n",
+			action_name(a), bulk_count(n, buf), n == 1 ? " matches" : "s match",
+			action_name(a), n == 1 ? "it" : "them");
 		return EXIT_USAGE;
 	}
 	if (!yes && !bulk_confirm(a, n)) {

@@ -18,5 +18,6 @@ bool cmd_job_is_bulk(enum action a, int argc, char **argv);
  * --yes: not), then acts on them in batches (common/action.h), settling
  * their dependents after each and waking the daemons once. With db NULL
  * it only checks the options: 0 or EXIT_USAGE. */
-KYU_MUSTCHECK int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc, char **argv);
+KYU_MUSTCHECK int cmd_job_bulk(struct db *db, const struct kyu_config *cfg, enum action a, int argc,
+			       char **argv);
 #endif

@@ -48,7 +48,9 @@ struct rows {
 
 static void rows_init(struct rows *t, const char **names, bool *numeric, unsigned cols, size_t n)
 {
-	t->r = (struct db_result){ .n_cols = cols, .n_rows = n, .names = names, .numeric = numeric };
+	t->r = (struct db_result){
+		.n_cols = cols, .n_rows = n, .names = names, .numeric = numeric
+	};
 	t->r.cells = xcalloc(n * cols + 1, sizeof(*t->r.cells));
 	t->r.lens = xcalloc(n * cols + 1, sizeof(*t->r.lens));
 	t->sb = xcalloc(n * cols + 1, sizeof(*t->sb));
@@ -78,7 +80,8 @@ static void add_time(struct strbuf *sb, const char *t)
 
 static void list_groups_as(const struct causes *c)
 {
-	static const char *names[] = { "cause", "failed", "retrying", "first", "last", "queues", "text" };
+	static const char *names[] = { "cause", "failed", "retrying", "first",
+				       "last",  "queues", "text" };
 	bool numeric[] = { false, true, true, false, false, false, false };
 	struct rows t;
 	char id[9];
@@ -141,8 +144,10 @@ static int show_jobs(struct db *db, const char *key, const char *queue)
 	if (r < 0)
 		return cli_die_db(db, "causes");
 	if (r > 0) {
-		fprintf(stderr, "kyu: causes: no cause %s among the failed and retrying jobs%s%s "
-				"(kyu causes lists them)\n", key, queue ? " of queue " : "", queue ? queue : "");
+		fprintf(stderr,
+			"kyu: causes: no cause %s among the failed and retrying jobs%s%s "
+			"(kyu causes lists them)\n",
+			key, queue ? " of queue " : "", queue ? queue : "");
 		return 1;
 	}
 	if (causes_jobs(text, queue, CAUSES_SHOWN, NULL, cmd_causes_run, db, &jobs, &n) < 0)
@@ -216,8 +221,8 @@ int cmd_causes(struct db *db, int argc, char **argv)
 	else
 		list_groups_as(&c);
 	if (c.window_full)
-		fprintf(stderr, "kyu: causes: of the latest %d failed and %d waiting jobs only\n", CAUSES_SCAN,
-			CAUSES_SCAN);
+		fprintf(stderr, "kyu: causes: of the latest %d failed and %d waiting jobs only\n",
+			CAUSES_SCAN, CAUSES_SCAN);
 	causes_free(&c);
 	return 0;
 }

@@ -13,6 +13,7 @@ KYU_MUSTCHECK int cmd_causes(struct db *db, int argc, char **argv);
 
 /* The statements of the causes' reads on db (common/action.h's
  * action_run_fn). */
-KYU_MUSTCHECK int cmd_causes_run(void *ctx, const char *sql, size_t len, const struct db_result **res);
+KYU_MUSTCHECK int cmd_causes_run(void *ctx, const char *sql, size_t len,
+				 const struct db_result **res);
 
 #endif

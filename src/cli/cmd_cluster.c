@@ -14,9 +14,9 @@
 
 /* A row's refresh interval: live_until is REGISTRY_LIVE_INTERVALS of them
  * after last_seen (registry.h), whatever the daemon's lease. */
-#define ROW_INTERVAL(d)                                                                         \
-	"ROUND(TIMESTAMPDIFF(MICROSECOND, " d ".last_seen, " d ".live_until) / 1e6 / "         \
-	STR(REGISTRY_LIVE_INTERVALS) ")"
+#define ROW_INTERVAL(d)                                                                            \
+	"ROUND(TIMESTAMPDIFF(MICROSECOND, " d ".last_seen, " d                                     \
+	".live_until) / 1e6 / " STR(REGISTRY_LIVE_INTERVALS) ")"
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -54,21 +54,23 @@ static void say_none_live(struct db *db, FILE *to)
 	if (db_query(db, rows, sizeof(rows) - 1, &reply) == DB_OK && reply->n > 0 &&
 	    (r = &reply->r[0])->n_rows == 1 && db_cell(r, 0, 2)) {
 		ago(when, sizeof(when), strtoll(db_cell(r, 0, 2), NULL, 10));
-		fprintf(to, "no kyud is live: the last one seen was %s pid %s, %s ago (its row's last refresh); "
-		       "jobs wait until one runs\n",
-		       db_cell(r, 0, 0), db_cell(r, 0, 1), when);
+		fprintf(to,
+			"no kyud is live: the last one seen was %s pid %s, %s ago (its row's last refresh); "
+			"jobs wait until one runs\n",
+			db_cell(r, 0, 0), db_cell(r, 0, 1), when);
 		return;
 	}
 	if (db_query(db, minutes, sizeof(minutes) - 1, &reply) == DB_OK && reply->n > 0 &&
 	    (r = &reply->r[0])->n_rows == 1 && db_cell(r, 0, 2)) {
 		ago(when, sizeof(when), strtoll(db_cell(r, 0, 2), NULL, 10));
-		fprintf(to, "no kyud is live: none is registered; the last to end a job was %s pid %s, "
-		       "%s ago; jobs wait until one runs\n",
-		       db_cell(r, 0, 0), db_cell(r, 0, 1), when);
+		fprintf(to,
+			"no kyud is live: none is registered; the last to end a job was %s pid %s, "
+			"%s ago; jobs wait until one runs\n",
+			db_cell(r, 0, 0), db_cell(r, 0, 1), when);
 		return;
 	}
 	fprintf(to, "no kyud is live: none is registered, and none ended a job in the last week; "
-	       "jobs wait until one runs\n");
+		    "jobs wait until one runs\n");
 }
 
 /* The daemons of kyu_daemons, live or not (kyud(8), "REGISTRY"), and a
@@ -81,16 +83,18 @@ int cmd_daemons(struct db *db)
 		"IF(slots = 0, '-', slots) AS slots, running, "
 		"IF(slots = 0, '-', GREATEST(CAST(slots AS SIGNED) - running, 0)) AS free, "
 		"IF(drain IS NULL, 'no', CONCAT('since ', drain, ' ', " CLI_ZONE ", "
-		"IFNULL(CONCAT(' by ', drain_by), ''))) AS draining, "
-		CLI_TIME("started") ", " CLI_TIME("last_seen") ", "
-		/* Against the daemon's own refresh interval: 100 s since the
+		"IFNULL(CONCAT(' by ', drain_by), ''))) AS draining, " CLI_TIME("started") ", " CLI_TIME(
+			"last_seen") ", "
+				     /* Against the daemon's own refresh interval: 100 s since the
 		 * last refresh is nothing for a daemon that refreshes every
 		 * 120 s, and the sign of a wedged one that refreshes every 20. */
-		"CONCAT(TIMESTAMPDIFF(SECOND, last_seen, NOW(6)), ' s ago (refreshes every ', " ROW_INTERVAL("d")
-		", ' s)') AS seen, "
-		"IF(" REGISTRY_LIVE("d") ", 'yes', 'no') AS live, id "
-		"FROM kyu_daemons AS d ORDER BY host, pid, id";
-	static const char live[] = "SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d");
+				     "CONCAT(TIMESTAMPDIFF(SECOND, last_seen, NOW(6)), ' s ago (refreshes every ', " ROW_INTERVAL(
+					     "d") ", ' s)') AS seen, "
+						  "IF(" REGISTRY_LIVE(
+							  "d") ", 'yes', 'no') AS live, id "
+							       "FROM kyu_daemons AS d ORDER BY host, pid, id";
+	static const char live[] =
+		"SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d");
 	static const char any[] = "SELECT 1 FROM kyu_daemons LIMIT 1";
 	const struct db_reply *reply;
 	long n;
@@ -108,8 +112,8 @@ int cmd_daemons(struct db *db)
 	}
 	if (n == 0) {
 		/* The rows left by daemons that died, if any, then the line. */
-		if (db_query(db, any, sizeof(any) - 1, &reply) == DB_OK &&
-		    reply->n > 0 && reply->r[0].n_rows > 0 && cli_print_query(db, q, sizeof(q) - 1, false) < 0)
+		if (db_query(db, any, sizeof(any) - 1, &reply) == DB_OK && reply->n > 0 &&
+		    reply->r[0].n_rows > 0 && cli_print_query(db, q, sizeof(q) - 1, false) < 0)
 			return cli_die_db(db, "daemons");
 		say_none_live(db, stdout);
 		return 0;
@@ -135,8 +139,9 @@ int cmd_drain(struct db *db, const char *daemon)
 	sb_printf(&sb,
 		  "UPDATE kyu_daemons SET drain_by = IF(drain IS NULL, USER(), drain_by), "
 		  "drain = IFNULL(drain, NOW(6))%s; "
-		  "SELECT host, pid, id, " ROW_INTERVAL("kyu_daemons") ", drain, IFNULL(drain_by, '?') "
-		  "FROM kyu_daemons%s ORDER BY host, pid",
+		  "SELECT host, pid, id, " ROW_INTERVAL(
+			  "kyu_daemons") ", drain, IFNULL(drain_by, '?') "
+					 "FROM kyu_daemons%s ORDER BY host, pid",
 		  where.buf, where.buf);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK || reply->n < 2) {
 		cli_die_db(db, "drain");
@@ -144,8 +149,9 @@ int cmd_drain(struct db *db, const char *daemon)
 	}
 	r = &reply->r[1];
 	if (r->n_rows == 0) {
-		fprintf(stderr, "kyu: drain: no live daemon '%s' in kyu_daemons (kyu daemons lists them: "
-				"its id, or HOST:PID)\n",
+		fprintf(stderr,
+			"kyu: drain: no live daemon '%s' in kyu_daemons (kyu daemons lists them: "
+			"its id, or HOST:PID)\n",
 			daemon);
 		goto out;
 	}
@@ -173,8 +179,8 @@ int cmd_locks(struct db *db, const char *name)
 
 	/* lock_sql_list's rows (the dashboard's too), with acquired_at as
 	 * kyu prints times (cli.h). */
-	sb_adds(&sb, "SELECT name, slot, host, pid, IF(acquired_at = '-', '-', " CLI_UTC_TIME("acquired_at")
-		     ") AS acquired_at, lease_left FROM (");
+	sb_adds(&sb, "SELECT name, slot, host, pid, IF(acquired_at = '-', '-', " CLI_UTC_TIME(
+			     "acquired_at") ") AS acquired_at, lease_left FROM (");
 	lock_sql_list(&sb, name);
 	sb_adds(&sb, ") AS l ORDER BY name, slot");
 	rc = cli_print_query(db, sb.buf, sb.len, false) < 0 ? cli_die_db(db, "locks") : 0;

@@ -63,7 +63,8 @@ static bool submit_after_refused(const struct db_reply *reply)
 	end = up ? strstr(up, tail) : NULL;
 	if (up && end && end[sizeof(tail) - 1] == '\0') {
 		up += sizeof(names) - 1;
-		fprintf(stderr, "kyu: submit: not submitted: --after names job '%.*s', which does not exist\n",
+		fprintf(stderr,
+			"kyu: submit: not submitted: --after names job '%.*s', which does not exist\n",
 			(int)(end - up), up);
 	} else {
 		fprintf(stderr, "kyu: submit: not submitted: %s\n", msg + 5);
@@ -81,18 +82,22 @@ static bool submit_unique_taken(struct db *db, const char *key)
 	const struct db_reply *reply;
 	const struct db_result *r;
 
-	if (!key || db_error_code(db) != ER_DUP_ENTRY || !strstr(db_error(db), "kyu_jobs_unique_key"))
+	if (!key || db_error_code(db) != ER_DUP_ENTRY ||
+	    !strstr(db_error(db), "kyu_jobs_unique_key"))
 		return false;
 	sb_adds(&sb, "SELECT id, status FROM kyu_jobs WHERE unique_live = ");
 	db_quotes(&sb, key);
-	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0) {
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+	    reply->r[0].n_rows > 0) {
 		r = &reply->r[0];
-		fprintf(stderr, "kyu: submit: not submitted: unique key '%s' is held by job '%s' (%s), "
-				"which has not ended\n",
+		fprintf(stderr,
+			"kyu: submit: not submitted: unique key '%s' is held by job '%s' (%s), "
+			"which has not ended\n",
 			key, db_cell(r, 0, 0), db_cell(r, 0, 1) ? db_cell(r, 0, 1) : "?");
 	} else {
-		fprintf(stderr, "kyu: submit: not submitted: unique key '%s' is held by a job that had not "
-				"ended (%s)\n",
+		fprintf(stderr,
+			"kyu: submit: not submitted: unique key '%s' is held by a job that had not "
+			"ended (%s)\n",
 			key, db_error(db));
 	}
 	sb_free(&sb);
@@ -128,7 +133,8 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL, *queue = "default", *shell = NULL, *cwd = NULL, *key = NULL;
-	const char *policy = NULL, *batch = NULL, *after_batch = NULL, *unique = NULL, *traceparent = NULL;
+	const char *policy = NULL, *batch = NULL, *after_batch = NULL, *unique = NULL,
+		   *traceparent = NULL;
 	int64_t prio = 0, delay = 0, max_attempts = 0, time_limit = -1;
 	json_t *env = json_object(), *after = json_array();
 	struct strbuf sb = { 0 };
@@ -151,18 +157,33 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		case 'q':
 			queue = optarg;
 			if (!*queue) {
-				fprintf(stderr, "kyu: submit: -q: the queue name must not be empty\n");
+				fprintf(stderr,
+					"kyu: submit: -q: the queue name must not be empty\n");
 				rc = EXIT_USAGE;
 				goto out;
 			}
 			break;
-		case 's': shell = optarg; break;
-		case 'C': cwd = optarg; break;
-		case 'k': key = optarg; break;
-		case 'p': bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio); break;
-		case 'd': bad = parse_i64(optarg, 0, 315360000, &delay); break;
-		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
-		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
+		case 's':
+			shell = optarg;
+			break;
+		case 'C':
+			cwd = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'p':
+			bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio);
+			break;
+		case 'd':
+			bad = parse_i64(optarg, 0, 315360000, &delay);
+			break;
+		case 'm':
+			bad = parse_i64(optarg, 1, 1000000, &max_attempts);
+			break;
+		case 't':
+			bad = parse_i64(optarg, 0, 31536000, &time_limit);
+			break;
 		case 'e':
 			if (cli_env_add(env, optarg, "submit") < 0) {
 				rc = EXIT_USAGE;
@@ -174,8 +195,10 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			 * never name a job. */
 			json_t *up = *optarg ? json_string(optarg) : NULL;
 			if (!up || json_array_append_new(after, up) < 0) {
-				fprintf(stderr, "kyu: submit: --after: '%s' is not a job id (empty or not "
-						"valid UTF-8)\n", optarg);
+				fprintf(stderr,
+					"kyu: submit: --after: '%s' is not a job id (empty or not "
+					"valid UTF-8)\n",
+					optarg);
 				rc = EXIT_USAGE;
 				goto out;
 			}
@@ -184,8 +207,9 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		case OPT_AFTER_POLICY:
 			policy = optarg;
 			if (strcmp(policy, "succeeded") != 0 && strcmp(policy, "finished") != 0) {
-				fprintf(stderr, "kyu: submit: --after-policy: no policy '%s'; succeeded (run "
-						"once every upstream succeeded) or finished (once each ended)\n",
+				fprintf(stderr,
+					"kyu: submit: --after-policy: no policy '%s'; succeeded (run "
+					"once every upstream succeeded) or finished (once each ended)\n",
 					policy);
 				rc = EXIT_USAGE;
 				goto out;
@@ -201,7 +225,8 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			break;
 		case OPT_UNIQUE:
 			if (!*optarg) {
-				fprintf(stderr, "kyu: submit: --unique: the key must not be empty\n");
+				fprintf(stderr,
+					"kyu: submit: --unique: the key must not be empty\n");
 				rc = EXIT_USAGE;
 				goto out;
 			}
@@ -218,23 +243,28 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 			goto out;
 		}
 		if (bad) {
-			fprintf(stderr, "kyu: submit: -%c: '%s' is not a whole number from %s\n", c, optarg,
-				c == 'p' ? "-2147483648 to 2147483647" :
-				c == 'd' ? "0 to 315360000 (seconds)" :
-				c == 'm' ? "1 to 1000000" : "0 to 31536000 (seconds)");
+			fprintf(stderr, "kyu: submit: -%c: '%s' is not a whole number from %s\n", c,
+				optarg,
+				c == 'p'   ? "-2147483648 to 2147483647"
+				: c == 'd' ? "0 to 315360000 (seconds)"
+				: c == 'm' ? "1 to 1000000"
+					   : "0 to 31536000 (seconds)");
 			rc = EXIT_USAGE;
 			goto out;
 		}
 	}
 	/* A policy for no upstream is a mistake the server would keep quiet. */
 	if (policy && !json_array_size(after) && !after_batch) {
-		fprintf(stderr, "kyu: submit: --after-policy %s: the job runs after nothing (give --after "
-				"or --after-batch)\n", policy);
+		fprintf(stderr,
+			"kyu: submit: --after-policy %s: the job runs after nothing (give --after "
+			"or --after-batch)\n",
+			policy);
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	if (!shell == (optind >= argc)) {
-		fprintf(stderr, "kyu: submit: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
+		fprintf(stderr,
+			"kyu: submit: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -265,7 +295,8 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		sb_adds(&sb, "UUID()");
 	sb_adds(&sb, ", ");
 	db_quotes(&sb, queue);
-	sb_printf(&sb, ", %lld, NOW(6) + INTERVAL %lld SECOND, ", (long long)prio, (long long)delay);
+	sb_printf(&sb, ", %lld, NOW(6) + INTERVAL %lld SECOND, ", (long long)prio,
+		  (long long)delay);
 	db_quotes(&sb, shell);
 	sb_adds(&sb, ", ");
 	if (!shell) {
@@ -329,8 +360,10 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		 * message names the queue and the bound. */
 		unsigned e = reply && reply->n > 0 ? reply->r[reply->n - 1].err_no : 0;
 
-		if (e == SCHEMA_ERR_QUEUE_FULL || (e == ER_SIGNAL_EXCEPTION && strstr(db_error(db), "kyu: queue "))) {
-			fprintf(stderr, "kyu: submit: not submitted, the queue is full: %s\n", db_error(db));
+		if (e == SCHEMA_ERR_QUEUE_FULL ||
+		    (e == ER_SIGNAL_EXCEPTION && strstr(db_error(db), "kyu: queue "))) {
+			fprintf(stderr, "kyu: submit: not submitted, the queue is full: %s\n",
+				db_error(db));
 			rc = EXIT_QUEUE_FULL;
 			goto out;
 		}
@@ -338,13 +371,15 @@ int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **arg
 		    submit_unique_taken(db, unique))
 			goto out;
 		if (db_error_code(db) == ER_BAD_FIELD_ERROR && (unique || traceparent))
-			fprintf(stderr, "kyu: submit: --unique and --traceparent need schema version 6 "
-					"(kyu schema status; kyu schema upgrade): %s\n",
+			fprintf(stderr,
+				"kyu: submit: --unique and --traceparent need schema version 6 "
+				"(kyu schema status; kyu schema upgrade): %s\n",
 				db_error(db));
 		else if (db_error_code(db) == ER_BAD_FIELD_ERROR &&
-		    (json_array_size(after) || policy || batch || after_batch))
-			fprintf(stderr, "kyu: submit: --after, --after-policy, --batch and --after-batch "
-					"need schema version 5 (kyu schema status; kyu schema upgrade): %s\n",
+			 (json_array_size(after) || policy || batch || after_batch))
+			fprintf(stderr,
+				"kyu: submit: --after, --after-policy, --batch and --after-batch "
+				"need schema version 5 (kyu schema status; kyu schema upgrade): %s\n",
 				db_error(db));
 		else
 			cli_die_db(db, "submit");
@@ -374,18 +409,19 @@ out:
 }
 
 /* kyu show's columns up to the workflow ones, and after them. */
-#define SHOW_HEAD                                                                                        \
-	"SELECT seq, id, queue, status, priority, command, argv, env, cwd, " CLI_TIME("run_at") ", "       \
-	"attempts, max_attempts, time_limit, exit_code, `signal`, error, " CLI_TIME("started_at") ", "      \
-	CLI_TIME("finished_at") ", duration, cpu_user, cpu_sys, max_rss, host, pid, owner, "               \
-	CLI_TIME("lease_until") ", concurrency_key, "
-#define SHOW_TAIL CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", output FROM kyu_jobs WHERE id = "
+#define SHOW_HEAD                                                                                                                  \
+	"SELECT seq, id, queue, status, priority, command, argv, env, cwd, " CLI_TIME(                                             \
+		"run_at") ", "                                                                                                     \
+			  "attempts, max_attempts, time_limit, exit_code, `signal`, error, " CLI_TIME("started_at") ", " CLI_TIME( \
+				  "finished_at") ", duration, cpu_user, cpu_sys, max_rss, host, pid, owner, " CLI_TIME("lease_until") ", concurrency_key, "
+#define SHOW_TAIL                                                                                  \
+	CLI_TIME("created_at") ", " CLI_TIME("updated_at") ", output FROM kyu_jobs WHERE id = "
 
 /* The columns of schema version 6 (kyu_jobs(7), "The status channel",
  * "Unique keys", "Trace context"): the progress with its note on one
  * line, the last result, the unique key and the trace context. */
 #define SHOW_STATUS                                                                                       \
-	"CONCAT(progress, '%', IFNULL(CONCAT(' ', progress_note), '')) AS progress, result, unique_key, "  \
+	"CONCAT(progress, '%', IFNULL(CONCAT(' ', progress_note), '')) AS progress, result, unique_key, " \
 	"traceparent, "
 
 /* How many upstreams and downstreams kyu show lists: a job of a large
@@ -398,15 +434,19 @@ out:
  * first) and on kyu_after_down. */
 static void show_edges_sql(struct strbuf *sb, const char *id)
 {
-	static const char *const side[2][2] = { { "up_seq", "down_seq" }, { "down_seq", "up_seq" } };
+	static const char *const side[2][2] = { { "up_seq", "down_seq" },
+						{ "down_seq", "up_seq" } };
 
 	for (int i = 0; i < 2; i++) {
-		sb_printf(sb, "; SELECT e.%s, j.id, j.status FROM kyu_after AS e LEFT JOIN kyu_jobs AS j "
-			      "ON j.seq = e.%s WHERE e.%s = (SELECT seq FROM kyu_jobs WHERE id = ",
-			  side[i][0], side[i][0], side[i][1]);
+		sb_printf(
+			sb,
+			"; SELECT e.%s, j.id, j.status FROM kyu_after AS e LEFT JOIN kyu_jobs AS j "
+			"ON j.seq = e.%s WHERE e.%s = (SELECT seq FROM kyu_jobs WHERE id = ",
+			side[i][0], side[i][0], side[i][1]);
 		db_quotes(sb, id);
-		sb_printf(sb, ") ORDER BY e.%s LIMIT %d; SELECT COUNT(*) FROM kyu_after WHERE %s = "
-			      "(SELECT seq FROM kyu_jobs WHERE id = ",
+		sb_printf(sb,
+			  ") ORDER BY e.%s LIMIT %d; SELECT COUNT(*) FROM kyu_after WHERE %s = "
+			  "(SELECT seq FROM kyu_jobs WHERE id = ",
 			  side[i][0], SHOW_EDGES, side[i][1]);
 		db_quotes(sb, id);
 		sb_adds(sb, ")");
@@ -417,7 +457,8 @@ static void show_edges_sql(struct strbuf *sb, const char *id)
  * gone, then how many more there are. */
 static void show_side(const char *name, const struct db_result *list, const struct db_result *count)
 {
-	long long total = count->n_rows && db_cell(count, 0, 0) ? strtoll(db_cell(count, 0, 0), NULL, 10) : 0;
+	long long total =
+		count->n_rows && db_cell(count, 0, 0) ? strtoll(db_cell(count, 0, 0), NULL, 10) : 0;
 	char suffix[64], more[64];
 
 	for (size_t i = 0; i < list->n_rows; i++) {
@@ -462,28 +503,32 @@ static bool show_unset(const struct db_result *r, unsigned col)
 		return !show_waits(r);
 	if (strcmp(name, "has_downstream") == 0)
 		return true;
-	return !db_cell(r, 0, col) && (strcmp(name, "after") == 0 || strcmp(name, "batch") == 0 ||
-				       strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0 ||
-				       strcmp(name, "progress") == 0 || strcmp(name, "result") == 0 ||
-				       strcmp(name, "unique_key") == 0 || strcmp(name, "traceparent") == 0);
+	return !db_cell(r, 0, col) &&
+	       (strcmp(name, "after") == 0 || strcmp(name, "batch") == 0 ||
+		strcmp(name, "after_batch") == 0 || strcmp(name, "cancelled_by") == 0 ||
+		strcmp(name, "progress") == 0 || strcmp(name, "result") == 0 ||
+		strcmp(name, "unique_key") == 0 || strcmp(name, "traceparent") == 0);
 }
 
 /* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
  * first, as a table after the job; none on a schema without kyu_attempts,
  * and a note where the account may not read it and the job has had
  * attempts (tried). Returns 0, or 1 when the table could not be read. */
-static int show_attempts(struct db *db, const char *id, unsigned long long seq, bool tried, json_t *obj)
+static int show_attempts(struct db *db, const char *id, unsigned long long seq, bool tried,
+			 json_t *obj)
 {
 	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	int rc = 0;
 
-	sb_printf(&sb,
-		  "SELECT attempt, outcome, " CLI_TIME("started_at") ", " CLI_TIME("finished_at") ", "
-		  "ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000, 3) AS duration, "
-		  "exit_code, `signal`, host, pid, ROUND(cpu_user + cpu_sys, 3) AS cpu, max_rss, error "
-		  "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq",
-		  seq);
+	sb_printf(
+		&sb,
+		"SELECT attempt, outcome, " CLI_TIME("started_at") ", " CLI_TIME(
+			"finished_at") ", "
+				       "ROUND(TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000, 3) AS duration, "
+				       "exit_code, `signal`, host, pid, ROUND(cpu_user + cpu_sys, 3) AS cpu, max_rss, error "
+				       "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq",
+		seq);
 	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK) {
 		if (obj) {
 			json_t *a = json_array();
@@ -496,11 +541,11 @@ static int show_attempts(struct db *db, const char *id, unsigned long long seq, 
 		}
 	} else if (db_error_code(db) == ER_TABLEACCESS_DENIED_ERROR) {
 		if (tried)
-			fprintf(stderr, "kyu: note: show: the attempts of '%s' are not shown: %s\n", id,
-				db_error(db));
+			fprintf(stderr, "kyu: note: show: the attempts of '%s' are not shown: %s\n",
+				id, db_error(db));
 	} else if (db_error_code(db) != ER_NO_SUCH_TABLE) {
-		fprintf(stderr, "kyu: show: cannot read the attempts of '%s' (kyu_attempts): %s\n", id,
-			db_error(db));
+		fprintf(stderr, "kyu: show: cannot read the attempts of '%s' (kyu_attempts): %s\n",
+			id, db_error(db));
 		rc = 1;
 	}
 	sb_free(&sb);
@@ -552,14 +597,16 @@ int cmd_show(struct db *db, const char *id)
 	 * then older (below). */
 	for (int v = 0; v < 2; v++) {
 		sb_reset(&sb);
-		sb_adds(&sb, SHOW_HEAD "after, after_policy, batch, after_batch, cancelled_by, has_downstream, ");
+		sb_adds(&sb, SHOW_HEAD
+			"after, after_policy, batch, after_batch, cancelled_by, has_downstream, ");
 		if (v == 0)
 			sb_adds(&sb, SHOW_STATUS);
 		sb_adds(&sb, SHOW_TAIL);
 		db_quotes(&sb, id);
 		show_edges_sql(&sb, id);
 		fail = db_query(db, sb.buf, sb.len, &reply);
-		if (fail == DB_OK || fail == DB_LOST || reply->n >= 2 || db_error_code(db) != ER_BAD_FIELD_ERROR)
+		if (fail == DB_OK || fail == DB_LOST || reply->n >= 2 ||
+		    db_error_code(db) != ER_BAD_FIELD_ERROR)
 			break;
 	}
 	if (fail != DB_OK && (fail == DB_LOST || reply->n < 2)) {
@@ -594,8 +641,10 @@ int cmd_show(struct db *db, const char *id)
 	if (table_format() == TABLE_JSON) {
 		obj = table_json_row(r, 0);
 		if (edges) {
-			json_object_set_new(obj, "upstream", show_side_json(&reply->r[1], &reply->r[2]));
-			json_object_set_new(obj, "downstream", show_side_json(&reply->r[3], &reply->r[4]));
+			json_object_set_new(obj, "upstream",
+					    show_side_json(&reply->r[1], &reply->r[2]));
+			json_object_set_new(obj, "downstream",
+					    show_side_json(&reply->r[3], &reply->r[4]));
 		}
 	}
 	for (unsigned i = 0; !obj && i < r->n_cols; i++) {
@@ -620,10 +669,13 @@ int cmd_show(struct db *db, const char *id)
 		 * show a job): a note where the job has edges to show. */
 		const char *down = show_cell(r, "has_downstream");
 		if (show_waits(r) || (down && strcmp(down, "0") != 0))
-			fprintf(stderr, "kyu: note: show: the jobs '%s' runs after and that run after it are "
-					"not shown: %s\n", id, db_error(db));
+			fprintf(stderr,
+				"kyu: note: show: the jobs '%s' runs after and that run after it are "
+				"not shown: %s\n",
+				id, db_error(db));
 	} else if (!edges) {
-		fprintf(stderr, "kyu: show: cannot read the upstreams and downstreams of '%s' (kyu_after): %s\n",
+		fprintf(stderr,
+			"kyu: show: cannot read the upstreams and downstreams of '%s' (kyu_after): %s\n",
 			id, db_error(db));
 		goto out;
 	}
@@ -677,7 +729,8 @@ int cmd_list(struct db *db, int argc, char **argv)
 		case 'q':
 			queue = optarg;
 			if (!*queue) {
-				fprintf(stderr, "kyu: list: -q: the queue name must not be empty\n");
+				fprintf(stderr,
+					"kyu: list: -q: the queue name must not be empty\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -686,14 +739,17 @@ int cmd_list(struct db *db, int argc, char **argv)
 			for (c = 0; cli_statuses[c] && strcmp(status, cli_statuses[c]) != 0; c++)
 				;
 			if (!cli_statuses[c]) {
-				fprintf(stderr, "kyu: list: -s: no status '%s'; one of waiting, running, "
-						"succeeded, failed, cancelled, blocked, retrying\n", status);
+				fprintf(stderr,
+					"kyu: list: -s: no status '%s'; one of waiting, running, "
+					"succeeded, failed, cancelled, blocked, retrying\n",
+					status);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'n':
 			if (parse_i64(optarg, 1, 1000000, &limit) < 0) {
-				fprintf(stderr, "kyu: list: -n: '%s' is not a whole number from 1 to 1000000\n",
+				fprintf(stderr,
+					"kyu: list: -n: '%s' is not a whole number from 1 to 1000000\n",
 					optarg);
 				return EXIT_USAGE;
 			}
@@ -701,15 +757,19 @@ int cmd_list(struct db *db, int argc, char **argv)
 		case 'S':
 		case 'U':
 			if (!list_time_ok(optarg)) {
-				fprintf(stderr, "kyu: list: --%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], "
-						"the database's time zone)\n", c == 'S' ? "since" : "until", optarg);
+				fprintf(stderr,
+					"kyu: list: --%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], "
+					"the database's time zone)\n",
+					c == 'S' ? "since" : "until", optarg);
 				return EXIT_USAGE;
 			}
 			*(c == 'S' ? &since : &until) = optarg;
 			break;
 		case 'x':
 			if (parse_i64(optarg, 1, INT64_MAX, &examined) < 0) {
-				fprintf(stderr, "kyu: list: --scan: '%s' is not a whole number of rows\n", optarg);
+				fprintf(stderr,
+					"kyu: list: --scan: '%s' is not a whole number of rows\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -726,17 +786,19 @@ int cmd_list(struct db *db, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "kyu: list: unexpected argument '%s' (kyu list --help)\n", argv[optind]);
+		fprintf(stderr, "kyu: list: unexpected argument '%s' (kyu list --help)\n",
+			argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (!db)
 		return 0; /* the arguments checked, before connecting */
 	/* exit_code: a killed job's signal where its exit code is NULL; the
 	 * start of error, the cause that an operator looks for first. */
-	sb_adds(&sb, "SELECT id, queue, status, attempts, "
-		     "IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, " CLI_TIME("run_at") ", "
-		     CLI_TIME("finished_at") ", LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
-		     "FROM kyu_jobs WHERE 1");
+	sb_adds(&sb,
+		"SELECT id, queue, status, attempts, "
+		"IF(`signal` IS NULL, exit_code, CONCAT('signal ', `signal`)) AS exit_code, " CLI_TIME(
+			"run_at") ", " CLI_TIME("finished_at") ", LEFT(error, 60) AS error, LEFT(COALESCE(command, argv), 60) AS what "
+							       "FROM kyu_jobs WHERE 1");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
 		db_quotes(&sb, queue);
@@ -792,8 +854,9 @@ int cmd_list(struct db *db, int argc, char **argv)
 		    reply->n > 0 && reply->r[reply->n - 1].n_rows > 0)
 			warned = db_cell(&reply->r[reply->n - 1], 0, 0);
 		if (warned && strcmp(warned, "1") == 0) {
-			fprintf(stderr, "kyu: list: stopped after examining %lld rows, the newest; "
-					"older jobs may match (narrow with -q, -s, --since, or --scan more)\n",
+			fprintf(stderr,
+				"kyu: list: stopped after examining %lld rows, the newest; "
+				"older jobs may match (narrow with -q, -s, --since, or --scan more)\n",
 				(long long)examined);
 		} else {
 			/* A full page may hide more: said on stderr (stdout
@@ -805,7 +868,8 @@ int cmd_list(struct db *db, int argc, char **argv)
 				sb_printf(&sb, " ROWS EXAMINED %lld", (long long)examined);
 			if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
 			    reply->r[reply->n - 1].n_rows > 0)
-				fprintf(stderr, "kyu: list: more than the %lld jobs shown (-n N shows more)\n",
+				fprintf(stderr,
+					"kyu: list: more than the %lld jobs shown (-n N shows more)\n",
 					(long long)limit);
 		}
 		rc = 0;
@@ -819,7 +883,8 @@ int cmd_list(struct db *db, int argc, char **argv)
  * it, since what was freed may be due in any queue and the job a retry
  * made waiting is due at once. A failure changes nothing that was done:
  * kyud settles the same items at its next claim. */
-static void job_action_settle(struct db *db, const struct kyu_config *cfg, enum action a, const char *id)
+static void job_action_settle(struct db *db, const struct kyu_config *cfg, enum action a,
+			      const char *id)
 {
 	static const char settle[] = ACTION_SETTLE_SQL;
 	const struct db_reply *reply;
@@ -828,8 +893,10 @@ static void job_action_settle(struct db *db, const struct kyu_config *cfg, enum 
 	 * to move. */
 	if (db_query(db, settle, sizeof(settle) - 1, &reply) != DB_OK &&
 	    db_error_code(db) != ER_SP_DOES_NOT_EXIST)
-		fprintf(stderr, "kyu: note: the jobs that wait for '%s' move on at kyud's next "
-				"claim, not now (%s: %s)\n", id, settle, db_error(db));
+		fprintf(stderr,
+			"kyu: note: the jobs that wait for '%s' move on at kyud's next "
+			"claim, not now (%s: %s)\n",
+			id, settle, db_error(db));
 	cli_send_wake(db, cfg, action_wake_queue(a, id), true);
 }
 
@@ -857,8 +924,8 @@ int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, c
 			cli_die_db(db, action_name(a));
 		}
 	} else if (reply->n < 1 || reply->r[0].affected == 0) {
-		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a), action_needs(a),
-			shown.buf);
+		fprintf(stderr, "kyu: %s: no %s job with id '%s'\n", action_name(a),
+			action_needs(a), shown.buf);
 	} else {
 		printf("%s %s\n", action_done(a), shown.buf);
 		/* Seen before the settle's note, if any. */
@@ -880,20 +947,24 @@ int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, c
  * it, in the session's time zone). */
 int cmd_stats(struct db *db, bool as_json)
 {
-	static const char q[] = "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
-				"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
+	static const char q[] =
+		"SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
+		"FROM kyu_jobs GROUP BY queue, status ORDER BY queue, status";
 	/* The table's time with its zone (cli.h); the JSON's as the server
 	 * prints it, for programs. */
-	static const char table[] = "SELECT queue, status, jobs, " CLI_TIME("oldest_run_at") " FROM ("
-				    "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
-				    "FROM kyu_jobs GROUP BY queue, status) AS s ORDER BY queue, status";
+	static const char table[] = "SELECT queue, status, jobs, " CLI_TIME(
+		"oldest_run_at") " FROM ("
+				 "SELECT queue, status, COUNT(*) AS jobs, MIN(run_at) AS oldest_run_at "
+				 "FROM kyu_jobs GROUP BY queue, status) AS s ORDER BY queue, status";
 	const struct db_reply *reply;
 	const struct db_result *r;
 	json_t *rows;
 	char *text;
 
 	if (!as_json)
-		return cli_print_query(db, table, sizeof(table) - 1, false) < 0 ? cli_die_db(db, "stats") : 0;
+		return cli_print_query(db, table, sizeof(table) - 1, false) < 0
+			       ? cli_die_db(db, "stats")
+			       : 0;
 	if (db_query(db, q, sizeof(q) - 1, &reply) != DB_OK || reply->n < 1)
 		return cli_die_db(db, "stats");
 	r = &reply->r[0];
@@ -901,10 +972,12 @@ int cmd_stats(struct db *db, bool as_json)
 	for (size_t i = 0; i < r->n_rows; i++) {
 		const char *at = db_cell(r, i, 3);
 		json_array_append_new(
-			rows, json_pack("{s:s?, s:s?, s:I, s:o}", "queue", db_cell(r, i, 0), "status",
-					db_cell(r, i, 1), "jobs",
-					(json_int_t)strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0", NULL, 10),
-					"oldest_run_at", at ? json_string(at) : json_null()));
+			rows,
+			json_pack("{s:s?, s:s?, s:I, s:o}", "queue", db_cell(r, i, 0), "status",
+				  db_cell(r, i, 1), "jobs",
+				  (json_int_t)strtoll(db_cell(r, i, 2) ? db_cell(r, i, 2) : "0",
+						      NULL, 10),
+				  "oldest_run_at", at ? json_string(at) : json_null()));
 	}
 	text = json_dumps(rows, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	json_decref(rows);

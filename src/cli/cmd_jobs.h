@@ -25,7 +25,8 @@ KYU_MUSTCHECK int cmd_list(struct db *db, int argc, char **argv);
 /* kyu cancel|retry|run-now|delete ID (a not on a queue: common/action.h).
  * After a cancel, retry or delete, the job's dependents are settled and
  * the daemons woken (cfg: where the wake-up goes without kyu_daemons). */
-KYU_MUSTCHECK int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a, const char *id);
+KYU_MUSTCHECK int cmd_job_action(struct db *db, const struct kyu_config *cfg, enum action a,
+				 const char *id);
 /* kyu stats [--json]. */
 KYU_MUSTCHECK int cmd_stats(struct db *db, bool as_json);
 

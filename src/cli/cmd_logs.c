@@ -38,7 +38,8 @@ static void emit(struct follow *f, const char *s, size_t len)
 static void emit_gap(struct follow *f, unsigned long long n)
 {
 	char line[96];
-	int m = snprintf(line, sizeof(line), "%s[kyu: %llu bytes not shown]\n", f->ended_nl ? "" : "\n", n);
+	int m = snprintf(line, sizeof(line), "%s[kyu: %llu bytes not shown]\n",
+			 f->ended_nl ? "" : "\n", n);
 	fwrite(line, 1, (size_t)m, stdout);
 	f->ended_nl = true;
 }
@@ -60,7 +61,8 @@ static bool number_then(const char **p, unsigned long long *ret, const char *aft
 
 /* The first line of a live tail (capture.h): its attempt, the bytes
  * written so far, and the line's length with its newline. */
-static bool live_header(const char *out, size_t len, unsigned *att, unsigned long long *total, size_t *hlen)
+static bool live_header(const char *out, size_t len, unsigned *att, unsigned long long *total,
+			size_t *hlen)
 {
 	const char *nl = memchr(out, '\n', len), *p;
 	char line[160];
@@ -91,7 +93,8 @@ static bool live_header(const char *out, size_t len, unsigned *att, unsigned lon
 static void follow_final(struct follow *f, const char *out, size_t len)
 {
 	static const char open[] = "\n[kyu: ";
-	const char *m = memmem(out, len, open, sizeof(open) - 1), *p = m ? m + sizeof(open) - 1 : NULL;
+	const char *m = memmem(out, len, open, sizeof(open) - 1),
+		   *p = m ? m + sizeof(open) - 1 : NULL;
 	unsigned long long omitted, head, tail_from;
 	size_t mlen;
 	char mark[64] = "";
@@ -124,13 +127,15 @@ static void follow_final(struct follow *f, const char *out, size_t len)
 			f->printed = tail_from;
 		}
 		if (f->printed - tail_from < tlen)
-			emit(f, tail + (f->printed - tail_from), tlen - (size_t)(f->printed - tail_from));
+			emit(f, tail + (f->printed - tail_from),
+			     tlen - (size_t)(f->printed - tail_from));
 	}
 	f->printed = tail_from + (len - (size_t)(m + mlen - out));
 }
 
 /* One read of the row: print what the job wrote since the last one. */
-static void follow_step(struct follow *f, const char *status, unsigned attempts, const char *out, size_t len)
+static void follow_step(struct follow *f, const char *status, unsigned attempts, const char *out,
+			size_t len)
 {
 	unsigned la, fa;
 	unsigned long long total;
@@ -191,7 +196,8 @@ int cmd_logs(struct db *db, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt(argc, argv, "+f")) != -1) {
 		if (c != 'f') {
-			fprintf(stderr, "kyu: logs: unknown option %s (kyu logs --help)\n", argv[optind - 1]);
+			fprintf(stderr, "kyu: logs: unknown option %s (kyu logs --help)\n",
+				argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 		follow = true;
@@ -216,8 +222,8 @@ int cmd_logs(struct db *db, int argc, char **argv)
 		}
 		r = &reply->r[0];
 		if (r->n_rows == 0) {
-			fprintf(stderr, "kyu: logs: %s '%s'\n", f.att ? "the row is gone (deleted) of job" : "no job with id",
-				id);
+			fprintf(stderr, "kyu: logs: %s '%s'\n",
+				f.att ? "the row is gone (deleted) of job" : "no job with id", id);
 			rc = 1;
 			break;
 		}
@@ -238,7 +244,8 @@ int cmd_logs(struct db *db, int argc, char **argv)
 			rc = 0;
 			break;
 		}
-		follow_step(&f, status, a ? (unsigned)strtoul(a, NULL, 10) : 0, out, out ? r->lens[2] : 0);
+		follow_step(&f, status, a ? (unsigned)strtoul(a, NULL, 10) : 0, out,
+			    out ? r->lens[2] : 0);
 		fflush(stdout);
 		if (!may_write(status)) {
 			rc = strcmp(status, "succeeded") == 0   ? 0

@@ -34,22 +34,24 @@
 /* Where queues_sql puts the options. */
 #define AFTER "\001"
 #define LIMIT "\002"
-#define QUEUES_COUNT(what, cond)                                                                    \
-	"(SELECT COUNT(*) FROM kyu_jobs AS j WHERE j.status = '" what "' AND j.queue = n.name" cond ") "
-#define QUEUES_HEAD                                                                                 \
-	"SELECT n.name AS queue, " QUEUES_COUNT("waiting", "") "AS waiting, "                         \
-	QUEUES_COUNT("waiting", " AND j.due <= NOW(6)") "AS due, "                                    \
-	QUEUES_COUNT("running", "") "AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "               \
-	"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                 \
-	"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                       \
-	"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, "                 \
-	QUEUES_COUNT("blocked", "") "AS blocked, IFNULL(s.key_max_running, 1) AS key_max_running, "   \
-	QUEUES_COUNT("waiting", " AND j.attempts > 0") "AS retrying, "
-#define QUEUES_NAMES                                                                                \
-	"FROM (SELECT name FROM (SELECT DISTINCT queue AS name FROM kyu_jobs WHERE queue > " AFTER     \
-	" UNION SELECT name FROM kyu_queues WHERE name > " AFTER ") AS a ORDER BY name LIMIT " LIMIT  \
-	") AS n LEFT JOIN "
-#define QUEUES_TAIL \
+#define QUEUES_COUNT(what, cond)                                                                   \
+	"(SELECT COUNT(*) FROM kyu_jobs AS j WHERE j.status = '" what                              \
+	"' AND j.queue = n.name" cond ") "
+#define QUEUES_HEAD                                                                                                                                    \
+	"SELECT n.name AS queue, " QUEUES_COUNT("waiting", "") "AS waiting, " QUEUES_COUNT("waiting", " AND j.due <= NOW(6)") "AS due, " QUEUES_COUNT( \
+		"running",                                                                                                                             \
+		"") "AS running, IFNULL(h.failed_1h, 0) AS failed_1h, "                                                                                \
+		    "IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                                                       \
+		    "IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                                                             \
+		    "IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, " QUEUES_COUNT(                                         \
+			    "blocked",                                                                                                                 \
+			    "") "AS blocked, IFNULL(s.key_max_running, 1) AS key_max_running, " QUEUES_COUNT("waiting",                                \
+													     " AND j.attempts > 0") "AS retrying, "
+#define QUEUES_NAMES                                                                               \
+	"FROM (SELECT name FROM (SELECT DISTINCT queue AS name FROM kyu_jobs WHERE queue > " AFTER \
+	" UNION SELECT name FROM kyu_queues WHERE name > " AFTER                                   \
+	") AS a ORDER BY name LIMIT " LIMIT ") AS n LEFT JOIN "
+#define QUEUES_TAIL                                                                                \
 	" AS h ON h.queue = n.name LEFT JOIN kyu_queues AS s ON s.name = n.name ORDER BY n.name"
 
 /* The statement with the options in place of AFTER and LIMIT. */
@@ -67,11 +69,13 @@ static void queues_sql(struct strbuf *sb, const char *tmpl, const char *after, l
 
 int cmd_queues(struct db *db, int argc, char **argv)
 {
-	static const char minutes[] = QUEUES_HEAD "IFNULL(h.failed_attempts_1h, 0) AS failed_attempts_1h "
-		QUEUES_NAMES "(SELECT queue, SUM(failed) AS failed_1h, SUM(failed) + SUM(retried) AS "
+	static const char minutes[] = QUEUES_HEAD
+		"IFNULL(h.failed_attempts_1h, 0) AS failed_attempts_1h " QUEUES_NAMES
+		"(SELECT queue, SUM(failed) AS failed_1h, SUM(failed) + SUM(retried) AS "
 		"failed_attempts_1h FROM kyu_minutes WHERE minute > " MINUTES_NOW
 		" - INTERVAL 60 MINUTE GROUP BY queue)" QUEUES_TAIL;
-	static const char rows[] = QUEUES_HEAD "'-' AS failed_attempts_1h " QUEUES_NAMES
+	static const char rows[] = QUEUES_HEAD
+		"'-' AS failed_attempts_1h " QUEUES_NAMES
 		"(SELECT queue, COUNT(*) AS failed_1h FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) "
 		"WHERE status = 'failed' AND updated_at >= NOW(6) - INTERVAL 1 HOUR GROUP BY queue)" QUEUES_TAIL;
 	static const struct option longs[] = {
@@ -90,11 +94,15 @@ int cmd_queues(struct db *db, int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (parse_i64(optarg, 1, INT64_MAX, &limit) < 0) {
-				fprintf(stderr, "kyu: queues: --limit '%s' is not a positive number\n", optarg);
+				fprintf(stderr,
+					"kyu: queues: --limit '%s' is not a positive number\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
-		case 'a': after = optarg; break;
+		case 'a':
+			after = optarg;
+			break;
 		case ':':
 			fprintf(stderr, "kyu: queues: %s needs a value\n", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -133,7 +141,8 @@ static int key_limit(const char *value)
 	int64_t n;
 
 	if (!value || parse_i64(value, 1, 1000, &n) < 0) {
-		fprintf(stderr, "kyu: key-limit: '%s' is not a number from 1 to 1000\n", value ? value : "");
+		fprintf(stderr, "kyu: key-limit: '%s' is not a number from 1 to 1000\n",
+			value ? value : "");
 		return -1;
 	}
 	return (int)n;
@@ -187,7 +196,10 @@ int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
 			action_queue_exists(&sb, queue);
 		sb_adds(&sb, " ON DUPLICATE KEY UPDATE key_max_running = VALUES(key_max_running)");
 	} else {
-		action_sql_create(&sb, reset ? ACT_RESET : strcmp(what, "pause") == 0 ? ACT_PAUSE : ACT_RESUME,
+		action_sql_create(&sb,
+				  reset                        ? ACT_RESET
+				  : strcmp(what, "pause") == 0 ? ACT_PAUSE
+							       : ACT_RESUME,
 				  queue, create);
 	}
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
@@ -211,7 +223,9 @@ int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
 		printf("queue %s: key_max_running %s\n", queue, v);
 	else
 		printf("queue %s: %s\n", queue,
-		       reset ? "settings removed" : strcmp(what, "pause") == 0 ? "paused" : "resumed");
+		       reset                        ? "settings removed"
+		       : strcmp(what, "pause") == 0 ? "paused"
+						    : "resumed");
 	/* Jobs that may start now should not wait for a poll. */
 	if (strcmp(what, "pause") != 0)
 		cli_send_wake(db, cfg, queue, true);

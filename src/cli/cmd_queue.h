@@ -17,7 +17,7 @@ KYU_MUSTCHECK int cmd_queues(struct db *db, int argc, char **argv);
 /* kyu pause|resume|limit|key-limit|queue-reset (what) QUEUE [value:
  * limit's N or "none", key-limit's N]; create: --create, make the settings of a queue that has none
  * and no jobs. */
-KYU_MUSTCHECK int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what, const char *queue,
-		  const char *value, bool create);
+KYU_MUSTCHECK int cmd_queue_set(struct db *db, const struct kyu_config *cfg, const char *what,
+				const char *queue, const char *value, bool create);
 
 #endif

@@ -23,9 +23,11 @@ int cmd_schedules(struct db *db)
 {
 	static const char q[] =
 		"SELECT name, IF(enabled, 'yes', 'no') AS enabled, cron, timezone, queue, "
-		"IFNULL(" CLI_UTC_TIME("next_run") ", '-') AS next_run, "
-		"IFNULL(" CLI_UTC_TIME("last_run") ", '-') AS last_run, "
-		"missed, overlap, IFNULL(error, '-') AS error FROM kyu_schedules ORDER BY name";
+		"IFNULL(" CLI_UTC_TIME(
+			"next_run") ", '-') AS next_run, "
+				    "IFNULL(" CLI_UTC_TIME(
+					    "last_run") ", '-') AS last_run, "
+							"missed, overlap, IFNULL(error, '-') AS error FROM kyu_schedules ORDER BY name";
 
 	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "schedules") : 0;
 }
@@ -78,8 +80,8 @@ static void first_run_text(struct db *db, int64_t first, char *buf, size_t size)
 	struct tm tm;
 
 	sb_printf(&sb, "SELECT CONCAT(FROM_UNIXTIME(%" PRId64 "), ' ', " CLI_ZONE ")", first);
-	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0 &&
-	    db_cell(&reply->r[0], 0, 0)) {
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+	    reply->r[0].n_rows > 0 && db_cell(&reply->r[0], 0, 0)) {
 		snprintf(buf, size, "%s", db_cell(&reply->r[0], 0, 0));
 	} else {
 		gmtime_r(&t, &tm);
@@ -117,18 +119,44 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 	while ((c = getopt(argc, argv, "z:q:p:m:t:C:e:s:k:M:O:g:n")) != -1) {
 		int bad = 0;
 		switch (c) {
-		case 'z': zone = optarg; break;
-		case 'q': queue = optarg; break;
-		case 's': shell = optarg; break;
-		case 'C': cwd = optarg; break;
-		case 'k': key = optarg; break;
-		case 'n': disabled = true; break;
-		case 'M': missed = optarg; bad = !one_of(missed, missed_values); break;
-		case 'O': overlap = optarg; bad = !one_of(overlap, overlap_values); break;
-		case 'p': bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio); break;
-		case 'm': bad = parse_i64(optarg, 1, 1000000, &max_attempts); break;
-		case 't': bad = parse_i64(optarg, 0, 31536000, &time_limit); break;
-		case 'g': bad = parse_i64(optarg, 1, 31536000, &grace); break;
+		case 'z':
+			zone = optarg;
+			break;
+		case 'q':
+			queue = optarg;
+			break;
+		case 's':
+			shell = optarg;
+			break;
+		case 'C':
+			cwd = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'n':
+			disabled = true;
+			break;
+		case 'M':
+			missed = optarg;
+			bad = !one_of(missed, missed_values);
+			break;
+		case 'O':
+			overlap = optarg;
+			bad = !one_of(overlap, overlap_values);
+			break;
+		case 'p':
+			bad = parse_i64(optarg, INT32_MIN, INT32_MAX, &prio);
+			break;
+		case 'm':
+			bad = parse_i64(optarg, 1, 1000000, &max_attempts);
+			break;
+		case 't':
+			bad = parse_i64(optarg, 0, 31536000, &time_limit);
+			break;
+		case 'g':
+			bad = parse_i64(optarg, 1, 31536000, &grace);
+			break;
 		case 'e':
 			if (cli_env_add(env, optarg, "schedule add") < 0) {
 				rc = EXIT_USAGE;
@@ -142,11 +170,12 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 		}
 		if (bad) {
 			fprintf(stderr, "kyu: schedule add: -%c: bad value '%s' (%s)\n", c, optarg,
-				c == 'M' ? "skip, once or all" :
-				c == 'O' ? "allow, skip or queue" :
-				c == 'p' ? "a whole number from -2147483648 to 2147483647" :
-				c == 'm' ? "a whole number from 1 to 1000000" :
-				c == 't' ? "seconds, from 0 to 31536000" : "seconds, from 1 to 31536000");
+				c == 'M'   ? "skip, once or all"
+				: c == 'O' ? "allow, skip or queue"
+				: c == 'p' ? "a whole number from -2147483648 to 2147483647"
+				: c == 'm' ? "a whole number from 1 to 1000000"
+				: c == 't' ? "seconds, from 0 to 31536000"
+					   : "seconds, from 1 to 31536000");
 			rc = EXIT_USAGE;
 			goto out;
 		}
@@ -159,7 +188,8 @@ static int schedule_add(struct db *db, const struct kyu_config *cfg, int argc, c
 	name = argv[optind++];
 	expr = argv[optind++];
 	if (!shell == (optind >= argc)) {
-		fprintf(stderr, "kyu: schedule add: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
+		fprintf(stderr,
+			"kyu: schedule add: give either -s 'SHELL LINE' or -- PROGRAM [ARG]...\n");
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -284,6 +314,7 @@ int cmd_schedule(struct db *db, const struct kyu_config *cfg, int argc, char **a
 	if (argc == 3 && (strcmp(argv[1], "enable") == 0 || strcmp(argv[1], "disable") == 0 ||
 			  strcmp(argv[1], "run-now") == 0 || strcmp(argv[1], "remove") == 0))
 		return schedule_change(db, cfg, argv[1], argv[2]);
-	fprintf(stderr, "kyu: schedule: expected add, enable, disable, run-now or remove (kyu --help)\n");
+	fprintf(stderr,
+		"kyu: schedule: expected add, enable, disable, run-now or remove (kyu --help)\n");
 	return EXIT_USAGE;
 }

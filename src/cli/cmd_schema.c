@@ -135,7 +135,9 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 			break;
 		case 'w':
 			if (parse_i64(optarg, 1, 86400, &lock_wait) < 0) {
-				fprintf(stderr, "kyu: schema upgrade: -w: bad number of seconds '%s'\n", optarg);
+				fprintf(stderr,
+					"kyu: schema upgrade: -w: bad number of seconds '%s'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -179,8 +181,8 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 			if (v < 0)
 				goto out;
 			if (s->number <= v) {
-				printf("step %03d-%s: already applied (by another upgrade)\n", s->number,
-				       s->name);
+				printf("step %03d-%s: already applied (by another upgrade)\n",
+				       s->number, s->name);
 				continue;
 			}
 		}
@@ -195,11 +197,13 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 				s->number, s->name, db_error(db));
 			if (e == ER_TABLEACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
 			    e == ER_SPECIFIC_ACCESS_DENIED_ERROR)
-				fprintf(stderr, "kyu: schema upgrade: it needs an account that may create and "
-						"alter kyu's tables (e.g. -u root on the database host)\n");
+				fprintf(stderr,
+					"kyu: schema upgrade: it needs an account that may create and "
+					"alter kyu's tables (e.g. -u root on the database host)\n");
 			if (e == ER_LOCK_WAIT_TIMEOUT)
-				fprintf(stderr, "kyu: schema upgrade: a transaction held the table for more "
-						"than -w %lld s; try again, or with a larger -w\n",
+				fprintf(stderr,
+					"kyu: schema upgrade: a transaction held the table for more "
+					"than -w %lld s; try again, or with a larger -w\n",
 					(long long)lock_wait);
 			goto out;
 		}
@@ -210,8 +214,9 @@ static int schema_upgrade(struct kyu_config *cfg, int argc, char **argv)
 	if (v < 0)
 		goto out;
 	if (v < SCHEMA_VERSION) {
-		fprintf(stderr, "kyu: schema upgrade: the steps ran but the database records version %lld, "
-				"not %d\n",
+		fprintf(stderr,
+			"kyu: schema upgrade: the steps ran but the database records version %lld, "
+			"not %d\n",
 			v, SCHEMA_VERSION);
 		goto out;
 	}
@@ -305,12 +310,12 @@ static int check_privileges(struct db *db, const struct kyu_config *cfg)
 		if (e == ER_NO_SUCH_TABLE) {
 			/* One line for the table, not one per privilege. */
 			missing = kyud_needs[i].table;
-			problem("table %s: missing in database %s (run `kyu schema upgrade`)", missing,
-			       cfg->db_name);
+			problem("table %s: missing in database %s (run `kyu schema upgrade`)",
+				missing, cfg->db_name);
 		} else {
 			problem("privilege: %s on %s is not granted to %s (%s)", kyud_needs[i].priv,
-			       kyud_needs[i].table, cfg->db_user ? cfg->db_user : "(default user)",
-			       db_error(db));
+				kyud_needs[i].table, cfg->db_user ? cfg->db_user : "(default user)",
+				db_error(db));
 		}
 		if (!db_connected(db))
 			break;
@@ -371,7 +376,8 @@ static int check_listen(const struct kyu_config *cfg, char *ok, size_t oklen)
 		snprintf(ok, oklen, "listen %s in use (by a running kyud?)", cfg->listen);
 		return 0;
 	}
-	problem("listen: [kyud] listen = '%s' in %s cannot be bound: %s", cfg->listen, cfg->path, err);
+	problem("listen: [kyud] listen = '%s' in %s cannot be bound: %s", cfg->listen, cfg->path,
+		err);
 	return 1;
 }
 

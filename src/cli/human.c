@@ -46,7 +46,9 @@ static size_t two_units(char *buf, size_t n, long long s)
 			continue;
 		long long big = s / u[i].secs, small = s % u[i].secs / u[i + 1].secs;
 		if (small)
-			return fit(snprintf(buf, n, "%lld %s %lld %s", big, u[i].name, small, u[i + 1].name), n);
+			return fit(snprintf(buf, n, "%lld %s %lld %s", big, u[i].name, small,
+					    u[i + 1].name),
+				   n);
 		return fit(snprintf(buf, n, "%lld %s", big, u[i].name), n);
 	}
 	return fit(snprintf(buf, n, "%lld s", s), n);
@@ -67,7 +69,8 @@ size_t human_duration(char *buf, size_t n, double seconds)
 	if (seconds == 0)
 		return k + fit(snprintf(buf, n, "0 s"), n);
 	if (seconds < 0.0001)
-		return k + fit(snprintf(buf, n, "%.0f us", seconds * 1e6 < 1 ? 1 : seconds * 1e6), n);
+		return k +
+		       fit(snprintf(buf, n, "%.0f us", seconds * 1e6 < 1 ? 1 : seconds * 1e6), n);
 	if (seconds < 0.00995)
 		return k + fit(snprintf(buf, n, "%.1f ms", seconds * 1e3), n);
 	if (seconds < 0.9995)
@@ -108,7 +111,8 @@ bool human_time_parse(const char *s, long long *ret_secs, const char **end)
 {
 	int y, mo, d, h, mi, se;
 
-	if (strlen(s) < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':')
+	if (strlen(s) < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
+	    s[16] != ':')
 		return false;
 	y = digits(s, 4);
 	mo = digits(s + 5, 2);
@@ -116,8 +120,8 @@ bool human_time_parse(const char *s, long long *ret_secs, const char **end)
 	h = digits(s + 11, 2);
 	mi = digits(s + 14, 2);
 	se = digits(s + 17, 2);
-	if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 ||
-	    se > 59)
+	if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+	    se < 0 || se > 59)
 		return false;
 	s += 19;
 	if (*s == '.' && s[1] >= '0' && s[1] <= '9')

@@ -102,8 +102,10 @@ int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, siz
 			snprintf(err, errlen, "%s needs a value", opts[k].name);
 			return -1;
 		}
-		if (parse_i64(val, opts[k].min, opts[k].max, (int64_t *)(void *)((char *)&o + opts[k].off)) < 0) {
-			snprintf(err, errlen, "%s: '%s' is not a whole number from %" PRId64 " to %" PRId64,
+		if (parse_i64(val, opts[k].min, opts[k].max,
+			      (int64_t *)(void *)((char *)&o + opts[k].off)) < 0) {
+			snprintf(err, errlen,
+				 "%s: '%s' is not a whole number from %" PRId64 " to %" PRId64,
 				 opts[k].name, val, opts[k].min, opts[k].max);
 			return -1;
 		}
@@ -117,7 +119,8 @@ int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, siz
 		return -1;
 	}
 	if (i >= argc) {
-		snprintf(err, errlen, "no command given (kyu lock NAME [OPTIONS] -- COMMAND [ARG...])");
+		snprintf(err, errlen,
+			 "no command given (kyu lock NAME [OPTIONS] -- COMMAND [ARG...])");
 		return -1;
 	}
 	o.argv = argv + i;
@@ -270,7 +273,9 @@ static void release(struct locker *l, unsigned slot, bool quiet, bool *ret_lost)
 				"or changed by someone else)\n",
 				l->o.name, slot);
 	} else if (!quiet) {
-		fprintf(stderr, "kyu: lock %s: could not release slot %u (%s); it expires within %" PRId64 " s\n",
+		fprintf(stderr,
+			"kyu: lock %s: could not release slot %u (%s); it expires within %" PRId64
+			" s\n",
 			l->o.name, slot, db_error(l->db), l->o.ttl);
 	}
 }
@@ -295,8 +300,8 @@ static int acquire(struct locker *l)
 		int sig;
 
 		if (connect_db(l, l->cfg)) {
-			lock_sql_acquire(&sb, l->o.name, (unsigned)l->o.slots, l->token, l->host, (long)getpid(),
-					 (unsigned)l->o.ttl);
+			lock_sql_acquire(&sb, l->o.name, (unsigned)l->o.slots, l->token, l->host,
+					 (long)getpid(), (unsigned)l->o.ttl);
 			sent = mono_now();
 			f = db_query(l->db, sb.buf, sb.len, &reply);
 			sb_free(&sb);
@@ -319,7 +324,8 @@ static int acquire(struct locker *l)
 			/* The row may hold an earlier try's expiry: count the
 			 * lease from the earliest try that may have set it (the
 			 * first renewal then comes early, at once if need be). */
-			l->lease_end = (first_unknown > 0 ? first_unknown : sent) + (double)l->o.ttl;
+			l->lease_end =
+				(first_unknown > 0 ? first_unknown : sent) + (double)l->o.ttl;
 			for (unsigned i = 0; i < n_extra; i++) {
 				bool lost;
 				release(l, extra[i], true, &lost);
@@ -333,7 +339,8 @@ static int acquire(struct locker *l)
 			return LOCK_EXIT_DB;
 		}
 		if ((sig = take_signal())) {
-			fprintf(stderr, "kyu: lock %s: %s while waiting for the lock\n", l->o.name, strsignal(sig));
+			fprintf(stderr, "kyu: lock %s: %s while waiting for the lock\n", l->o.name,
+				strsignal(sig));
 			return 128 + sig;
 		}
 		if (mono_now() >= end)
@@ -357,7 +364,8 @@ static int acquire(struct locker *l)
 		return LOCK_EXIT_DB;
 	}
 	if (l->o.wait)
-		fprintf(stderr, "kyu: lock %s: not obtained within %" PRId64 " s\n", l->o.name, l->o.wait);
+		fprintf(stderr, "kyu: lock %s: not obtained within %" PRId64 " s\n", l->o.name,
+			l->o.wait);
 	else
 		fprintf(stderr, "kyu: lock %s: held by another (%s)\n", l->o.name,
 			l->o.slots > 1 ? "every slot is taken" : "try --wait");
@@ -385,7 +393,8 @@ static enum renew renew(struct locker *l, double kill_at, double *ret_sent)
 	f = db_query(l->db, sb.buf, sb.len, &reply);
 	sb_free(&sb);
 	if (f != DB_OK || reply->n != 1) {
-		fprintf(stderr, "kyu: lock %s: cannot extend the lease: %s\n", l->o.name, db_error(l->db));
+		fprintf(stderr, "kyu: lock %s: cannot extend the lease: %s\n", l->o.name,
+			db_error(l->db));
 		return RENEW_FAILED;
 	}
 	return reply->r[0].affected == 1 ? RENEWED : RENEW_LOST;
@@ -418,7 +427,8 @@ static int run_held(struct locker *l)
 	}
 	guard = lock_guardian_start(&cmd, &pid, &life, &report);
 	if (guard < 0) {
-		fprintf(stderr, "kyu: lock %s: cannot start %s: %s\n", l->o.name, l->o.argv[0], strerror(errno));
+		fprintf(stderr, "kyu: lock %s: cannot start %s: %s\n", l->o.name, l->o.argv[0],
+			strerror(errno));
 		release(l, l->slot, false, &release_lost);
 		return LOCK_EXIT_OSERR;
 	}
@@ -452,8 +462,10 @@ static int run_held(struct locker *l)
 				(void)kill(-pid, sig);
 		now = mono_now();
 		if (!lost && now >= kill_at) {
-			fprintf(stderr, "kyu: lock %s: the lease could not be extended before it expires; "
-					"stopping the command\n", l->o.name);
+			fprintf(stderr,
+				"kyu: lock %s: the lease could not be extended before it expires; "
+				"stopping the command\n",
+				l->o.name);
 			lost = true;
 		} else if (!lost && now >= next_renew) {
 			double sent = now;
@@ -467,8 +479,10 @@ static int run_held(struct locker *l)
 				next_renew = mono_now() + retry;
 				break;
 			case RENEW_LOST:
-				fprintf(stderr, "kyu: lock %s: the lease was lost (slot %u is no longer ours); "
-						"stopping the command\n", l->o.name, l->slot);
+				fprintf(stderr,
+					"kyu: lock %s: the lease was lost (slot %u is no longer ours); "
+					"stopping the command\n",
+					l->o.name, l->slot);
 				lost = true;
 				break;
 			}
@@ -499,8 +513,10 @@ static int run_held(struct locker *l)
 	if (!ended) {
 		/* Killed from outside: the command died with it (its parent-death
 		 * signal), but what it started may not have. */
-		fprintf(stderr, "kyu: lock %s: the process watching over the command was killed; "
-				"releasing the lock\n", l->o.name);
+		fprintf(stderr,
+			"kyu: lock %s: the process watching over the command was killed; "
+			"releasing the lock\n",
+			l->o.name);
 		release(l, l->slot, true, &release_lost);
 		return LOCK_EXIT_OSERR;
 	}
@@ -517,7 +533,8 @@ int lock_main(const struct kyu_config *cfg, int argc, char **argv)
 
 	if (lock_parse_args(argc, argv, &l.o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "kyu: lock: %s\n", err);
-		fprintf(stderr, "usage: kyu lock NAME [--ttl S] [--wait S] [--slots N] -- COMMAND [ARG...]\n");
+		fprintf(stderr,
+			"usage: kyu lock NAME [--ttl S] [--wait S] [--slots N] -- COMMAND [ARG...]\n");
 		return LOCK_EXIT_USAGE;
 	}
 	ttl = (double)l.o.ttl;

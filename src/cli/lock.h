@@ -23,13 +23,14 @@
 
 /* kyu lock's own exit statuses; otherwise it exits with the command's
  * status (128 + N when the command was killed by signal N). */
-#define LOCK_EXIT_USAGE 64     /* bad arguments, as every kyu command (EX_USAGE) */
-#define LOCK_EXIT_DB 69        /* EX_UNAVAILABLE: database error; the command did not run */
-#define LOCK_EXIT_LOST 70      /* the lease was lost: the command was killed (or had ended) */
-#define LOCK_EXIT_OSERR 71     /* EX_OSERR: the command could not be started (fork failed), or its guardian was killed */
-#define LOCK_EXIT_BUSY 75      /* EX_TEMPFAIL: not obtained within --wait; the command did not run */
+#define LOCK_EXIT_USAGE 64 /* bad arguments, as every kyu command (EX_USAGE) */
+#define LOCK_EXIT_DB 69    /* EX_UNAVAILABLE: database error; the command did not run */
+#define LOCK_EXIT_LOST 70  /* the lease was lost: the command was killed (or had ended) */
+#define LOCK_EXIT_OSERR                                                                            \
+	71 /* EX_OSERR: the command could not be started (fork failed), or its guardian was killed */
+#define LOCK_EXIT_BUSY 75 /* EX_TEMPFAIL: not obtained within --wait; the command did not run */
 
-#define LOCK_NAME_MAX 191      /* characters: kyu_locks.name VARCHAR(191) */
+#define LOCK_NAME_MAX 191 /* characters: kyu_locks.name VARCHAR(191) */
 #define LOCK_SLOTS_MAX 1000
 #define LOCK_TTL_MAX 31536000
 #define LOCK_WAIT_MAX 31536000
@@ -47,7 +48,8 @@ struct lock_opts {
  * NAME [--ttl S] [--wait S] [--slots N] [--] COMMAND [ARG...], options
  * before or after NAME, --opt=V or --opt V. Returns 0, or -1 with a
  * message in err. */
-KYU_MUSTCHECK int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err, size_t errlen);
+KYU_MUSTCHECK int lock_parse_args(int argc, char **argv, struct lock_opts *ret, char *err,
+				  size_t errlen);
 
 /* NULL when name can be stored as given in kyu_locks.name (not empty,
  * UTF-8, at most LOCK_NAME_MAX characters), else why not. The server must

@@ -183,7 +183,8 @@ _Noreturn static void guardian(const struct lock_guardian_cmd *c, int life_fd, i
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	/* Not PR_SET_PDEATHSIG: this process must outlive kyu. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
-		dprintf(STDERR_FILENO, "kyu: lock %s: cannot become a subreaper (%s): a process "
+		dprintf(STDERR_FILENO,
+			"kyu: lock %s: cannot become a subreaper (%s): a process "
 			"that leaves the command's process group may outlive it\n",
 			c->name, strerror(errno));
 	cmd = spawn(c);
@@ -226,7 +227,8 @@ _Noreturn static void guardian(const struct lock_guardian_cmd *c, int life_fd, i
 		 * end comes at once, as kyu learns of it. */
 		while (!reported) {
 			si.si_pid = 0;
-			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+			    si.si_pid == 0)
 				break;
 			if (si.si_pid != cmd) {
 				(void)waitpid(si.si_pid, NULL, 0);

@@ -166,7 +166,8 @@ static int usage_of(const char *cmd, FILE *out)
 		}
 		if (in && out)
 			fprintf(out, "%s%s\n",
-				found ? "" : "usage: kyu [-c FILE] [--raw] [--format FORM] COMMAND [ARGS]; for this command:\n",
+				found ? ""
+				      : "usage: kyu [-c FILE] [--raw] [--format FORM] COMMAND [ARGS]; for this command:\n",
 				line);
 		found += in;
 	}
@@ -207,8 +208,8 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
 		return argc == 2 + create;
 	if (strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0)
 		return argc == 3 + create;
-	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "drain") == 0 ||
-	    (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
+	if (strcmp(cmd, "show") == 0 || strcmp(cmd, "queue-reset") == 0 ||
+	    strcmp(cmd, "drain") == 0 || (action_parse(cmd, &a) == 0 && !action_on_queue(a)))
 		return argc == 2;
 	return true;
 }
@@ -217,8 +218,8 @@ static bool arity_ok(const char *cmd, int argc, char **argv, int create)
  * --format after their name too. */
 static bool takes_format(const char *cmd)
 {
-	static const char *const cmds[] = { "list",   "show",  "queues", "schedules", "locks",
-					    "daemons", "causes", "stats", NULL };
+	static const char *const cmds[] = { "list",    "show",   "queues", "schedules", "locks",
+					    "daemons", "causes", "stats",  NULL };
 
 	for (size_t i = 0; cmds[i]; i++)
 		if (strcmp(cmd, cmds[i]) == 0)
@@ -229,7 +230,8 @@ static bool takes_format(const char *cmd)
 /* Take --json, --format FORM and --format=FORM out of a command's
  * arguments (up to a "--"), so that its own parsing never sees them.
  * Returns 0, or EXIT_USAGE for a bad form. */
-static int strip_format(const char *cmd, int *argc, char **argv, enum table_format *form, bool *formed)
+static int strip_format(const char *cmd, int *argc, char **argv, enum table_format *form,
+			bool *formed)
 {
 	int out = 1;
 
@@ -254,7 +256,8 @@ static int strip_format(const char *cmd, int *argc, char **argv, enum table_form
 			continue;
 		}
 		if (table_format_parse(v, form) < 0) {
-			fprintf(stderr, "kyu: %s: --format: '%s' is not table, tsv or json\n", cmd, v);
+			fprintf(stderr, "kyu: %s: --format: '%s' is not table, tsv or json\n", cmd,
+				v);
 			return EXIT_USAGE;
 		}
 		*formed = true;
@@ -317,11 +320,16 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': path = optarg; break;
-		case 'R': raw = true; break;
+		case 'c':
+			path = optarg;
+			break;
+		case 'R':
+			raw = true;
+			break;
 		case 'F':
 			if (table_format_parse(optarg, &form) < 0) {
-				fprintf(stderr, "kyu: --format: '%s' is not table, tsv or json\n", optarg);
+				fprintf(stderr, "kyu: --format: '%s' is not table, tsv or json\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			formed = true;
@@ -330,9 +338,15 @@ int main(int argc, char **argv)
 			form = TABLE_JSON;
 			formed = true;
 			break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("kyu %s\n", KYU_VERSION); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("kyu %s\n", KYU_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -375,10 +389,10 @@ int main(int argc, char **argv)
 		create = 1;
 	/* A job id or queue name that begins with '-' comes after "--". */
 	if (argc > 2 && strcmp(argv[1], "--") == 0 &&
-	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 || strcmp(cmd, "limit") == 0 ||
-	     strcmp(cmd, "key-limit") == 0 ||
-	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 || strcmp(cmd, "locks") == 0 ||
-	     strcmp(cmd, "drain") == 0)) {
+	    (strcmp(cmd, "show") == 0 || action_parse(cmd, &act) == 0 ||
+	     strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0 ||
+	     strcmp(cmd, "queue-reset") == 0 || strcmp(cmd, "wake") == 0 ||
+	     strcmp(cmd, "locks") == 0 || strcmp(cmd, "drain") == 0)) {
 		argv[1] = argv[0];
 		argc--;
 		argv++;
@@ -442,9 +456,11 @@ int main(int argc, char **argv)
 		rc = cmd_job_action(db, &cfg, act, argv[1]);
 	} else if (strcmp(cmd, "queues") == 0) {
 		rc = cmd_queues(db, argc, argv);
-	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) && argc == 2 + create) {
+	} else if ((strcmp(cmd, "pause") == 0 || strcmp(cmd, "resume") == 0) &&
+		   argc == 2 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], NULL, create);
-	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) && argc == 3 + create) {
+	} else if ((strcmp(cmd, "limit") == 0 || strcmp(cmd, "key-limit") == 0) &&
+		   argc == 3 + create) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1 + create], argv[2 + create], create);
 	} else if (strcmp(cmd, "queue-reset") == 0 && argc == 2) {
 		rc = cmd_queue_set(db, &cfg, cmd, argv[1], NULL, false);

@@ -14,10 +14,10 @@
 #include "common/util.h"
 
 static enum table_format form = TABLE_TSV;
-static bool out_raw;                    /* --raw: the bytes as stored */
+static bool out_raw; /* --raw: the bytes as stored */
 static enum escape out_escape = ESCAPE_FIELD;
-static bool out_terminal;               /* stdout is a terminal */
-static bool now_read;                   /* now holds the server's NOW() */
+static bool out_terminal; /* stdout is a terminal */
+static bool now_read;     /* now holds the server's NOW() */
 static long long now;
 
 /* What "…" takes: one column, three bytes. */
@@ -59,8 +59,8 @@ void table_read_now(struct db *db)
 
 	if (form != TABLE_ALIGNED || now_read)
 		return;
-	if (db_query(db, q, sizeof(q) - 1, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows == 1 &&
-	    (v = db_cell(&reply->r[0], 0, 0)))
+	if (db_query(db, q, sizeof(q) - 1, &reply) == DB_OK && reply->n > 0 &&
+	    reply->r[0].n_rows == 1 && (v = db_cell(&reply->r[0], 0, 0)))
 		now_read = human_time_parse(v, &now, NULL);
 }
 
@@ -93,8 +93,8 @@ enum reading { READ_TEXT, READ_SIZE, READ_SECONDS };
 
 static enum reading reading_of(const char *name)
 {
-	static const char *const seconds[] = { "duration", "cpu_user", "cpu_sys", "cpu", "time_limit",
-					       "lease_left", NULL };
+	static const char *const seconds[] = { "duration",   "cpu_user",   "cpu_sys", "cpu",
+					       "time_limit", "lease_left", NULL };
 
 	if (strcmp(name, "max_rss") == 0)
 		return READ_SIZE;
@@ -135,7 +135,8 @@ static const char *zone_of(const char *end)
  * hours of now, else without the year within the same one. */
 enum time_form { TIME_FULL, TIME_CELL, TIME_CELL_NO_ZONE };
 
-static void put_time(struct strbuf *sb, const char *v, long long t, const char *end, enum time_form tf)
+static void put_time(struct strbuf *sb, const char *v, long long t, const char *end,
+		     enum time_form tf)
 {
 	long long d = now - t;
 	char buf[32];
@@ -251,12 +252,12 @@ static void print_tsv(const struct db_result *r, bool vertical)
 /* ---- table: aligned and cut to the width */
 
 struct col {
-	size_t width;    /* the widest of the header and the cells, in columns */
-	size_t natural;  /* width before any cut */
-	size_t floor;    /* how narrow a cut may make it */
-	bool right;      /* numbers: aligned right */
-	bool cuttable;   /* free text: cut first */
-	char zone[64];   /* the zone of every time of the column, "" if none or mixed */
+	size_t width;   /* the widest of the header and the cells, in columns */
+	size_t natural; /* width before any cut */
+	size_t floor;   /* how narrow a cut may make it */
+	bool right;     /* numbers: aligned right */
+	bool cuttable;  /* free text: cut first */
+	char zone[64];  /* the zone of every time of the column, "" if none or mixed */
 };
 
 /* The zone shared by every time of column c, so that its header says it
@@ -297,7 +298,7 @@ static void fit_columns(struct col *cols, unsigned n, size_t width)
 				size_t floor = pass == 0 ? cols[i].floor : pass == 1 ? 4 : 3;
 				if ((pass == 2 || cols[i].cuttable) && cols[i].width > floor &&
 				    (w == n || (pass == 1 ? cols[i].natural > cols[w].natural
-							   : cols[i].width > cols[w].width)))
+							  : cols[i].width > cols[w].width)))
 					w = i;
 			}
 			if (w == n)
@@ -348,7 +349,8 @@ static void print_aligned(const struct db_result *r)
 			struct strbuf *sb = &cells[row * n + c];
 			long long t;
 
-			human(sb, r->names[c], v, len, cols[c].zone[0] ? TIME_CELL_NO_ZONE : TIME_CELL);
+			human(sb, r->names[c], v, len,
+			      cols[c].zone[0] ? TIME_CELL_NO_ZONE : TIME_CELL);
 			if (!sb->buf)
 				sb_adds(sb, "");
 			if (v) {
@@ -464,7 +466,8 @@ void table_print(const struct db_result *r, bool vertical)
 		json_t *a;
 		if (vertical) {
 			if (table_json_print(r->n_rows ? table_json_row(r, 0) : json_null()) < 0)
-				fprintf(stderr, "kyu: cannot encode the row as JSON (out of memory?)\n");
+				fprintf(stderr,
+					"kyu: cannot encode the row as JSON (out of memory?)\n");
 			return;
 		}
 		a = json_array();

@@ -31,32 +31,64 @@ struct action_def {
 };
 
 static const struct action_def defs[ACT_N] = {
-	[ACT_CANCEL] = { "cancel", "cancelled", "waiting, blocked or running",
+	[ACT_CANCEL] = { "cancel",
+			 "cancelled",
+			 "waiting, blocked or running",
 			 "UPDATE kyu_jobs SET status = 'cancelled' WHERE ",
-			 { "waiting", "blocked", "running" }, "", NULL },
-	[ACT_RETRY] = { "retry", "retrying", "failed or cancelled",
+			 { "waiting", "blocked", "running" },
+			 "",
+			 NULL },
+	[ACT_RETRY] = { "retry",
+			"retrying",
+			"failed or cancelled",
 			"UPDATE kyu_jobs SET status = 'waiting', run_at = NOW(6), attempts = 0, "
 			"tempfails = 0, error = NULL WHERE ",
-			{ "failed", "cancelled" }, "", NULL },
+			{ "failed", "cancelled" },
+			"",
+			NULL },
 	/* Only a job that is not due yet: moving run_at of a due job would
 	 * only put it behind others of the same priority. */
-	[ACT_RUN_NOW] = { "run-now", "due now", "waiting and due later",
+	[ACT_RUN_NOW] = { "run-now",
+			  "due now",
+			  "waiting and due later",
 			  "UPDATE kyu_jobs SET run_at = NOW(6) "
 			  "WHERE status = 'waiting' AND run_at > NOW(6) AND id = ",
-			  { NULL }, "", NULL },
+			  { NULL },
+			  "",
+			  NULL },
 	/* Never a waiting or running row: that is what cancel is for, and a
 	 * running job's worker still has to record its end. */
-	[ACT_DELETE] = { "delete", "deleted", "succeeded, failed or cancelled",
+	[ACT_DELETE] = { "delete",
+			 "deleted",
+			 "succeeded, failed or cancelled",
 			 "DELETE FROM kyu_jobs WHERE ",
-			 { "succeeded", "failed", "cancelled" }, "", NULL },
+			 { "succeeded", "failed", "cancelled" },
+			 "",
+			 NULL },
 	/* The queue actions: head, the name, tail (action_sql adds the
 	 * condition that the queue exists in between, unless asked not to). */
-	[ACT_PAUSE] = { "pause", "paused", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
-			{ NULL }, ", 1 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
-	[ACT_RESUME] = { "resume", "resumed", NULL, "INSERT INTO kyu_queues (name, paused) SELECT ",
-			 { NULL }, ", 0 ", " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	[ACT_PAUSE] = { "pause",
+			"paused",
+			NULL,
+			"INSERT INTO kyu_queues (name, paused) SELECT ",
+			{ NULL },
+			", 1 ",
+			" ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
+	[ACT_RESUME] = { "resume",
+			 "resumed",
+			 NULL,
+			 "INSERT INTO kyu_queues (name, paused) SELECT ",
+			 { NULL },
+			 ", 0 ",
+			 " ON DUPLICATE KEY UPDATE paused = VALUES(paused)" },
 	/* Every setting back to its default: the row goes. */
-	[ACT_RESET] = { "reset", "settings removed", NULL, "DELETE FROM kyu_queues WHERE name = ", { NULL }, "", "" },
+	[ACT_RESET] = { "reset",
+			"settings removed",
+			NULL,
+			"DELETE FROM kyu_queues WHERE name = ",
+			{ NULL },
+			"",
+			"" },
 };
 
 const char *action_name(enum action a)
@@ -143,22 +175,29 @@ bool action_unique_taken(struct db *db, enum action a, const char *id, char *msg
 	const struct db_result *r;
 	bool ok = false;
 
-	if (a != ACT_RETRY || db_error_code(db) != ER_DUP_ENTRY || !strstr(db_error(db), "kyu_jobs_unique_key"))
+	if (a != ACT_RETRY || db_error_code(db) != ER_DUP_ENTRY ||
+	    !strstr(db_error(db), "kyu_jobs_unique_key"))
 		return false;
-	sb_adds(&sb, "SELECT j.unique_key, o.id, o.status FROM kyu_jobs AS j LEFT JOIN kyu_jobs AS o "
-		     "ON o.unique_live = j.unique_key WHERE j.id = ");
+	sb_adds(&sb,
+		"SELECT j.unique_key, o.id, o.status FROM kyu_jobs AS j LEFT JOIN kyu_jobs AS o "
+		"ON o.unique_live = j.unique_key WHERE j.id = ");
 	db_quotes(&sb, id);
-	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 && reply->r[0].n_rows > 0 &&
-	    db_cell(&reply->r[0], 0, 0)) {
+	if (db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0 &&
+	    reply->r[0].n_rows > 0 && db_cell(&reply->r[0], 0, 0)) {
 		r = &reply->r[0];
 		if (db_cell(r, 0, 1))
-			snprintf(msg, len, "job '%s' cannot be retried: its unique key '%s' is held by job '%s' "
-					   "(%s), which has not ended",
-				 id, db_cell(r, 0, 0), db_cell(r, 0, 1), db_cell(r, 0, 2) ? db_cell(r, 0, 2) : "?");
+			snprintf(
+				msg, len,
+				"job '%s' cannot be retried: its unique key '%s' is held by job '%s' "
+				"(%s), which has not ended",
+				id, db_cell(r, 0, 0), db_cell(r, 0, 1),
+				db_cell(r, 0, 2) ? db_cell(r, 0, 2) : "?");
 		else
-			snprintf(msg, len, "job '%s' cannot be retried: its unique key '%s' was held by another "
-					   "job that had not ended (it has since: try again)",
-				 id, db_cell(r, 0, 0));
+			snprintf(
+				msg, len,
+				"job '%s' cannot be retried: its unique key '%s' was held by another "
+				"job that had not ended (it has since: try again)",
+				id, db_cell(r, 0, 0));
 		ok = true;
 	}
 	sb_free(&sb);
@@ -181,7 +220,7 @@ const char *action_wake_queue(enum action a, const char *target)
 }
 
 __attribute__((format(printf, 3, 4))) static void notef(action_note_fn *note, const void *ctx,
-							       const char *fmt, ...)
+							const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -195,7 +234,8 @@ __attribute__((format(printf, 3, 4))) static void notef(action_note_fn *note, co
 }
 
 /* Send msg to one address; 0 or -1. */
-static int wake_one(const char *addr, const char *msg, size_t n, action_note_fn *note, const void *ctx)
+static int wake_one(const char *addr, const char *msg, size_t n, action_note_fn *note,
+		    const void *ctx)
 {
 	char err[256];
 	int fd, r;
@@ -239,8 +279,9 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 		db_quotes(&sb, queue);
 		sb_adds(&sb, "; ");
 	}
-	sb_adds(&sb, "SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
-		     "AND " REGISTRY_LIVE("d"));
+	sb_adds(&sb,
+		"SELECT DISTINCT d.wake_addr FROM kyu_daemons AS d WHERE d.wake_addr IS NOT NULL "
+		"AND " REGISTRY_LIVE("d"));
 	if (!any)
 		sb_adds(&sb, " AND " REGISTRY_SERVES("d", "@kyu_q"));
 	/* Without the table (an older schema), without the privilege to read
@@ -248,7 +289,8 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 	if (db && db_query(db, sb.buf, sb.len, &reply) == DB_OK && reply->n > 0)
 		r = &reply->r[reply->n - 1];
 	else if (db)
-		notef(note, ctx, "cannot read kyu_daemons (%s); sending to [kyud] listen", db_error(db));
+		notef(note, ctx, "cannot read kyu_daemons (%s); sending to [kyud] listen",
+		      db_error(db));
 	for (size_t i = 0; r && i < r->n_rows; i++) {
 		const char *addr = db_cell(r, i, 0);
 		if (!addr)
@@ -262,8 +304,10 @@ int action_wake(struct db *db, const char *listen, const char *path, const char 
 	if (sent + failed > 0)
 		return sent > 0 ? 0 : -1;
 	if (!listen || !*listen) {
-		notef(note, ctx, "no live daemon in kyu_daemons serves %s%s, and [kyud] listen is not set in %s",
-		      !any ? "queue " : "any queue", !any ? queue : "", path ? path : "the configuration");
+		notef(note, ctx,
+		      "no live daemon in kyu_daemons serves %s%s, and [kyud] listen is not set in %s",
+		      !any ? "queue " : "any queue", !any ? queue : "",
+		      path ? path : "the configuration");
 		return -1;
 	}
 	return wake_one(listen, msg, (size_t)n, note, ctx);
@@ -297,12 +341,13 @@ static bool applies_to(enum action a, const char *status)
 
 int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len)
 {
-	const char *bad_time = f->since && !time_ok(f->since)	? f->since
+	const char *bad_time = f->since && !time_ok(f->since)   ? f->since
 			       : f->until && !time_ok(f->until) ? f->until
 								: NULL;
 
 	if (!action_bulk(a))
-		snprintf(err, len, "%s: not done in bulk (cancel, retry and delete are)", action_name(a));
+		snprintf(err, len, "%s: not done in bulk (cancel, retry and delete are)",
+			 action_name(a));
 	else if (f->queue && !*f->queue)
 		snprintf(err, len, "queue: the queue name must not be empty");
 	else if (f->status && !applies_to(a, f->status) &&
@@ -310,12 +355,16 @@ int action_filter_check(enum action a, const struct action_filter *f, char *err,
 		snprintf(err, len, "status: %s applies to %s jobs%s, not '%s'", action_name(a),
 			 action_needs(a), a == ACT_CANCEL ? " (or retrying)" : "", f->status);
 	else if (bad_time)
-		snprintf(err, len, "%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], the database's time zone)",
-			 bad_time == f->since ? "since" : "until", bad_time);
+		snprintf(
+			err, len,
+			"%s: '%s' is not a time (YYYY-MM-DD [hh:mm[:ss]], the database's time zone)",
+			bad_time == f->since ? "since" : "until", bad_time);
 	else if ((f->search && !*f->search) || (f->error && !*f->error))
-		snprintf(err, len, "%s: nothing to search for", f->search && !*f->search ? "search" : "error");
+		snprintf(err, len, "%s: nothing to search for",
+			 f->search && !*f->search ? "search" : "error");
 	else if (f->cause && (!*f->cause || strlen(f->cause) >= CAUSE_MAX))
-		snprintf(err, len, "cause: expected a cause of kyu causes, 1 to %d bytes", CAUSE_MAX - 1);
+		snprintf(err, len, "cause: expected a cause of kyu causes, 1 to %d bytes",
+			 CAUSE_MAX - 1);
 	else if (f->older_than < 0)
 		snprintf(err, len, "older than: %lld is a negative age", f->older_than);
 	else
@@ -439,7 +488,8 @@ static int cause_count(enum action a, const struct action_filter *f, const char 
 		if (run(ctx, sb.buf, sb.len, &r) < 0)
 			goto cleanup;
 		for (size_t i = 0; i < r->n_rows; i++) {
-			unsigned long long seq = strtoull(db_cell(r, i, 0) ? db_cell(r, i, 0) : "0", NULL, 10);
+			unsigned long long seq =
+				strtoull(db_cell(r, i, 0) ? db_cell(r, i, 0) : "0", NULL, 10);
 			if (cause_is(db_cell(r, i, 1), f->cause)) {
 				(*n)++;
 				*upto = seq;
@@ -564,7 +614,8 @@ static size_t batch_act(struct strbuf *sb, const struct action_walk *w, const st
 	sb_adds(sb, " AND seq IN (");
 	for (size_t i = 0; i < r->n_rows; i++)
 		if (!w->f->cause || cause_is(db_cell(r, i, 1), w->f->cause))
-			sb_printf(sb, "%s%s", n++ ? "," : "", db_cell(r, i, 0) ? db_cell(r, i, 0) : "0");
+			sb_printf(sb, "%s%s", n++ ? "," : "",
+				  db_cell(r, i, 0) ? db_cell(r, i, 0) : "0");
 	sb_adds(sb, ")");
 	sb_adds(sb, defs[w->a].tail);
 	return n;
@@ -607,7 +658,8 @@ int action_walk_step(struct action_walk *w, action_run_fn *run, void *ctx, long 
 		rc = 0;
 		goto cleanup;
 	}
-	last = strtoull(db_cell(r, r->n_rows - 1, 0) ? db_cell(r, r->n_rows - 1, 0) : "0", NULL, 10);
+	last = strtoull(db_cell(r, r->n_rows - 1, 0) ? db_cell(r, r->n_rows - 1, 0) : "0", NULL,
+			10);
 	sb_reset(&sb);
 	if (batch_act(&sb, w, r) == 0) {
 		/* Candidates of another cause only: nothing to send. */
@@ -659,19 +711,21 @@ void action_schedule_sql(struct strbuf *sb, enum action_schedule a, const char *
 	case ACT_SCHED_RUN_NOW:
 		/* A job from the template now, outside the instants: next_run
 		 * and the overlap rule are left alone. */
-		sb_adds(sb, "INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, "
-			    "max_attempts, time_limit, concurrency_key) SELECT CONCAT('cron:', name, "
-			    "':now:', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%fZ')), queue, "
-			    "command, argv, env, cwd, priority, max_attempts, time_limit, "
-			    "IF(overlap = 'queue', IFNULL(concurrency_key, CONCAT('cron:', name)), "
-			    "concurrency_key) FROM kyu_schedules WHERE name = ");
+		sb_adds(sb,
+			"INSERT INTO kyu_jobs (id, queue, command, argv, env, cwd, priority, "
+			"max_attempts, time_limit, concurrency_key) SELECT CONCAT('cron:', name, "
+			"':now:', DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%fZ')), queue, "
+			"command, argv, env, cwd, priority, max_attempts, time_limit, "
+			"IF(overlap = 'queue', IFNULL(concurrency_key, CONCAT('cron:', name)), "
+			"concurrency_key) FROM kyu_schedules WHERE name = ");
 		break;
 	case ACT_SCHED_REMOVE:
 		sb_adds(sb, "DELETE FROM kyu_schedules WHERE name = ");
 		break;
 	case ACT_SCHED_ENABLE:
 	case ACT_SCHED_DISABLE:
-		sb_printf(sb, "UPDATE kyu_schedules SET enabled = %d WHERE name = ", a == ACT_SCHED_ENABLE);
+		sb_printf(sb, "UPDATE kyu_schedules SET enabled = %d WHERE name = ",
+			  a == ACT_SCHED_ENABLE);
 		break;
 	default:
 		return;

@@ -101,8 +101,8 @@ struct action_filter {
 	 * [since, until), database time: "YYYY-MM-DD[ hh:mm[:ss]]" (or T). */
 	const char *since;
 	const char *until;
-	const char *search;  /* anywhere in id, command, argv, error or output */
-	const char *error;   /* anywhere in error */
+	const char *search;   /* anywhere in id, command, argv, error or output */
+	const char *error;    /* anywhere in error */
 	long long older_than; /* > 0: updated_at more than this many seconds ago */
 	/* The cause (cause.h) the first line of error folds to, exactly:
 	 * the server narrows the rows by cause_like's pattern, and the walk
@@ -118,7 +118,8 @@ bool action_bulk(enum action a);
 bool action_filter_empty(const struct action_filter *f);
 /* 0, or -EINVAL with why in err, naming the field and its value: a status
  * the action does not apply to, a time that is not one, an empty text. */
-KYU_MUSTCHECK int action_filter_check(enum action a, const struct action_filter *f, char *err, size_t len);
+KYU_MUSTCHECK int action_filter_check(enum action a, const struct action_filter *f, char *err,
+				      size_t len);
 
 /* Runs one statement (read_prefix, when set, is already in front of a
  * read) and hands its last result: 0, or -1 when it failed (the caller's

@@ -25,15 +25,15 @@
 struct claimed {
 	uint64_t seq, token;
 	char *id, *queue, *command, *argv_json, *env_json, *cwd;
-	char *key; /* concurrency_key, or NULL */
-	char *after_json; /* after (the upstreams' ids, JSON), or NULL */
+	char *key;         /* concurrency_key, or NULL */
+	char *after_json;  /* after (the upstreams' ids, JSON), or NULL */
 	char *traceparent; /* W3C trace context, passed as TRACEPARENT, or NULL */
-	bool downstream;  /* has_downstream: jobs wait for this one's end */
+	bool downstream;   /* has_downstream: jobs wait for this one's end */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	double claimed_at; /* monotonic, just before the claim was sent */
 	double got_at;     /* monotonic, when the claim's reply was read */
 	int64_t waited_us; /* due (run_at) to claimed, by the database's clock; -1: unknown */
-	char *bad; /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
+	char *bad;         /* why the row cannot be run as read (e.g. a NUL byte), or NULL */
 };
 
 /* How an attempt ended, as recorded in the row. */
@@ -47,7 +47,7 @@ enum outcome {
 
 /* What an attempt cost (wait4's rusage of its process). */
 struct attempt_cost {
-	bool known; /* false: no process was reaped (never started): NULL */
+	bool known;               /* false: no process was reaped (never started): NULL */
 	uint64_t user_us, sys_us; /* CPU time in user and kernel mode, microseconds */
 	uint64_t max_rss;         /* peak resident set size, bytes */
 };
@@ -58,11 +58,11 @@ struct finish {
 	uint64_t seq, token;
 	int pid; /* the job's process, 0 if it never started */
 	enum outcome outcome;
-	int exit_code; /* -1: none */
-	int signal;    /* 0: none */
-	bool tempfail; /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
-	bool timeout;  /* kyud ended it at its time limit (kyu_attempts' outcome 'timeout') */
-	bool first;    /* the job's first attempt: a success of it needs no kyu_attempts row
+	int exit_code;   /* -1: none */
+	int signal;      /* 0: none */
+	bool tempfail;   /* EX_TEMPFAIL: retry; counted in tempfails, not against max_attempts */
+	bool timeout;    /* kyud ended it at its time limit (kyu_attempts' outcome 'timeout') */
+	bool first;      /* the job's first attempt: a success of it needs no kyu_attempts row
 			* under [kyud] history = failures */
 	bool downstream; /* jobs wait for this one: its end is settled (settle.h) */
 	struct attempt_cost cost; /* not recorded for OUT_RELEASE */
@@ -72,8 +72,8 @@ struct finish {
 	/* What the job said on its status channel (kyu_jobs(7), "The status
 	 * channel"); only when status is set are the columns written. */
 	bool status;
-	int progress;      /* -1: none */
-	const char *note;  /* NULL: none */
+	int progress;       /* -1: none */
+	const char *note;   /* NULL: none */
 	const char *result; /* NULL: none; its JSON is checked by the server */
 	size_t result_len;
 	/* Sent before, in a round trip whose reply was lost: perhaps

@@ -31,12 +31,12 @@
 
 /* What happened to jobs, per queue. */
 enum board_job {
-	BJ_STARTED,    /* an attempt's process started */
-	BJ_SUCCEEDED,  /* an attempt succeeded */
-	BJ_FAILED,     /* a job failed for good (started or not) */
-	BJ_RETRIED,    /* an attempt failed and the job waits for another */
-	BJ_CANCELLED,  /* the user cancelled a running job */
-	BJ_TIMED_OUT,  /* an attempt was killed at its time limit (also counted as failed or retried) */
+	BJ_STARTED,   /* an attempt's process started */
+	BJ_SUCCEEDED, /* an attempt succeeded */
+	BJ_FAILED,    /* a job failed for good (started or not) */
+	BJ_RETRIED,   /* an attempt failed and the job waits for another */
+	BJ_CANCELLED, /* the user cancelled a running job */
+	BJ_TIMED_OUT, /* an attempt was killed at its time limit (also counted as failed or retried) */
 	BJ_GIVEN_BACK, /* a claimed job was given back without starting */
 	BJ_N
 };
@@ -56,10 +56,10 @@ enum board_gauge {
 };
 
 enum board_hist {
-	BH_CLAIM,      /* claim round trip, seconds */
-	BH_START,      /* from due (run_at) to the start of the process, seconds */
-	BH_HEARTBEAT,  /* from when a lease renewal was due to its confirmation, seconds */
-	BH_BATCH,      /* rows per claim */
+	BH_CLAIM,     /* claim round trip, seconds */
+	BH_START,     /* from due (run_at) to the start of the process, seconds */
+	BH_HEARTBEAT, /* from when a lease renewal was due to its confirmation, seconds */
+	BH_BATCH,     /* rows per claim */
 	BH_N
 };
 

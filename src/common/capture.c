@@ -109,7 +109,8 @@ size_t capture_live_len(const struct capture *c, size_t max)
 {
 	/* Only bytes that follow each other in what the job wrote: once
 	 * something was cut, the ring alone. */
-	size_t kept = c->total > c->head_len + c->tail_len ? c->tail_len : c->head_len + c->tail_len;
+	size_t kept =
+		c->total > c->head_len + c->tail_len ? c->tail_len : c->head_len + c->tail_len;
 
 	return kept < max ? kept : max;
 }
@@ -129,15 +130,16 @@ void capture_live(const struct capture *c, unsigned attempt, size_t max, struct 
 		ring_last(c, n - from_head, &t);
 	/* A cut may fall inside a UTF-8 sequence: begin with the next
 	 * character rather than with bytes a page shows as garbage. */
-	while (n < c->total && skip < 3 && skip < t.len && ((unsigned char)t.buf[skip] & 0xc0) == 0x80)
+	while (n < c->total && skip < 3 && skip < t.len &&
+	       ((unsigned char)t.buf[skip] & 0xc0) == 0x80)
 		skip++;
 	n -= skip;
 	if (n == c->total)
 		sb_printf(sb, CAPTURE_LIVE_PREFIX "%u: %llu bytes so far]\n", attempt,
 			  (unsigned long long)c->total);
 	else
-		sb_printf(sb, CAPTURE_LIVE_PREFIX "%u: the last %zu of %llu bytes so far]\n", attempt, n,
-			  (unsigned long long)c->total);
+		sb_printf(sb, CAPTURE_LIVE_PREFIX "%u: the last %zu of %llu bytes so far]\n",
+			  attempt, n, (unsigned long long)c->total);
 	if (n)
 		sb_add(sb, t.buf + skip, n);
 	sb_free(&t);
@@ -254,7 +256,8 @@ void capture_line_add(struct capture_line *l, const char *data, size_t n, uint64
 	line_extend(l, data + p, n - p, at + p);
 }
 
-size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf, size_t size)
+size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf,
+			size_t size)
 {
 	/* An unfinished line is the last one too (a message without '\n'). */
 	bool open = l->cur_len > 0;
@@ -266,7 +269,8 @@ size_t capture_line_get(const struct capture_line *l, const struct capture *c, c
 	if (size == 0)
 		return 0;
 	buf[0] = '\0';
-	if (n == 0 || !capture_holds(c, open ? l->cur_from : l->last_from, open ? l->cur_to : l->last_to))
+	if (n == 0 ||
+	    !capture_holds(c, open ? l->cur_from : l->last_from, open ? l->cur_to : l->last_to))
 		return 0;
 	while (n > 0 && line_blank(s[n - 1]))
 		n--;

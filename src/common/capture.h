@@ -69,6 +69,7 @@ void capture_line_add(struct capture_line *l, const char *data, size_t n, uint64
  * character, control characters as '?', into buf; "" when there is none
  * or when c's rendered text does not hold it (an error must not show
  * what the output column does not). Returns its length. */
-size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf, size_t size);
+size_t capture_line_get(const struct capture_line *l, const struct capture *c, char *buf,
+			size_t size);
 
 #endif

@@ -52,7 +52,8 @@ static bool is_hex(unsigned char c)
  * token must not be glued to. */
 static bool is_word(unsigned char c)
 {
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       c >= 0x80;
 }
 
 static bool is_space(unsigned char c)
@@ -189,11 +190,13 @@ size_t cause_fold(const char *str, size_t len, char *buf, size_t cap)
 		/* What comes before is what was written, not what was
 		 * read: a cause folds to itself again (a text the operator
 		 * copies stands for its cause). */
-		unsigned char c = s[i], prev = o.space || !o.len ? ' ' : (unsigned char)o.buf[o.len - 1];
+		unsigned char c = s[i],
+			      prev = o.space || !o.len ? ' ' : (unsigned char)o.buf[o.len - 1];
 		bool start = !is_word(prev);
 
 		/* C1 controls (U+0080 to U+009F) are control characters too. */
-		if (is_space(c) || (c == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f)) {
+		if (is_space(c) ||
+		    (c == 0xc2 && i + 1 < n && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f)) {
 			i += c == 0xc2 ? 2 : 1;
 			o.space = true;
 			continue;
@@ -218,7 +221,8 @@ size_t cause_fold(const char *str, size_t len, char *buf, size_t cap)
 			put(&o, str + i, open);
 			puts_(&o, "<s>");
 			put(&o, close, closelen);
-		} else if ((is_space(prev) || strchr("=([", prev)) && (k = path_at(s + i, n - i)) > 0) {
+		} else if ((is_space(prev) || strchr("=([", prev)) &&
+			   (k = path_at(s + i, n - i)) > 0) {
 			puts_(&o, "<path>");
 		} else if (c >= 0x80) {
 			k = utf8_char_len(str + i, n - i);
@@ -276,7 +280,11 @@ int cause_like(const char *folded, char *out, size_t cap)
 	bool any = true; /* out ends with a wildcard, not an escaped % */
 
 	/* Room for the worst case of what is added next: "\\x" and "%". */
-#define ROOM(n) do { if (o + (n) + 2 > cap) return -ENOSPC; } while (0)
+#define ROOM(n)                                                                                    \
+	do {                                                                                       \
+		if (o + (n) + 2 > cap)                                                             \
+			return -ENOSPC;                                                            \
+	} while (0)
 	ROOM(1);
 	out[o++] = '%';
 	for (const char *p = folded; *p;) {
@@ -286,7 +294,9 @@ int cause_like(const char *folded, char *out, size_t cap)
 				break;
 		if (h < sizeof(holders) / sizeof(holders[0]) || *p == ' ' ||
 		    strncmp(p, "\xef\xbf\xbd", 3) == 0) {
-			p += h < sizeof(holders) / sizeof(holders[0]) ? strlen(holders[h]) : *p == ' ' ? 1 : 3;
+			p += h < sizeof(holders) / sizeof(holders[0]) ? strlen(holders[h])
+			     : *p == ' '                              ? 1
+								      : 3;
 			if (!any) {
 				ROOM(1);
 				out[o++] = '%';

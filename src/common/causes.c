@@ -16,7 +16,8 @@ struct index {
 	size_t mask;
 };
 
-static struct cause_group *group_of(struct causes *c, struct index *ix, const char *text, size_t len)
+static struct cause_group *group_of(struct causes *c, struct index *ix, const char *text,
+				    size_t len)
 {
 	uint32_t id = cause_id(text, len);
 	size_t h = id & ix->mask;
@@ -96,7 +97,8 @@ int causes_read(struct causes *c, const char *queue, const char *read_prefix, ac
 		db_quotes(&q, queue);
 	}
 	sb_adds(&sb, read_prefix ? read_prefix : "");
-	sb_printf(&sb, causes_sql, q.buf ? q.buf : "", CAUSES_SCAN, q.buf ? q.buf : "", CAUSES_SCAN);
+	sb_printf(&sb, causes_sql, q.buf ? q.buf : "", CAUSES_SCAN, q.buf ? q.buf : "",
+		  CAUSES_SCAN);
 	if (run(ctx, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
 	for (ix.mask = 63; ix.mask < r->n_rows * 2; ix.mask = ix.mask * 2 + 1)
@@ -186,8 +188,9 @@ int causes_jobs(const char *text, const char *queue, size_t max, const char *rea
 	if (cause_like(text, pat, sizeof(pat)) < 0)
 		return 0;
 	sb_adds(&sb, read_prefix ? read_prefix : "");
-	sb_adds(&sb, "SELECT id, queue, status = 'waiting', updated_at, " CAUSE_LINE_SQL
-		     " FROM kyu_jobs WHERE (status = 'failed' OR (status = 'waiting' AND attempts > 0))");
+	sb_adds(&sb,
+		"SELECT id, queue, status = 'waiting', updated_at, " CAUSE_LINE_SQL
+		" FROM kyu_jobs WHERE (status = 'failed' OR (status = 'waiting' AND attempts > 0))");
 	if (queue) {
 		sb_adds(&sb, " AND queue = ");
 		db_quotes(&sb, queue);

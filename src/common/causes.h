@@ -44,8 +44,8 @@ struct causes {
 
 /* Read the groups of queue (NULL: every queue) into c (zeroed first;
  * read_prefix: as action_walk's). 0, or -1 when a statement failed. */
-KYU_MUSTCHECK int causes_read(struct causes *c, const char *queue, const char *read_prefix, action_run_fn *run,
-		void *ctx);
+KYU_MUSTCHECK int causes_read(struct causes *c, const char *queue, const char *read_prefix,
+			      action_run_fn *run, void *ctx);
 void causes_free(struct causes *c);
 /* The group with that id, or NULL. */
 const struct cause_group *causes_find(const struct causes *c, uint32_t id);
@@ -54,8 +54,8 @@ const struct cause_group *causes_find(const struct causes *c, uint32_t id);
  * groups of queue are read to find it) or a line, folded. 0 with the
  * cause in text (CAUSE_MAX bytes); 1 when no group has that id; -1 when
  * the read failed. */
-KYU_MUSTCHECK int causes_resolve(const char *key, const char *queue, const char *read_prefix, action_run_fn *run,
-		   void *ctx, char *text);
+KYU_MUSTCHECK int causes_resolve(const char *key, const char *queue, const char *read_prefix,
+				 action_run_fn *run, void *ctx, char *text);
 
 /* One job of a group, as "show them" lists it. */
 struct cause_job {
@@ -65,8 +65,9 @@ struct cause_job {
 /* The jobs (latest first, at most max) of queue (NULL: any) whose cause
  * is text, among the latest CAUSES_SCAN candidates the server finds by
  * cause_like. *ret malloc'd (causes_jobs_free), *n of them. 0 or -1. */
-KYU_MUSTCHECK int causes_jobs(const char *text, const char *queue, size_t max, const char *read_prefix,
-		action_run_fn *run, void *ctx, struct cause_job **ret, size_t *n);
+KYU_MUSTCHECK int causes_jobs(const char *text, const char *queue, size_t max,
+			      const char *read_prefix, action_run_fn *run, void *ctx,
+			      struct cause_job **ret, size_t *n);
 void causes_jobs_free(struct cause_job *jobs, size_t n);
 
 #endif

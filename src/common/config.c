@@ -18,8 +18,19 @@
 #include "text.h"
 #include "util.h"
 
-enum key_type { T_STR, T_INT, T_BOOL, T_LEVEL, T_CLAIM, T_HISTORY, T_WAKE_BINLOG, T_QUEUES, T_CODES, T_HOSTPORT,
-		T_HOSTS };
+enum key_type {
+	T_STR,
+	T_INT,
+	T_BOOL,
+	T_LEVEL,
+	T_CLAIM,
+	T_HISTORY,
+	T_WAKE_BINLOG,
+	T_QUEUES,
+	T_CODES,
+	T_HOSTPORT,
+	T_HOSTS
+};
 
 /* When a changed value takes effect. The supervisor applies all of its own
  * keys on reload (workers by growing or shrinking the pool, listen by
@@ -44,6 +55,9 @@ struct key_def {
 
 /* Every key kyud knows. conf/kyu.ini and kyu.ini(5) document each one; a
  * test checks that they list the same keys. */
+/* One row per key, however long: the table is read by people and by
+ * scripts/check-defaults. */
+/* clang-format off */
 static const struct key_def keys[] = {
 	{ "database", "host", T_HOSTS, OFF(db_host), "localhost", 0, 0, RELOAD },
 	{ "database", "port", T_INT, OFF(db_port), "3306", 1, 65535, RELOAD },
@@ -105,6 +119,7 @@ static const struct key_def keys[] = {
 	{ "web", "tls_key", T_STR, OFF(web_tls_key), "", 0, 0, RELOAD },
 	{ "web", "behind_proxy", T_BOOL, OFF(web_behind_proxy), "no", 0, 0, RELOAD },
 };
+/* clang-format on */
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -119,10 +134,12 @@ struct parse_ctx {
 
 /* Indexed by enum claim_shape. */
 static const char *const claim_names[] = { "plain", "join", "skip_locked" };
-static const char *const history_names[] = { [HISTORY_OFF] = "off", [HISTORY_FAILURES] = "failures",
-					      [HISTORY_ALL] = "all" };
-static const char *const wake_binlog_names[] = { [WAKE_BINLOG_AUTO] = "auto", [WAKE_BINLOG_ON] = "on",
-						 [WAKE_BINLOG_OFF] = "off" };
+static const char *const history_names[] = {
+	[HISTORY_OFF] = "off", [HISTORY_FAILURES] = "failures", [HISTORY_ALL] = "all"
+};
+static const char *const wake_binlog_names[] = {
+	[WAKE_BINLOG_AUTO] = "auto", [WAKE_BINLOG_ON] = "on", [WAKE_BINLOG_OFF] = "off"
+};
 
 #define N_NAMES(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -223,7 +240,8 @@ static const char *set_value(struct kyu_config *cfg, const struct key_def *k, co
 		if (*value && parse_hostport(value, host, sizeof(host), &port) < 0)
 			return "expected ADDRESS:PORT, [IPV6]:PORT or nothing";
 		/* kyud binds before it could resolve anything: numeric only. */
-		if (*value && inet_pton(AF_INET, host, addr) != 1 && inet_pton(AF_INET6, host, addr) != 1)
+		if (*value && inet_pton(AF_INET, host, addr) != 1 &&
+		    inet_pton(AF_INET6, host, addr) != 1)
 			return "the address must be a numeric IPv4 or IPv6 address";
 		free(*(char **)field);
 		*(char **)field = xstrdup(value);
@@ -296,8 +314,8 @@ static const char *on_key(void *arg, const char *section, const char *name, cons
 	bool known_section = false;
 
 	if (strncmp(section, "queue.", 6) == 0)
-		return domain_set(&ctx->cfg->domains, &ctx->cfg->n_domains, section + 6, name, value,
-				  line);
+		return domain_set(&ctx->cfg->domains, &ctx->cfg->n_domains, section + 6, name,
+				  value, line);
 	for (size_t i = 0; i < N_KEYS; i++) {
 		if (strcmp(keys[i].section, section) != 0)
 			continue;
@@ -358,7 +376,8 @@ static void validate(struct parse_ctx *ctx)
 		fail_at(ctx, line_of(ctx, "database"), "database", "database", "", "must be set");
 	}
 	if (c->shell[0] != '/') {
-		fail_at(ctx, line_of(ctx, "shell"), "job", "shell", c->shell, "must be an absolute path");
+		fail_at(ctx, line_of(ctx, "shell"), "job", "shell", c->shell,
+			"must be an absolute path");
 	}
 	/* Other hosts and the database's triggers send wake-ups to the address
 	 * a daemon registers (kyu_daemons): a wildcard reaches nobody there. */
@@ -504,7 +523,8 @@ static void value_text(const struct kyu_config *cfg, const struct key_def *k, st
 		sb_adds(sb, name_of(*(const int *)field, history_names, N_NAMES(history_names)));
 		return;
 	case T_WAKE_BINLOG:
-		sb_adds(sb, name_of(*(const int *)field, wake_binlog_names, N_NAMES(wake_binlog_names)));
+		sb_adds(sb, name_of(*(const int *)field, wake_binlog_names,
+				    N_NAMES(wake_binlog_names)));
 		return;
 	case T_CLAIM:
 		sb_adds(sb, name_of(*(const int *)field, claim_names, N_NAMES(claim_names)));
@@ -545,8 +565,8 @@ void config_free(struct kyu_config *cfg)
 {
 	for (size_t i = 0; i < N_KEYS; i++) {
 		void *field = (char *)cfg + keys[i].offset;
-		if (keys[i].type == T_STR || keys[i].type == T_HOSTS || keys[i].type == T_HOSTPORT ||
-		    keys[i].type == T_QUEUES ||
+		if (keys[i].type == T_STR || keys[i].type == T_HOSTS ||
+		    keys[i].type == T_HOSTPORT || keys[i].type == T_QUEUES ||
 		    keys[i].type == T_CODES) {
 			if (field == (void *)&cfg->db_password)
 				secret_free(*(char **)field);
@@ -568,8 +588,8 @@ int config_check_system(const struct kyu_config *cfg, char *err, size_t errlen)
 	struct domain_privs p;
 
 	domain_privs_get(&p);
-	return domain_check(cfg->domains, cfg->n_domains, cfg->queues, cfg->n_queues, &p, cfg->path, err,
-			    errlen);
+	return domain_check(cfg->domains, cfg->n_domains, cfg->queues, cfg->n_queues, &p, cfg->path,
+			    err, errlen);
 }
 
 int config_max_kill_grace(const struct kyu_config *cfg)

@@ -56,13 +56,13 @@ struct kyu_config {
 	int wake_rate;
 	int wake_binlog; /* enum wake_binlog_mode */
 	int wake_poll;   /* seconds between the watcher's change checks; 0: none */
-	char *metrics; /* "": no metrics process */
+	char *metrics;   /* "": no metrics process */
 	int metrics_interval;
 	int fence_margin;
-	int live_output; /* seconds between writes of running jobs' output tails; 0: none */
+	int live_output;    /* seconds between writes of running jobs' output tails; 0: none */
 	int history;        /* enum history_mode */
 	int attempt_output; /* bytes of an attempt's output kept in its row of kyu_attempts */
-	int result_max; /* bytes of a result on a job's status channel */
+	int result_max;     /* bytes of a result on a job's status channel */
 	int claim;
 	bool schedules;
 	int log_level;
@@ -108,19 +108,20 @@ struct kyu_config {
  * (config_file_check_secret), here and in config_load_memfd. */
 KYU_MUSTCHECK int config_load(const char *path, struct kyu_config *cfg, char *err, size_t errlen);
 /* Parse len bytes (NUL bytes are an error; no terminator needed). */
-KYU_MUSTCHECK int config_parse(const char *name, const char *buf, size_t len, struct kyu_config *cfg, char *err,
-		 size_t errlen);
+KYU_MUSTCHECK int config_parse(const char *name, const char *buf, size_t len,
+			       struct kyu_config *cfg, char *err, size_t errlen);
 /* Read fd from offset 0 to its end (pread: descriptors passed to several
  * workers share one offset), then parse it as the file name. fd stays
  * open. */
-KYU_MUSTCHECK int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err, size_t errlen);
+KYU_MUSTCHECK int config_load_fd(int fd, const char *name, struct kyu_config *cfg, char *err,
+				 size_t errlen);
 /* For the supervisor: read the file at path once, parse it, and on success
  * put the very bytes it parsed into a sealed memfd (close-on-exec, read
  * only for everyone) in *memfd, for workers to load with config_load_fd.
  * Returns 0, -1 for a file that cannot be read or is invalid (exit 78), or
  * -2 when the memfd cannot be made (cfg freed; exit 1). */
 KYU_MUSTCHECK int config_load_memfd(const char *path, struct kyu_config *cfg, int *memfd, char *err,
-		      size_t errlen);
+				    size_t errlen);
 void config_free(struct kyu_config *cfg);
 
 /* What parsing cannot tell: that the users and groups of the [queue.*]

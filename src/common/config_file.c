@@ -20,12 +20,18 @@
 static const char *file_kind(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFDIR: return "a directory";
-	case S_IFIFO: return "a FIFO";
-	case S_IFSOCK: return "a socket";
-	case S_IFCHR: return "a character device";
-	case S_IFBLK: return "a block device";
-	default: return "not a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	default:
+		return "not a regular file";
 	}
 }
 
@@ -33,7 +39,8 @@ static const char *file_kind(mode_t mode)
  * regular file (or memfd) is read: a FIFO without a writer or a terminal
  * would block kyud --check-config and kyu for ever, a directory used to
  * read as an empty file, and a device may never end. */
-int config_file_read_fd(int fd, const char *name, char **out, size_t *outlen, char *err, size_t errlen)
+int config_file_read_fd(int fd, const char *name, char **out, size_t *outlen, char *err,
+			size_t errlen)
 {
 	struct strbuf sb = { 0 };
 	struct stat st;

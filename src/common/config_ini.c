@@ -153,8 +153,8 @@ static char *buffer_reader(char *str, int num, void *stream)
 	return str;
 }
 
-int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_key_fn *key, void *arg,
-		     char *err, size_t errlen)
+int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_key_fn *key,
+		     void *arg, char *err, size_t errlen)
 {
 	struct ini_ctx ctx = { .name = name, .err = err, .errlen = errlen, .key = key, .arg = arg };
 	const char *nul;
@@ -173,7 +173,8 @@ int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_k
 	}
 	r = ini_parse_stream(buffer_reader, &ctx, handler, &ctx);
 	if (r > 0)
-		fail_at(&ctx, r, NULL, NULL, NULL, "syntax error (expected [section] or key = value)");
+		fail_at(&ctx, r, NULL, NULL, NULL,
+			"syntax error (expected [section] or key = value)");
 	else if (r < 0)
 		fail_at(&ctx, ctx.line, NULL, NULL, NULL, "out of memory");
 	if (ctx.too_long) {

@@ -23,8 +23,8 @@ typedef const char *config_ini_key_fn(void *arg, const char *section, const char
 
 /* Parse len bytes of the file name (for messages; no terminator needed).
  * Returns 0, or -1 with the first problem in err. */
-KYU_MUSTCHECK int config_ini_parse(const char *name, const char *buf, size_t len, config_ini_key_fn *key, void *arg,
-		     char *err, size_t errlen);
+KYU_MUSTCHECK int config_ini_parse(const char *name, const char *buf, size_t len,
+				   config_ini_key_fn *key, void *arg, char *err, size_t errlen);
 
 /* A message about a value at line of file, or about the line itself when
  * name is NULL (section and value are then unused). */

@@ -582,8 +582,7 @@ static int64_t second_pass(const struct cron *c, const struct tz *z, int64_t aft
 	}
 	/* hi is T, the first instant of the new offset. */
 	o2 = tz_offset(z, hi);
-	if (o2 >= o1 || next_wall(c, hi + o2, floor_div(hi + o2, DAY) + 1, &w) != 0 ||
-	    w >= hi + o1)
+	if (o2 >= o1 || next_wall(c, hi + o2, floor_div(hi + o2, DAY) + 1, &w) != 0 || w >= hi + o1)
 		return INT64_MAX;
 	return w - o2;
 }

@@ -81,8 +81,8 @@ KYU_MUSTCHECK int cron_parse(struct cron *c, const char *expr, char *err, size_t
  *    day, "30 2 * * *" and "0 3 * * *" share that instant).
  * The result is the smallest f(W) > after over all matching W. Five-field
  * expressions fire at second 0. */
-KYU_MUSTCHECK int cron_next(const struct cron *c, const struct tz *z, int64_t after, int64_t *out, char *err,
-	      size_t errlen);
+KYU_MUSTCHECK int cron_next(const struct cron *c, const struct tz *z, int64_t after, int64_t *out,
+			    char *err, size_t errlen);
 
 /* Cheap static check, for when a schedule row is read: -1 with a message
  * when the day-of-month and month fields can never meet (e.g. "day 31

@@ -44,8 +44,8 @@ struct db {
 	struct db_reply_store got; /* its results, and the reply handed out */
 
 	struct db_session session; /* the server and credentials of the connect in flight */
-	bool setup; /* the round trip in flight is the session set-up */
-	bool connecting; /* the round trip in flight is a connect (and its set-up) */
+	bool setup;                /* the round trip in flight is the session set-up */
+	bool connecting;           /* the round trip in flight is a connect (and its set-up) */
 	char peer[300]; /* the server connected to (or being tried): HOST:PORT or the socket */
 
 	size_t max_statement;
@@ -210,19 +210,20 @@ static int call_phase(struct db *db, bool first, int ready)
 	case PH_CONNECT:
 		if (!first)
 			return mysql_real_connect_cont(&db->conn_ret, db->my, ready);
-		return mysql_real_connect_start(&db->conn_ret, db->my,
-						s->socket ? NULL : s->hosts[s->host_at].name,
-						s->user, s->password, s->name,
-						s->socket ? 0 : s->hosts[s->host_at].port, s->socket,
-						/* Multi-statements: a claim's UPDATE and SELECT
+		return mysql_real_connect_start(
+			&db->conn_ret, db->my, s->socket ? NULL : s->hosts[s->host_at].name,
+			s->user, s->password, s->name, s->socket ? 0 : s->hosts[s->host_at].port,
+			s->socket,
+			/* Multi-statements: a claim's UPDATE and SELECT
 						 * share one round trip (store.c). Every value
 						 * kyud puts in a statement is a number or goes
 						 * through db_quote. */
-						CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS);
+			CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS);
 	case PH_QUERY:
 		if (!first)
 			return mysql_real_query_cont(&db->iret, db->my, ready);
-		return mysql_real_query_start(&db->iret, db->my, db->sql.buf, (unsigned long)db->sql.len);
+		return mysql_real_query_start(&db->iret, db->my, db->sql.buf,
+					      (unsigned long)db->sql.len);
 	case PH_STORE:
 		if (!first)
 			return mysql_store_result_cont(&db->res_ret, db->my, ready);
@@ -245,7 +246,7 @@ static int call_phase(struct db *db, bool first, int ready)
  * cluster, needs no privilege, and gives no row on a server without wsrep
  * (MySQL included). */
 #define SETUP_SQL                                                                                  \
-	"SELECT @@max_allowed_packet; SHOW GLOBAL VARIABLES LIKE 'wsrep\\_on'; "                 \
+	"SELECT @@max_allowed_packet; SHOW GLOBAL VARIABLES LIKE 'wsrep\\_on'; "                   \
 	"SHOW GLOBAL STATUS LIKE 'wsrep\\_ready'; " DB_SESSION_CHECK_SQL
 
 /* The value of a SHOW ... LIKE reply's one row, or NULL. */
@@ -290,7 +291,6 @@ static bool setup_done(struct db *db)
 	db_session_free(&db->session);
 	return true;
 }
-
 
 /* The round trip is over: stop waiting and call back. Nothing of db may
  * be touched after the callback, which may start the next statement or
@@ -419,12 +419,14 @@ static bool next_step(struct db *db)
 		/* Connector/C opens its socket without close-on-exec: no job
 		 * may inherit our authenticated connection. */
 		{
-			int fd = (int)mysql_get_socket(db->my), fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
-			if (fl < 0 || (!(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)) {
+			int fd = (int)mysql_get_socket(db->my),
+			    fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+			if (fl < 0 ||
+			    (!(fl & FD_CLOEXEC) && fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0)) {
 				db->err_no = CR_UNKNOWN_ERROR;
 				snprintf(db->err, sizeof(db->err),
-					 "cannot set close-on-exec on the connection to %s: %s", db->peer,
-					 fd < 0 ? "no socket" : strerror(errno));
+					 "cannot set close-on-exec on the connection to %s: %s",
+					 db->peer, fd < 0 ? "no socket" : strerror(errno));
 				return end_round(db, DB_LOST);
 			}
 		}
@@ -584,9 +586,10 @@ int db_send(struct db *db, struct strbuf *sb, db_done_fn *done, void *arg)
 		return -1;
 	}
 	if (sb->len > db->max_statement) {
-		snprintf(db->err, sizeof(db->err),
-			 "statement of %zu bytes exceeds the server's max_allowed_packet (%zu usable)",
-			 sb->len, db->max_statement);
+		snprintf(
+			db->err, sizeof(db->err),
+			"statement of %zu bytes exceeds the server's max_allowed_packet (%zu usable)",
+			sb->len, db->max_statement);
 		return -1;
 	}
 	sb_free(&db->sql);

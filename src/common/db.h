@@ -61,7 +61,8 @@ void db_free(struct db *db);
  * with fail DB_OK once the session is set up, else DB_LOST (db_error
  * names the last server's failure). Returns 0, or -1
  * when it could not even start (db_error says why; done is not called). */
-KYU_MUSTCHECK int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done, void *arg);
+KYU_MUSTCHECK int db_connect_async(struct db *db, const struct kyu_config *cfg, db_done_fn *done,
+				   void *arg);
 /* Send sql (taken over: sb is left empty) on an idle connection. done may
  * run before db_send returns, when the reply is already there. Returns 0,
  * or -1 without sending when the connection is not idle or the statement

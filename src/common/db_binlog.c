@@ -96,10 +96,11 @@ static int connect_any(struct db_binlog *b, const struct kyu_config *cfg, unsign
 		}
 		mysql_options(b->my, MYSQL_OPT_READ_TIMEOUT, &read_timeout);
 		if (mysql_real_connect(b->my, s->socket ? NULL : s->hosts[s->host_at].name, s->user,
-				       s->password, s->name, s->socket ? 0 : s->hosts[s->host_at].port,
-				       s->socket, 0))
+				       s->password, s->name,
+				       s->socket ? 0 : s->hosts[s->host_at].port, s->socket, 0))
 			return 0;
-		snprintf(err, errlen, "%s: error %u: %s", b->peer, mysql_errno(b->my), mysql_error(b->my));
+		snprintf(err, errlen, "%s: error %u: %s", b->peer, mysql_errno(b->my),
+			 mysql_error(b->my));
 		mysql_close(b->my);
 		b->my = NULL;
 	}
@@ -140,12 +141,14 @@ static int read_position(struct db_binlog *b, char *gtid, size_t gtidlen, char *
 		goto out;
 	}
 	if (!row[0] || strcmp(row[0], "1") != 0) {
-		snprintf(err, errlen, "the server %s writes no binary log (log_bin is OFF)", b->peer);
+		snprintf(err, errlen, "the server %s writes no binary log (log_bin is OFF)",
+			 b->peer);
 		rc = BINLOG_IMPOSSIBLE;
 		goto out;
 	}
 	/* Digits, '-' and ',' only: it goes into a statement as it is. */
-	if (!row[1] || strspn(row[1], "0123456789-,") != strlen(row[1]) || strlen(row[1]) >= gtidlen) {
+	if (!row[1] || strspn(row[1], "0123456789-,") != strlen(row[1]) ||
+	    strlen(row[1]) >= gtidlen) {
 		snprintf(err, errlen, "the server %s gave an unexpected gtid_binlog_pos", b->peer);
 		rc = BINLOG_RETRY;
 		goto out;
@@ -213,13 +216,14 @@ int db_binlog_open(struct db_binlog *b, const struct kyu_config *cfg, uint32_t s
 	if (!b->ev) {
 		unsigned e = mysql_errno(b->my);
 		if (access_denied(e))
-			snprintf(err, errlen,
-				 "reading the binary log on %s needs the REPLICATION SLAVE privilege "
-				 "(error %u: %s)",
-				 b->peer, e, mysql_error(b->my));
+			snprintf(
+				err, errlen,
+				"reading the binary log on %s needs the REPLICATION SLAVE privilege "
+				"(error %u: %s)",
+				b->peer, e, mysql_error(b->my));
 		else
-			snprintf(err, errlen, "reading the binary log on %s: error %u: %s", b->peer, e,
-				 mysql_error(b->my));
+			snprintf(err, errlen, "reading the binary log on %s: error %u: %s", b->peer,
+				 e, mysql_error(b->my));
 		rc = access_denied(e) ? BINLOG_IMPOSSIBLE : BINLOG_RETRY;
 		goto fail;
 	}

@@ -81,12 +81,14 @@ void db_binlog_free(struct db_binlog *b);
  * server_id, asking for a heartbeat every heartbeat_s seconds while the
  * log is quiet. Returns 0, or an enum binlog_fail with the reason in err
  * (naming the missing setting or privilege for BINLOG_IMPOSSIBLE). */
-KYU_MUSTCHECK int db_binlog_open(struct db_binlog *b, const struct kyu_config *cfg, uint32_t server_id,
-		   unsigned heartbeat_s, char *err, size_t errlen);
+KYU_MUSTCHECK int db_binlog_open(struct db_binlog *b, const struct kyu_config *cfg,
+				 uint32_t server_id, unsigned heartbeat_s, char *err,
+				 size_t errlen);
 /* The next event, waiting for it (at most three heartbeats: a silent
  * server is a lost one). Returns 1 with ev filled in (valid until the
  * next call), or -1 when the stream is lost (err says why; open again). */
-KYU_MUSTCHECK int db_binlog_next(struct db_binlog *b, struct binlog_event *ev, char *err, size_t errlen);
+KYU_MUSTCHECK int db_binlog_next(struct db_binlog *b, struct binlog_event *ev, char *err,
+				 size_t errlen);
 /* Whether the next event can be read without waiting for the network:
  * false when the socket is empty (bytes Connector/C buffered may make
  * that answer early, never late). */

@@ -12,13 +12,27 @@ void db_quote(struct strbuf *sb, const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i], e = 0;
 		switch (c) {
-		case '\0': e = '0'; break;
-		case '\n': e = 'n'; break;
-		case '\r': e = 'r'; break;
-		case '\\': e = '\\'; break;
-		case '\'': e = '\''; break;
-		case '"': e = '"'; break;
-		case '\032': e = 'Z'; break;
+		case '\0':
+			e = '0';
+			break;
+		case '\n':
+			e = 'n';
+			break;
+		case '\r':
+			e = 'r';
+			break;
+		case '\\':
+			e = '\\';
+			break;
+		case '\'':
+			e = '\'';
+			break;
+		case '"':
+			e = '"';
+			break;
+		case '\032':
+			e = 'Z';
+			break;
 		}
 		if (e) {
 			sb->buf[sb->len++] = '\\';

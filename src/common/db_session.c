@@ -33,7 +33,8 @@ static void avoid_last(struct db_session *s)
 		format_peer(&s->hosts[i], p, sizeof(p));
 		if (strcmp(p, s->avoid) == 0) {
 			struct host_port h = s->hosts[i];
-			memmove(&s->hosts[i], &s->hosts[i + 1], (size_t)(s->n_hosts - 1 - i) * sizeof(h));
+			memmove(&s->hosts[i], &s->hosts[i + 1],
+				(size_t)(s->n_hosts - 1 - i) * sizeof(h));
 			s->hosts[s->n_hosts - 1] = h;
 			break;
 		}
@@ -63,7 +64,8 @@ void db_session_set(struct db_session *s, const struct kyu_config *cfg)
 	} else {
 		/* The configuration was checked when it was read; an empty
 		 * list means Connector/C's default, localhost. */
-		rc = hosts_parse(cfg->db_host, (unsigned)cfg->db_port, s->hosts, HOSTS_MAX, &s->n_hosts);
+		rc = hosts_parse(cfg->db_host, (unsigned)cfg->db_port, s->hosts, HOSTS_MAX,
+				 &s->n_hosts);
 		if (rc < 0 || s->n_hosts == 0) {
 			snprintf(s->hosts[0].name, sizeof(s->hosts[0].name), "localhost");
 			s->hosts[0].port = (unsigned)cfg->db_port;
@@ -77,7 +79,8 @@ void db_session_set(struct db_session *s, const struct kyu_config *cfg)
 	s->name = dup_or_null(cfg->db_name);
 }
 
-struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char *peer, size_t peerlen)
+struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char *peer,
+				 size_t peerlen)
 {
 	unsigned int timeout = s->connect_timeout;
 	my_bool off = 0;
@@ -111,7 +114,8 @@ struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char 
 	/* Under REPEATABLE READ the claim's ORDER BY ... LIMIT scan takes gap
 	 * locks that make concurrent claims and finishes deadlock; READ
 	 * COMMITTED locks only the rows it marks (notes/DESIGN.md). */
-	mysql_options(my, MYSQL_INIT_COMMAND, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	mysql_options(my, MYSQL_INIT_COMMAND,
+		      "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
 	mysql_options(my, MYSQL_INIT_COMMAND, "SET " DB_SESSION_START " = NOW(6)");
 	mysql_options(my, MYSQL_SET_CHARSET_NAME, DB_CHARSET);
 	return my;
@@ -121,7 +125,7 @@ int db_session_check(struct st_mysql *my, const struct db_result *r, const char 
 		     size_t errlen)
 {
 	static const char *const names[] = { "character_set_client", "character_set_connection",
-					      "character_set_results" };
+					     "character_set_results" };
 	/* What Connector/C believes: its own escaping (which kyu does not use)
 	 * and its conversions follow it. */
 	const char *client = mysql_character_set_name(my);
@@ -142,21 +146,24 @@ int db_session_check(struct st_mysql *my, const struct db_result *r, const char 
 	for (unsigned i = 0; i < 3; i++) {
 		const char *v = r->cells[i];
 		if (!v || strcmp(v, DB_CHARSET) != 0) {
-			snprintf(err, errlen,
-				 "cannot use %s: the session's %s is %s after SET NAMES " DB_CHARSET
-				 "; kyu quotes text for " DB_CHARSET " only, and in another character "
-				 "set a quoted text could end its literal. Let the session keep the "
-				 "character set the client asks for (no init_connect that runs SET "
-				 "NAMES, no proxy that rewrites it)",
-				 peer, names[i], v ? v : "NULL");
+			snprintf(
+				err, errlen,
+				"cannot use %s: the session's %s is %s after SET NAMES " DB_CHARSET
+				"; kyu quotes text for " DB_CHARSET
+				" only, and in another character "
+				"set a quoted text could end its literal. Let the session keep the "
+				"character set the client asks for (no init_connect that runs SET "
+				"NAMES, no proxy that rewrites it)",
+				peer, names[i], v ? v : "NULL");
 			return -1;
 		}
 	}
 	if (r->cells[3] && strstr(r->cells[3], "NO_BACKSLASH_ESCAPES")) {
-		snprintf(err, errlen,
-			 "cannot use %s: the session's sql_mode has NO_BACKSLASH_ESCAPES after kyu set "
-			 "it; kyu quotes text with backslashes (is a proxy rewriting SET statements?)",
-			 peer);
+		snprintf(
+			err, errlen,
+			"cannot use %s: the session's sql_mode has NO_BACKSLASH_ESCAPES after kyu set "
+			"it; kyu quotes text with backslashes (is a proxy rewriting SET statements?)",
+			peer);
 		return -1;
 	}
 	return 0;

@@ -46,7 +46,8 @@ void db_session_free(struct db_session *s);
  * kyu session is, its name (HOST:PORT or the socket) in peer. in_loop: for
  * a process with an event loop, else for a command-line tool. NULL when
  * out of memory. */
-struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char *peer, size_t peerlen);
+struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char *peer,
+				 size_t peerlen);
 
 /* The session's character set, checked once it is set up: the statement
  * (one result set) db.c sends with its set-up, and the check of its reply
@@ -59,11 +60,11 @@ struct st_mysql *db_session_open(const struct db_session *s, bool in_loop, char 
  * output or a search. The mode db_quote relies on (no
  * NO_BACKSLASH_ESCAPES) is checked with it. */
 #define DB_SESSION_CHECK_SQL                                                                       \
-	"SELECT @@character_set_client, @@character_set_connection, @@character_set_results, "   \
+	"SELECT @@character_set_client, @@character_set_connection, @@character_set_results, "     \
 	"@@sql_mode"
 /* 0 when the session is utf8mb4 on both sides and backslashes escape;
  * else -1 with err naming the server (peer), what it found, and the fix. */
-KYU_MUSTCHECK int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer, char *err,
-		     size_t errlen);
+KYU_MUSTCHECK int db_session_check(struct st_mysql *my, const struct db_result *r, const char *peer,
+				   char *err, size_t errlen);
 
 #endif

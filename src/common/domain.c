@@ -399,7 +399,8 @@ static int bad(struct check_ctx *c, const struct domain *d, enum domain_key k, c
 	       const char *reason)
 {
 	snprintf(c->err, c->errlen, "%s:%d: [%s] %s = '%s': %s", c->file,
-		 d->key_line[k] ? d->key_line[k] : d->line, d->section, dkeys[k].name, value, reason);
+		 d->key_line[k] ? d->key_line[k] : d->line, d->section, dkeys[k].name, value,
+		 reason);
 	return -1;
 }
 
@@ -411,7 +412,11 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 
 	if (domain_resolve(d, &ids, why, sizeof(why)) < 0) {
 		bool grp = strncmp(why, "group", 5) == 0;
-		return bad(c, d, grp ? DK_GROUP : DK_USER, grp ? d->group : d->user ? d->user : "", why);
+		return bad(c, d, grp ? DK_GROUP : DK_USER,
+			   grp       ? d->group
+			   : d->user ? d->user
+				     : "",
+			   why);
 	}
 	if (ids.uid == 0 && !root) {
 		domain_ids_free(&ids);
@@ -420,30 +425,33 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 	}
 	if (ids.uid == 0 && d->user && strcmp(d->user, "root") != 0) {
 		domain_ids_free(&ids);
-		return bad(c, d, DK_USER, d->user, "is uid 0: say user = root where jobs are to run as root");
+		return bad(c, d, DK_USER, d->user,
+			   "is uid 0: say user = root where jobs are to run as root");
 	}
 	/* Root in a container, or under a bounding set, may lack these: ask
 	 * the capabilities, not the uid. */
 	if (ids.uid != p->uid && !p->setuid) {
-		snprintf(why, sizeof(why),
-			 "kyud runs as uid %u without CAP_SETUID (and CAP_SETGID): it can run jobs only as "
-			 "itself (see kyud(8), Security)",
-			 (unsigned)p->uid);
+		snprintf(
+			why, sizeof(why),
+			"kyud runs as uid %u without CAP_SETUID (and CAP_SETGID): it can run jobs only as "
+			"itself (see kyud(8), Security)",
+			(unsigned)p->uid);
 		domain_ids_free(&ids);
 		return bad(c, d, DK_USER, d->user ? d->user : "", why);
 	}
 	if (ids.switch_ids && !p->setgid) {
 		domain_ids_free(&ids);
-		return bad(c, d, d->group ? DK_GROUP : DK_USER, d->group ? d->group : d->user,
-			   "kyud holds no CAP_SETGID: it cannot set a job's groups (see kyud(8), Security)");
+		return bad(
+			c, d, d->group ? DK_GROUP : DK_USER, d->group ? d->group : d->user,
+			"kyud holds no CAP_SETGID: it cannot set a job's groups (see kyud(8), Security)");
 	}
 	domain_ids_free(&ids);
 	/* Root in a container may lack these two: ask the capabilities. */
 	if (d->key_line[DK_NICE] && d->nice < p->nice && !p->sys_nice) {
 		char val[16];
 		snprintf(val, sizeof(val), "%d", d->nice);
-		snprintf(why, sizeof(why), "below kyud's own nice (%d): lowering it needs CAP_SYS_NICE",
-			 p->nice);
+		snprintf(why, sizeof(why),
+			 "below kyud's own nice (%d): lowering it needs CAP_SYS_NICE", p->nice);
 		return bad(c, d, DK_NICE, val, why);
 	}
 	for (int i = 0; i < DLIM_N; i++) {
@@ -452,9 +460,10 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 			continue;
 		if (getrlimit(limit_resource[i], &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
 		    (d->limit[i] == RLIM_INFINITY || d->limit[i] > cur.rlim_max)) {
-			snprintf(why, sizeof(why),
-				 "above kyud's own hard limit (%llu): raising it needs CAP_SYS_RESOURCE",
-				 (unsigned long long)cur.rlim_max);
+			snprintf(
+				why, sizeof(why),
+				"above kyud's own hard limit (%llu): raising it needs CAP_SYS_RESOURCE",
+				(unsigned long long)cur.rlim_max);
 			char val[32];
 			if (d->limit[i] == RLIM_INFINITY)
 				snprintf(val, sizeof(val), "unlimited");
@@ -467,7 +476,8 @@ static int check_one(struct check_ctx *c, const struct domain *d, const struct d
 }
 
 /* Does every queue kyud serves have a section of its own? */
-static bool all_served_have_sections(const struct domain *ds, int n, char *const *queues, int n_queues)
+static bool all_served_have_sections(const struct domain *ds, int n, char *const *queues,
+				     int n_queues)
 {
 	if (n_queues == 0)
 		return false;
@@ -489,18 +499,20 @@ int domain_check(const struct domain *ds, int n, char *const *queues, int n_queu
 		const struct domain *d = &ds[i];
 		star |= !d->queue;
 		if (p->uid == 0 && !d->user)
-			return bad(&c, d, DK_USER, "",
-				   "kyud runs as root, so this queue's jobs would run as root: set user "
-				   "(user = root if that is meant)");
+			return bad(
+				&c, d, DK_USER, "",
+				"kyud runs as root, so this queue's jobs would run as root: set user "
+				"(user = root if that is meant)");
 		if (check_one(&c, d, p) < 0)
 			return -1;
 	}
 	if (p->uid == 0 && !star && !all_served_have_sections(ds, n, queues, n_queues)) {
-		snprintf(err, errlen,
-			 "%s: kyud runs as root and there is no [queue.*] section: jobs of queues without "
-			 "a [queue.NAME] section would run as root; add [queue.*] with user = NAME (user = "
-			 "root if that is meant)",
-			 file);
+		snprintf(
+			err, errlen,
+			"%s: kyud runs as root and there is no [queue.*] section: jobs of queues without "
+			"a [queue.NAME] section would run as root; add [queue.*] with user = NAME (user = "
+			"root if that is meant)",
+			file);
 		return -1;
 	}
 	return 0;
@@ -539,16 +551,18 @@ int domain_check_row(const struct domain *d, const char *queue, bool shell_row, 
 		return -1;
 	}
 	if (has_env && !d->row_env) {
-		snprintf(err, errlen, "queue %s: rule row_env: a row's env is refused in this queue", queue);
+		snprintf(err, errlen,
+			 "queue %s: rule row_env: a row's env is refused in this queue", queue);
 		return -1;
 	}
 	if (shell_row || !d->allow)
 		return 0;
 	if (!path || clean_path(path, &clean)) {
-		snprintf(err, errlen,
-			 "queue %s: rule allow: the program %s is not an absolute path without . or .. "
-			 "components",
-			 queue, path ? path : "(none)");
+		snprintf(
+			err, errlen,
+			"queue %s: rule allow: the program %s is not an absolute path without . or .. "
+			"components",
+			queue, path ? path : "(none)");
 		return -1;
 	}
 	free(clean);

@@ -57,9 +57,9 @@ enum domain_key {
 };
 
 struct domain {
-	char *queue;   /* NULL: the [queue.*] section */
-	char *section; /* "queue.NAME", for messages */
-	int line;      /* of the section's first key */
+	char *queue;        /* NULL: the [queue.*] section */
+	char *section;      /* "queue.NAME", for messages */
+	int line;           /* of the section's first key */
 	int key_line[DK_N]; /* 0: not set in the file */
 
 	char *user, *group; /* NULL: kyud's own (group: the user's) */
@@ -69,7 +69,7 @@ struct domain {
 	int umask;          /* -1: kyud's own */
 	rlim_t limit[DLIM_N];
 	bool limit_set[DLIM_N];
-	int nice; /* meaningful when key_line[DK_NICE] */
+	int nice;     /* meaningful when key_line[DK_NICE] */
 	char **allow; /* NULL-terminated absolute prefixes, or NULL: anything */
 	bool allow_shell, row_env;
 	/* -1: the [job] value */
@@ -100,14 +100,16 @@ const struct domain *domain_for(const struct domain *ds, int n, const char *queu
  * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
  * group that does not exist, else the name service's trouble (-EAGAIN
  * when the groups could not be listed). */
-KYU_MUSTCHECK int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err, size_t errlen);
+KYU_MUSTCHECK int domain_resolve(const struct domain *d, struct domain_ids *ids, char *err,
+				 size_t errlen);
 
 /* Check every section against the system and these privileges, and that
  * no queue would run jobs as root without saying so (queues: the queues
  * kyud serves, n_queues 0 for all). On the first problem returns -1 with
  * "FILE:LINE: [queue.NAME] key = 'value': reason" in err. */
 KYU_MUSTCHECK int domain_check(const struct domain *ds, int n, char *const *queues, int n_queues,
-		 const struct domain_privs *p, const char *file, char *err, size_t errlen);
+			       const struct domain_privs *p, const char *file, char *err,
+			       size_t errlen);
 
 /* ---- before each spawn ---- */
 
@@ -120,7 +122,7 @@ char **domain_base_env(const struct domain *d, const struct domain_ids *ids, cha
  * shell rows where allow_shell is off, the row's env where row_env is
  * off, and for argv rows the program (path, found already) outside the
  * allow-list. Returns 0, or -1 with "queue Q: rule: reason" in err. */
-KYU_MUSTCHECK int domain_check_row(const struct domain *d, const char *queue, bool shell_row, bool has_env,
-		     const char *path, char *err, size_t errlen);
+KYU_MUSTCHECK int domain_check_row(const struct domain *d, const char *queue, bool shell_row,
+				   bool has_env, const char *path, char *err, size_t errlen);
 
 #endif

@@ -21,7 +21,8 @@ static int lookup_user(const char *name, uid_t uid, struct passwd *pw, char **bu
 
 	for (;;) {
 		*buf = xrealloc(*buf, size);
-		r = name ? getpwnam_r(name, pw, *buf, size, &res) : getpwuid_r(uid, pw, *buf, size, &res);
+		r = name ? getpwnam_r(name, pw, *buf, size, &res)
+			 : getpwuid_r(uid, pw, *buf, size, &res);
 		if (r != ERANGE || size > 1 << 20)
 			break;
 		size *= 2;
@@ -100,7 +101,8 @@ int domain_ids_resolve(const char *user, const char *group, struct domain_ids *i
 			if (want <= ng || want > 65536) {
 				/* The user exists: the name service failed us. */
 				r = -EAGAIN;
-				snprintf(err, errlen, "the groups of user '%s' cannot be listed", ids->name);
+				snprintf(err, errlen, "the groups of user '%s' cannot be listed",
+					 ids->name);
 				goto fail;
 			}
 			ng = want;

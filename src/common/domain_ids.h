@@ -32,8 +32,8 @@ struct domain_ids {
  * with why in err ("user 'bob' does not exist"): -ENOENT for a user or
  * group that does not exist, else the name service's trouble (-EAGAIN
  * when the groups could not be listed). */
-KYU_MUSTCHECK int domain_ids_resolve(const char *user, const char *group, struct domain_ids *ids, char *err,
-		       size_t errlen);
+KYU_MUSTCHECK int domain_ids_resolve(const char *user, const char *group, struct domain_ids *ids,
+				     char *err, size_t errlen);
 void domain_ids_free(struct domain_ids *ids);
 
 #endif

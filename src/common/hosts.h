@@ -22,6 +22,7 @@ struct host_port {
  * colon, no brackets) is a name without a port. Returns 0, or -EINVAL for
  * an empty entry, a bad port or a name too long, -E2BIG for more than max
  * entries; an empty list gives *n = 0. */
-KYU_MUSTCHECK int hosts_parse(const char *list, unsigned default_port, struct host_port *out, int max, int *n);
+KYU_MUSTCHECK int hosts_parse(const char *list, unsigned default_port, struct host_port *out,
+			      int max, int *n);
 
 #endif

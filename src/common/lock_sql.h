@@ -27,7 +27,8 @@ void lock_sql_acquire(struct strbuf *sb, const char *name, unsigned slots, uint6
 		      const char *host, long pid, unsigned ttl);
 /* A new expiry, ttl seconds from now, for a lease that is still live and
  * still token's: 0 rows affected means it is lost. */
-void lock_sql_extend(struct strbuf *sb, const char *name, unsigned slot, uint64_t token, unsigned ttl);
+void lock_sql_extend(struct strbuf *sb, const char *name, unsigned slot, uint64_t token,
+		     unsigned ttl);
 /* Free the slot if token still holds it (expired or not: while holder is
  * token, nobody else has had it since). */
 void lock_sql_release(struct strbuf *sb, const char *name, unsigned slot, uint64_t token);

@@ -130,7 +130,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	/* journald reads the <N> prefix as the syslog priority (so that
 	 * journalctl -p err finds errors); anywhere else it is noise. */
 	n = snprintf(line, sizeof(line), "%s%s%s%s%s: ",
-		     log_journal ? (const char *[]){ "<7>", "<6>", "<5>", "<4>", "<3>" }[level] : "",
+		     log_journal ? (const char *[]){ "<7>", "<6>", "<5>", "<4>", "<3>" }[level]
+				 : "",
 		     log_program, log_role[0] ? "[" : "", log_role, log_role[0] ? "]" : "");
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;

@@ -24,19 +24,48 @@ struct family {
 /* Every family, in the order rendered. man/kyud.8 (METRICS) lists each
  * name; tests/unit/test_metrics.c checks that it does. */
 enum {
-	F_STARTED, F_SUCCEEDED, F_FAILED, F_RETRIED, F_CANCELLED, F_TIMED_OUT, F_GIVEN_BACK,
-	F_CLAIMS, F_DEADLOCKS, F_RECONNECTS, F_FENCES, F_RESTARTS,
-	F_CLAIM_SECONDS, F_START_SECONDS, F_HEARTBEAT_SECONDS, F_BATCH,
-	F_RUNNING, F_WORKERS, F_BUILD,
-	F_WATCH_MODE, F_WATCH_HINTS, F_WATCH_EVENTS, F_WATCH_LAG, F_WATCH_RECONNECTS,
-	F_DB_UP, F_TABLE_AGE, F_TABLE_SECONDS,
-	F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_OLDEST, F_Q_BLOCKED, F_Q_RETRYING, F_Q_FAILED_1H,
+	F_STARTED,
+	F_SUCCEEDED,
+	F_FAILED,
+	F_RETRIED,
+	F_CANCELLED,
+	F_TIMED_OUT,
+	F_GIVEN_BACK,
+	F_CLAIMS,
+	F_DEADLOCKS,
+	F_RECONNECTS,
+	F_FENCES,
+	F_RESTARTS,
+	F_CLAIM_SECONDS,
+	F_START_SECONDS,
+	F_HEARTBEAT_SECONDS,
+	F_BATCH,
+	F_RUNNING,
+	F_WORKERS,
+	F_BUILD,
+	F_WATCH_MODE,
+	F_WATCH_HINTS,
+	F_WATCH_EVENTS,
+	F_WATCH_LAG,
+	F_WATCH_RECONNECTS,
+	F_DB_UP,
+	F_TABLE_AGE,
+	F_TABLE_SECONDS,
+	F_Q_WAITING,
+	F_Q_DUE,
+	F_Q_RUNNING,
+	F_Q_OLDEST,
+	F_Q_BLOCKED,
+	F_Q_RETRYING,
+	F_Q_FAILED_1H,
 	F_N
 };
 
 static const struct family families[F_N] = {
-	[F_STARTED] = { "kyu_jobs_started_total", COUNTER, "Attempts whose process started, by queue." },
-	[F_SUCCEEDED] = { "kyu_jobs_succeeded_total", COUNTER, "Attempts that succeeded, by queue." },
+	[F_STARTED] = { "kyu_jobs_started_total", COUNTER,
+			"Attempts whose process started, by queue." },
+	[F_SUCCEEDED] = { "kyu_jobs_succeeded_total", COUNTER,
+			  "Attempts that succeeded, by queue." },
 	[F_FAILED] = { "kyu_jobs_failed_total", COUNTER,
 		       "Jobs that failed for good (started or refused before starting), by queue." },
 	[F_RETRIED] = { "kyu_jobs_retried_total", COUNTER,
@@ -203,9 +232,11 @@ static void render_histogram(struct strbuf *sb, const struct board *b, int f, en
 	for (int i = 0; i <= BOARD_BUCKETS; i++) {
 		cum += bucket[i];
 		if (i < BOARD_BUCKETS)
-			sb_printf(sb, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", families[f].name, bounds[i], cum);
+			sb_printf(sb, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", families[f].name,
+				  bounds[i], cum);
 		else
-			sb_printf(sb, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", families[f].name, cum);
+			sb_printf(sb, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", families[f].name,
+				  cum);
 	}
 	if (h == BH_BATCH)
 		sb_printf(sb, "%s_sum %" PRIu64 "\n", families[f].name, sum);
@@ -218,8 +249,9 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 		    const struct metrics_table *t)
 {
 	static const int job_family[BJ_N] = {
-		[BJ_STARTED] = F_STARTED,     [BJ_SUCCEEDED] = F_SUCCEEDED, [BJ_FAILED] = F_FAILED,
-		[BJ_RETRIED] = F_RETRIED,     [BJ_CANCELLED] = F_CANCELLED, [BJ_TIMED_OUT] = F_TIMED_OUT,
+		[BJ_STARTED] = F_STARTED,       [BJ_SUCCEEDED] = F_SUCCEEDED,
+		[BJ_FAILED] = F_FAILED,         [BJ_RETRIED] = F_RETRIED,
+		[BJ_CANCELLED] = F_CANCELLED,   [BJ_TIMED_OUT] = F_TIMED_OUT,
 		[BJ_GIVEN_BACK] = F_GIVEN_BACK,
 	};
 	static const struct {
@@ -258,7 +290,8 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 			  sum_counter(b, counters[i].c));
 	}
 	header(sb, F_RESTARTS);
-	sb_printf(sb, "%s %" PRIu64 "\n", families[F_RESTARTS].name, board_load(&b->worker_restarts));
+	sb_printf(sb, "%s %" PRIu64 "\n", families[F_RESTARTS].name,
+		  board_load(&b->worker_restarts));
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
 		render_histogram(sb, b, hists[i].f, hists[i].h);
 
@@ -270,16 +303,19 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	header(sb, F_BUILD);
 	sb_printf(sb, "%s{version=\"%s\"} 1\n", families[F_BUILD].name, KYU_VERSION);
 	{
-		static const char *const modes[] = { [BW_NONE] = "none", [BW_BINLOG] = "binlog",
-						     [BW_POLL] = "poll" };
+		static const char *const modes[] = {
+			[BW_NONE] = "none", [BW_BINLOG] = "binlog", [BW_POLL] = "poll"
+		};
 		uint64_t m = board_load(&b->watch.mode);
 		header(sb, F_WATCH_MODE);
 		sb_printf(sb, "%s{mode=\"%s\"} 1\n", families[F_WATCH_MODE].name,
 			  m < sizeof(modes) / sizeof(modes[0]) ? modes[m] : "none");
 		header(sb, F_WATCH_HINTS);
-		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_HINTS].name, board_load(&b->watch.hints));
+		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_HINTS].name,
+			  board_load(&b->watch.hints));
 		header(sb, F_WATCH_EVENTS);
-		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_EVENTS].name, board_load(&b->watch.events));
+		sb_printf(sb, "%s %" PRIu64 "\n", families[F_WATCH_EVENTS].name,
+			  board_load(&b->watch.events));
 		header(sb, F_WATCH_LAG);
 		sb_printf(sb, "%s %.6f\n", families[F_WATCH_LAG].name,
 			  (double)board_load(&b->watch.lag_us) / 1e6);
@@ -297,10 +333,11 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 	header(sb, F_TABLE_SECONDS);
 	sb_printf(sb, "%s %.6f\n", families[F_TABLE_SECONDS].name, t->took);
 	{
-		static const int qf[] = { F_Q_WAITING, F_Q_DUE, F_Q_RUNNING, F_Q_BLOCKED, F_Q_OLDEST,
-					  F_Q_RETRYING, F_Q_FAILED_1H };
+		static const int qf[] = { F_Q_WAITING, F_Q_DUE,      F_Q_RUNNING,  F_Q_BLOCKED,
+					  F_Q_OLDEST,  F_Q_RETRYING, F_Q_FAILED_1H };
 		for (size_t i = 0; i < sizeof(qf) / sizeof(qf[0]); i++) {
-			if ((qf[i] == F_Q_RETRYING && !t->has_retrying) || (qf[i] == F_Q_FAILED_1H && !t->has_failed_1h))
+			if ((qf[i] == F_Q_RETRYING && !t->has_retrying) ||
+			    (qf[i] == F_Q_FAILED_1H && !t->has_failed_1h))
 				continue;
 			header(sb, qf[i]);
 			for (int k = 0; k < t->n; k++) {
@@ -310,12 +347,12 @@ void metrics_render(struct strbuf *sb, const struct board *b, int workers,
 					sb_printf(sb, "%.3f\n", m->oldest_due_age);
 				else
 					sb_printf(sb, "%" PRIu64 "\n",
-						  qf[i] == F_Q_WAITING   ? m->waiting
-						  : qf[i] == F_Q_DUE     ? m->due
-						  : qf[i] == F_Q_BLOCKED ? m->blocked
-						  : qf[i] == F_Q_RETRYING ? m->retrying
+						  qf[i] == F_Q_WAITING     ? m->waiting
+						  : qf[i] == F_Q_DUE       ? m->due
+						  : qf[i] == F_Q_BLOCKED   ? m->blocked
+						  : qf[i] == F_Q_RETRYING  ? m->retrying
 						  : qf[i] == F_Q_FAILED_1H ? m->failed_attempts_1h
-									 : m->running);
+									   : m->running);
 			}
 		}
 	}
@@ -344,7 +381,8 @@ int metrics_listen(const char *hostport, char *err, size_t errlen)
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
 		r = -errno;
-		snprintf(err, errlen, "cannot serve metrics on tcp %s: %s", hostport, strerror(errno));
+		snprintf(err, errlen, "cannot serve metrics on tcp %s: %s", hostport,
+			 strerror(errno));
 		close(fd);
 		fd = r;
 	}

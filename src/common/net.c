@@ -13,7 +13,8 @@
 int net_socket(const char *what, const char *hostport, int type, int flags, bool passive,
 	       struct addrinfo **ai, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = type,
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = type,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	char host[256], port_s[8];
 	uint16_t port;

@@ -60,15 +60,16 @@ bool registry_id_valid(const char *id)
  * error number and message. */
 static void wrap(struct strbuf *sb, int lock_wait, const char *body)
 {
-	sb_printf(sb,
-		  "SET STATEMENT innodb_lock_wait_timeout = %d FOR BEGIN NOT ATOMIC "
-		  "DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN "
-		  "GET DIAGNOSTICS CONDITION 1 @kyu_reg_errno = MYSQL_ERRNO, @kyu_reg_msg = MESSAGE_TEXT; "
-		  "SELECT @kyu_reg_errno, @kyu_reg_msg; "
-		  "END; "
-		  "%s"
-		  "END",
-		  lock_wait, body);
+	sb_printf(
+		sb,
+		"SET STATEMENT innodb_lock_wait_timeout = %d FOR BEGIN NOT ATOMIC "
+		"DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN "
+		"GET DIAGNOSTICS CONDITION 1 @kyu_reg_errno = MYSQL_ERRNO, @kyu_reg_msg = MESSAGE_TEXT; "
+		"SELECT @kyu_reg_errno, @kyu_reg_msg; "
+		"END; "
+		"%s"
+		"END",
+		lock_wait, body);
 }
 
 void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
@@ -80,8 +81,9 @@ void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, con
 
 	for (int i = 0; i < cfg->n_queues; i++)
 		sb_printf(&queues, "%s%s", i ? "," : "", cfg->queues[i]);
-	sb_printf(&body, "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, %s"
-			 "started, last_seen, live_until) VALUES (",
+	sb_printf(&body,
+		  "INSERT INTO kyu_daemons (id, host, pid, wake_addr, queues, version, %s"
+		  "started, last_seen, live_until) VALUES (",
 		  old ? "" : "slots, running, ");
 	db_quotes(&body, id);
 	sb_adds(&body, ", ");
@@ -94,34 +96,36 @@ void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, con
 	db_quotes(&body, KYU_VERSION);
 	if (!old)
 		sb_printf(&body, ", %lld, %u", (long long)cfg->workers * cfg->slots, running);
-	sb_printf(&body,
-		  ", NOW(6), NOW(6), NOW(6) + INTERVAL %d SECOND) "
-		  "ON DUPLICATE KEY UPDATE host = VALUES(host), pid = VALUES(pid), "
-		  "wake_addr = VALUES(wake_addr), queues = VALUES(queues), version = VALUES(version), %s"
-		  "last_seen = VALUES(last_seen), live_until = VALUES(live_until); ",
-		  live, old ? "" : "slots = VALUES(slots), running = VALUES(running), ");
+	sb_printf(
+		&body,
+		", NOW(6), NOW(6), NOW(6) + INTERVAL %d SECOND) "
+		"ON DUPLICATE KEY UPDATE host = VALUES(host), pid = VALUES(pid), "
+		"wake_addr = VALUES(wake_addr), queues = VALUES(queues), version = VALUES(version), %s"
+		"last_seen = VALUES(last_seen), live_until = VALUES(live_until); ",
+		live, old ? "" : "slots = VALUES(slots), running = VALUES(running), ");
 	/* An operator's drain (kyu drain): a result set only when it is set,
 	 * tested in a condition that the server counts as no statement. */
 	if (!old) {
 		sb_adds(&body, "IF (SELECT drain FROM kyu_daemons WHERE id = ");
 		db_quotes(&body, id);
-		sb_adds(&body, ") IS NOT NULL THEN SELECT 'kyu_drain', drain, drain_by FROM kyu_daemons WHERE id = ");
+		sb_adds(&body,
+			") IS NOT NULL THEN SELECT 'kyu_drain', drain, drain_by FROM kyu_daemons WHERE id = ");
 		db_quotes(&body, id);
 		sb_adds(&body, "; END IF; ");
 	}
 	sb_adds(&body,
-		  /* A daemon that died without deleting its row: gone for the
+		/* A daemon that died without deleting its row: gone for the
 		   * wake-ups already, deleted here by whoever comes next. The
 		   * condition, which the server does not count as a statement,
 		   * saves the DELETE's statement while no such row exists (it
 		   * reads with shared locks, so a lock wait fails it at once:
 		   * no DELETE then). Failing is not worth reporting: the next
 		   * refresh tries again. */
-		  "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
-		  "IF (SELECT MIN(live_until) FROM kyu_daemons) < NOW(6) THEN "
-		  "DELETE FROM kyu_daemons WHERE live_until < NOW(6); "
-		  "END IF; "
-		  "END; ");
+		"BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
+		"IF (SELECT MIN(live_until) FROM kyu_daemons) < NOW(6) THEN "
+		"DELETE FROM kyu_daemons WHERE live_until < NOW(6); "
+		"END IF; "
+		"END; ");
 	/* Never waits for a lock (registry.h). */
 	wrap(sb, 0, body.buf);
 	sb_free(&body);
@@ -160,10 +164,11 @@ enum registry_result registry_read(const struct db_reply *r, char *msg, size_t l
 			res = &r->r[i];
 	if (!res)
 		return REG_DONE;
-	if (res->n_cols == 3 && res->n_rows == 1 && (e = db_cell(res, 0, 0)) && strcmp(e, "kyu_drain") == 0) {
+	if (res->n_cols == 3 && res->n_rows == 1 && (e = db_cell(res, 0, 0)) &&
+	    strcmp(e, "kyu_drain") == 0) {
 		m = db_cell(res, 0, 2);
-		snprintf(msg, len, "%s%s%s", db_cell(res, 0, 1) ? db_cell(res, 0, 1) : "?", m ? " by " : "",
-			 m ? m : "");
+		snprintf(msg, len, "%s%s%s", db_cell(res, 0, 1) ? db_cell(res, 0, 1) : "?",
+			 m ? " by " : "", m ? m : "");
 		return REG_DRAIN;
 	}
 	if (res->n_rows != 1 || res->n_cols < 2 || !(e = db_cell(res, 0, 0))) {

@@ -31,7 +31,8 @@ void schema_state_read(const struct db_reply *reply, struct schema_state *st)
 		return;
 	}
 	if (reply->n < 2) {
-		snprintf(st->err, sizeof(st->err), "%s", reply->err ? reply->err : "no reply from kyu_meta");
+		snprintf(st->err, sizeof(st->err), "%s",
+			 reply->err ? reply->err : "no reply from kyu_meta");
 		return;
 	}
 	meta = &reply->r[1];
@@ -83,10 +84,11 @@ enum schema_verdict schema_judge(const struct schema_state *st, int knows, int n
 		return SCHEMA_TOO_OLD;
 	}
 	if (st->compat > knows) {
-		snprintf(msg, len,
-			 "database schema is version %lld and needs a kyud that knows version %lld or "
-			 "later; this one knows %d: install a newer kyu",
-			 st->version, st->compat, knows);
+		snprintf(
+			msg, len,
+			"database schema is version %lld and needs a kyud that knows version %lld or "
+			"later; this one knows %d: install a newer kyu",
+			st->version, st->compat, knows);
 		return SCHEMA_TOO_NEW;
 	}
 	if (st->version > knows) {
@@ -101,5 +103,6 @@ enum schema_verdict schema_judge(const struct schema_state *st, int knows, int n
 
 bool schema_is_refusal(unsigned err_no)
 {
-	return err_no == ER_SIGNAL_EXCEPTION || (err_no >= SCHEMA_ERR_FIRST && err_no <= SCHEMA_ERR_LAST);
+	return err_no == ER_SIGNAL_EXCEPTION ||
+	       (err_no >= SCHEMA_ERR_FIRST && err_no <= SCHEMA_ERR_LAST);
 }

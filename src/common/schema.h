@@ -34,12 +34,12 @@
 /* The error numbers the triggers of sql/schema.sql signal, each with its
  * own SQLSTATE (kyu_jobs(7), "Errors"), from schema version 7; before it,
  * KYU01 to KYU03 were all ER_SIGNAL_EXCEPTION (1644). */
-#define SCHEMA_ERR_QUEUE_FULL 31001 /* KYU01: kyu_queues.max_waiting */
-#define SCHEMA_ERR_AFTER 31002      /* KYU02: after names no job, or is no array */
+#define SCHEMA_ERR_QUEUE_FULL 31001  /* KYU01: kyu_queues.max_waiting */
+#define SCHEMA_ERR_AFTER 31002       /* KYU02: after names no job, or is no array */
 #define SCHEMA_ERR_TRACEPARENT 31003 /* KYU03 */
-#define SCHEMA_ERR_ARGV 31004       /* KYU04 */
-#define SCHEMA_ERR_ENV 31005        /* KYU05 */
-#define SCHEMA_ERR_STATUS 31006     /* KYU06 */
+#define SCHEMA_ERR_ARGV 31004        /* KYU04 */
+#define SCHEMA_ERR_ENV 31005         /* KYU05 */
+#define SCHEMA_ERR_STATUS 31006      /* KYU06 */
 #define SCHEMA_ERR_FIRST SCHEMA_ERR_QUEUE_FULL
 #define SCHEMA_ERR_LAST SCHEMA_ERR_STATUS
 
@@ -62,10 +62,10 @@ extern const int schema_n_steps;
 /* One round trip that reads the state: whether kyu_jobs exists (visible to
  * this account), then kyu_meta's two numbers. The second statement fails
  * (and the reply says how) when kyu_meta is missing or not readable. */
-#define SCHEMA_STATE_SQL                                                                      \
-	"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "     \
-	"AND TABLE_NAME = 'kyu_jobs'; "                                                        \
-	"SELECT MAX(IF(name = 'schema_version', value, NULL)), "                              \
+#define SCHEMA_STATE_SQL                                                                           \
+	"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "          \
+	"AND TABLE_NAME = 'kyu_jobs'; "                                                            \
+	"SELECT MAX(IF(name = 'schema_version', value, NULL)), "                                   \
 	"MAX(IF(name = 'schema_compat', value, NULL)) FROM kyu_meta"
 
 enum schema_found {
@@ -87,10 +87,10 @@ struct schema_state {
 void schema_state_read(const struct db_reply *reply, struct schema_state *st);
 
 enum schema_verdict {
-	SCHEMA_OK,       /* the version this program knows, or one it needs */
-	SCHEMA_NEWER,    /* newer than it knows, but compatible: a notice */
-	SCHEMA_TOO_OLD,  /* older than it needs: run kyu schema upgrade */
-	SCHEMA_TOO_NEW,  /* needs a program that knows a newer version */
+	SCHEMA_OK,      /* the version this program knows, or one it needs */
+	SCHEMA_NEWER,   /* newer than it knows, but compatible: a notice */
+	SCHEMA_TOO_OLD, /* older than it needs: run kyu schema upgrade */
+	SCHEMA_TOO_NEW, /* needs a program that knows a newer version */
 };
 
 /* Judge a state read as SCHEMA_FOUND or SCHEMA_NO_META for a kyud that

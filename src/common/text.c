@@ -39,15 +39,27 @@ void text_escape(struct strbuf *sb, const char *s, size_t len, enum escape e)
 		const char *named = NULL;
 
 		switch (p[0]) {
-		case '\\': named = "\\\\"; break;
-		case '\t': named = "\\t"; break;
-		case '\n': named = "\\n"; break;
-		case '\0': named = "\\0"; break;
+		case '\\':
+			named = "\\\\";
+			break;
+		case '\t':
+			named = "\\t";
+			break;
+		case '\n':
+			named = "\\n";
+			break;
+		case '\0':
+			named = "\\0";
+			break;
 		}
 		if (!named && e == ESCAPE_TERMINAL) {
 			switch (p[0]) {
-			case '\r': named = "\\r"; break;
-			case 0x1b: named = "\\e"; break;
+			case '\r':
+				named = "\\r";
+				break;
+			case 0x1b:
+				named = "\\e";
+				break;
 			}
 		}
 		if (named) {

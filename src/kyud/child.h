@@ -77,8 +77,8 @@ void child_init(struct child *c, struct sup *s, const struct child_ops *ops, int
  * set to the child's end of the socket; -1 leaves that descriptor closed);
  * c records it and its watchers start. Returns 0, or -1 (logged, "what:
  * ...") when it could not be started. */
-KYU_MUSTCHECK int child_spawn(struct ev_loop *loop, struct child *c, const char *what, const char *exe,
-		char *const argv[], int *fds, int nfds);
+KYU_MUSTCHECK int child_spawn(struct ev_loop *loop, struct child *c, const char *what,
+			      const char *exe, char *const argv[], int *fds, int nfds);
 
 /* A message of this type (no value), if it runs; a child that does not
  * read it is ending, and its exit says how. */

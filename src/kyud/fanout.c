@@ -101,7 +101,8 @@ void fanout_wake(struct fanout *f)
 	}
 	c = next_idle(f, NULL);
 	if (c) {
-		struct msg m = { .type = KYU_WAKE, .value = f->datagram_hint ? KYU_WAKE_HINTED : 0 };
+		struct msg m = { .type = KYU_WAKE,
+				 .value = f->datagram_hint ? KYU_WAKE_HINTED : 0 };
 		c->wake_inflight = true;
 		f->datagram_hint = false;
 		(void)proto_send_fd(c->fd, &m, -1);

@@ -36,9 +36,9 @@ struct fanout {
 	 * find nothing (a flood) are held to [kyud] wake_rate. */
 	struct ratelimit *wake_bucket;
 	ev_timer poll_w;
-	double polled_at; /* ev_now of the last KYU_POLLED to every worker */
-	int rr;           /* where the next round-robin search starts */
-	bool announced;   /* every worker was ready once: wakes may go */
+	double polled_at;  /* ev_now of the last KYU_POLLED to every worker */
+	int rr;            /* where the next round-robin search starts */
+	bool announced;    /* every worker was ready once: wakes may go */
 	bool hint_pending; /* a wake folded into the claim in flight */
 	/* The wake to send was asked for by a datagram: a worker whose claim
 	 * then finds nothing looks once more (the datagram may have left

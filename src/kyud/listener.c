@@ -56,8 +56,10 @@ static void on_datagram(EV_P_ ev_io *io, int revents)
 	}
 	/* Anyone on the host can send junk: the first is said at once, the
 	 * rest at most once a minute, counted. */
-	if (bad_now && (l->hints_bad_said == 0 || mono_now() - l->bad_said_at >= LISTENER_BAD_LOG_GAP)) {
-		log_notice("ignored %lu malformed wake-up datagram(s)", l->hints_bad - l->hints_bad_said);
+	if (bad_now &&
+	    (l->hints_bad_said == 0 || mono_now() - l->bad_said_at >= LISTENER_BAD_LOG_GAP)) {
+		log_notice("ignored %lu malformed wake-up datagram(s)",
+			   l->hints_bad - l->hints_bad_said);
 		l->hints_bad_said = l->hints_bad;
 		l->bad_said_at = mono_now();
 	}

@@ -161,7 +161,8 @@ int main(int argc, char **argv)
 	 * dumpable: their jobs' life line opens the worker's pipe through
 	 * /proc. A kernel that refuses is no reason not to run. */
 	if (secret_no_dump(err, sizeof(err)) < 0)
-		fprintf(stderr, "kyud: warning: %s; a core dump of kyud would hold the database password\n",
+		fprintf(stderr,
+			"kyud: warning: %s; a core dump of kyud would hold the database password\n",
 			err);
 	/* The supervisor reads the file once and keeps its bytes, sealed, for
 	 * the workers. */

@@ -25,7 +25,8 @@ void metricsproc_find_exe(struct metricsproc *mp, const char *self)
 	/* kyud-metrics beside kyud (a build tree), else where it is installed. */
 	const char *slash = strrchr(self, '/');
 
-	snprintf(mp->exe, sizeof(mp->exe), "%.*s/kyud-metrics", (int)(slash ? slash - self : 0), self);
+	snprintf(mp->exe, sizeof(mp->exe), "%.*s/kyud-metrics", (int)(slash ? slash - self : 0),
+		 self);
 	if (access(mp->exe, X_OK) < 0)
 		snprintf(mp->exe, sizeof(mp->exe), "%s", KYU_METRICS_EXE);
 }
@@ -119,7 +120,8 @@ bool metricsproc_exited(struct metricsproc *mp, pid_t pid, const char *how, doub
 		metricsproc_spawn(mp, cfg_fd, board_fd);
 		return false;
 	}
-	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
+	c->backoff =
+		ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
 	log_err("metrics process (pid %d) %s; restarting in %.0f s", (int)pid, how, c->backoff);
 	child_restart_later(mp->loop, c);
 	return false;

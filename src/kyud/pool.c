@@ -54,7 +54,8 @@ void pool_create_board(struct pool *p)
 
 	/* Counting is not worth refusing to run jobs for. */
 	if (r < 0)
-		log_warn("no scoreboard (%s): kyud's own counters and /metrics are off", strerror(-r));
+		log_warn("no scoreboard (%s): kyud's own counters and /metrics are off",
+			 strerror(-r));
 }
 
 void pool_report(struct pool *p, struct child *c, int64_t value)
@@ -85,8 +86,8 @@ void pool_free(struct pool *p)
 void pool_spawn(struct pool *p, struct child *c, int cfg_fd)
 {
 	char idx[16], cfd_arg[16], what[32];
-	char *argv[] = { "kyud", "--worker", idx, "--config-fd", cfd_arg, "-c", p->cfg->path,
-			 "--daemon-id", p->id, NULL };
+	char *argv[] = { "kyud", "--worker",   idx,           "--config-fd", cfd_arg,
+			 "-c",   p->cfg->path, "--daemon-id", p->id,         NULL };
 	int fds[] = { -1, cfg_fd, p->board_fd };
 	struct msg report = { .type = KYU_REPORT, .value = liveness_report_us(&p->live) };
 
@@ -173,7 +174,8 @@ enum pool_exit pool_exited(struct pool *p, struct child *c, pid_t pid, int st, c
 	if (p->board)
 		board_restarted(p->board);
 	/* Restart at least 1 s later, doubling while it keeps dying young. */
-	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
+	c->backoff =
+		ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
 	log_err("worker %d (pid %d) %s; restarting in %.0f s", c->index, (int)pid, how, c->backoff);
 	child_restart_later(p->loop, c);
 	return POOL_EXIT_RESTARTING;
@@ -208,8 +210,8 @@ void pool_kill(struct pool *p)
 {
 	for (int i = 0; i < p->n; i++) {
 		if (p->children[i].pid) {
-			log_err("worker %d (pid %d) did not stop in time; killing it", p->children[i].index,
-				(int)p->children[i].pid);
+			log_err("worker %d (pid %d) did not stop in time; killing it",
+				p->children[i].index, (int)p->children[i].pid);
 			kill(p->children[i].pid, SIGKILL);
 		}
 	}

@@ -36,8 +36,8 @@ struct pool {
 	 * its life (child.h); liveness.h kills the silent ones. */
 	struct liveness live;
 	struct child children[POOL_MAX_WORKERS];
-	int n; /* slots in use: >= cfg->workers after a shrinking reload */
-	bool stopping; /* no more restarts; pool_stop */
+	int n;              /* slots in use: >= cfg->workers after a shrinking reload */
+	bool stopping;      /* no more restarts; pool_stop */
 	char exe[PATH_MAX]; /* kyud itself: a worker is kyud --worker N */
 	/* This daemon's token in kyu_daemons (registry.h), for worker 1. */
 	char id[REGISTRY_ID_MAX];

@@ -112,8 +112,8 @@ void sdnotify_status_text(const struct sdnotify *n, char *buf, size_t cap)
 
 		if (localtime_r(&n->down_since, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		o = add(buf, cap, o, "database unreachable since %s: error %u%s%s%s", when, n->down_err,
-			words ? " (" : "", words ? words : "", words ? ")" : "");
+		o = add(buf, cap, o, "database unreachable since %s: error %u%s%s%s", when,
+			n->down_err, words ? " (" : "", words ? words : "", words ? ")" : "");
 	} else {
 		o = add(buf, cap, o, "database not connected yet");
 	}
@@ -196,9 +196,10 @@ static void try_ready(struct sdnotify *n)
 		/* Said once a worker found the database unreachable, not for the
 		 * few milliseconds every start takes to connect. */
 		if (!n->waiting_logged && n->down_since)
-			log_notice("%d worker(s) started; waiting for the database (error %u) before "
-				   "reporting ready",
-				   n->workers, n->down_err);
+			log_notice(
+				"%d worker(s) started; waiting for the database (error %u) before "
+				"reporting ready",
+				n->workers, n->down_err);
 		n->waiting_logged |= n->down_since != 0;
 		return;
 	}

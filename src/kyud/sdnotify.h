@@ -29,14 +29,14 @@ struct sdnotify {
 	bool notify;          /* NOTIFY_SOCKET is set */
 	uint64_t watchdog_us; /* WATCHDOG_USEC for us; 0: no watchdog */
 	ev_timer ping_w, status_w;
-	struct child *children;         /* the pool's table of workers */
-	const int *n;                   /* its slots in use */
-	int workers;                    /* configured */
+	struct child *children; /* the pool's table of workers */
+	const int *n;           /* its slots in use */
+	int workers;            /* configured */
 	bool started, ready, reloading, stopping, waiting_logged;
-	time_t down_since;              /* wall clock; 0: connected, or not known yet */
-	unsigned down_err;              /* the error that keeps it down */
-	char status[512];               /* the last STATUS= sent */
-	double status_at;               /* monotonic */
+	time_t down_since; /* wall clock; 0: connected, or not known yet */
+	unsigned down_err; /* the error that keeps it down */
+	char status[512];  /* the last STATUS= sent */
+	double status_at;  /* monotonic */
 };
 
 /* Reads NOTIFY_SOCKET and WATCHDOG_USEC/WATCHDOG_PID (watchdog_us); starts

@@ -33,8 +33,8 @@ struct sup {
 	ev_signal term_w, int_w, hup_w;
 	ev_timer kill_w; /* the stop's deadline */
 	bool stopping;
-	bool drain_only; /* stopping for kyu_daemons.drain: no deadline until a TERM */
-	int exit_status; /* of the supervisor, once stopped */
+	bool drain_only;     /* stopping for kyu_daemons.drain: no deadline until a TERM */
+	int exit_status;     /* of the supervisor, once stopped */
 	struct sdnotify sdn; /* what systemd is told */
 	struct pool pool;
 	struct fanout fan;
@@ -211,7 +211,9 @@ static void begin_stop(struct sup *s, bool now)
 		s->drain_only = false;
 		log_notice("stopping%s", now ? " (interrupting running jobs)" : "");
 		ev_timer_set(&s->kill_w,
-			     (now ? 0 : s->cfg.shutdown_grace) + config_max_kill_grace(&s->cfg) + 15.0, 0.);
+			     (now ? 0 : s->cfg.shutdown_grace) + config_max_kill_grace(&s->cfg) +
+				     15.0,
+			     0.);
 		ev_timer_start(s->loop, &s->kill_w);
 	}
 	pool_stop(&s->pool, now);

@@ -19,7 +19,7 @@ struct sweep {
 	const struct pool *pool;
 	const struct metricsproc *mp;
 	const struct child *watcher; /* the watcher process (watchproc.h) */
-	ev_timer w; /* the next sweep, while some were killed */
+	ev_timer w;                  /* the next sweep, while some were killed */
 };
 
 void sweep_init(struct sweep *sw, struct ev_loop *loop, const struct pool *pool,

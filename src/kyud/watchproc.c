@@ -28,8 +28,8 @@ void watchproc_spawn(struct watchproc *wp, int cfg_fd)
 {
 	struct child *c = &wp->child;
 	char cfd_arg[16];
-	char *argv[] = { "kyud", "--watcher", "--config-fd", cfd_arg, "-c", wp->cfg->path,
-			 "--daemon-id", wp->id, NULL };
+	char *argv[] = { "kyud",        "--watcher",   "--config-fd", cfd_arg, "-c",
+			 wp->cfg->path, "--daemon-id", wp->id,        NULL };
 	int fds[] = { -1, cfg_fd, wp->board_fd };
 
 	if (c->pid || wp->stopping || !wanted(wp->cfg))
@@ -98,7 +98,8 @@ bool watchproc_exited(struct watchproc *wp, pid_t pid, int status, const char *h
 		*refused = true;
 		return false;
 	}
-	c->backoff = ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
+	c->backoff =
+		ran > 10 ? 1 : (c->backoff * 2 > 60 ? 60 : (c->backoff < 1 ? 1 : c->backoff * 2));
 	log_err("watcher (pid %d) %s; restarting in %.0f s (wake-ups wait for the poll meanwhile)",
 		(int)pid, how, c->backoff);
 	child_restart_later(wp->loop, c);

@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			if (parse_i64(optarg, 0, INT_MAX, &config_fd) < 0) {
-				fprintf(stderr, "kyud-metrics: --config-fd: bad descriptor '%s'\n", optarg);
+				fprintf(stderr, "kyud-metrics: --config-fd: bad descriptor '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;

@@ -36,29 +36,29 @@
  * the index kyu_jobs_status_queue_due alone (it holds every column used;
  * finished rows, however many, are not touched). The statement limit
  * keeps a huge backlog from holding the scrape, and the server, for long. */
-#define TABLE_SQL                                                                          \
-	"SET STATEMENT max_statement_time = 3 FOR "                                       \
-	"SELECT queue, SUM(status = 'waiting'), SUM(status = 'waiting' AND due <= NOW(6)), " \
-	"SUM(status = 'running'), "                                                        \
-	"GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "                                 \
-	"MIN(IF(status = 'waiting', due, NULL)), NOW(6)), 0)), SUM(status = 'blocked') "    \
-	"FROM kyu_jobs WHERE status IN ('waiting', 'running', 'blocked') GROUP BY queue "  \
+#define TABLE_SQL                                                                                  \
+	"SET STATEMENT max_statement_time = 3 FOR "                                                \
+	"SELECT queue, SUM(status = 'waiting'), SUM(status = 'waiting' AND due <= NOW(6)), "       \
+	"SUM(status = 'running'), "                                                                \
+	"GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, "                                         \
+	"MIN(IF(status = 'waiting', due, NULL)), NOW(6)), 0)), SUM(status = 'blocked') "           \
+	"FROM kyu_jobs WHERE status IN ('waiting', 'running', 'blocked') GROUP BY queue "          \
 	"ORDER BY queue"
 
 /* Per queue, its waiting jobs whose last attempt failed: read from the
  * waiting rows themselves (attempts is in no index), so a statement of its
  * own, which a huge backlog may make fail alone. */
-#define RETRYING_SQL                                                                       \
-	"SET STATEMENT max_statement_time = 2 FOR "                                       \
-	"SELECT queue, COUNT(*) FROM kyu_jobs WHERE status = 'waiting' AND attempts > 0 "   \
+#define RETRYING_SQL                                                                               \
+	"SET STATEMENT max_statement_time = 2 FOR "                                                \
+	"SELECT queue, COUNT(*) FROM kyu_jobs WHERE status = 'waiting' AND attempts > 0 "          \
 	"GROUP BY queue"
 /* Per queue, the attempts that failed in the last hour on every daemon,
  * as kyud counts them (kyu_minutes, schema version 4); queues without
  * any are left out, as they would otherwise appear in every family. */
-#define FAILED_1H_SQL                                                                      \
-	"SET STATEMENT max_statement_time = 2 FOR "                                       \
-	"SELECT queue, SUM(failed) + SUM(retried) FROM kyu_minutes WHERE minute > "        \
-	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue HAVING SUM(failed) + SUM(retried) > 0"
+#define FAILED_1H_SQL                                                                              \
+	"SET STATEMENT max_statement_time = 2 FOR "                                                \
+	"SELECT queue, SUM(failed) + SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW    \
+	" - INTERVAL 60 MINUTE GROUP BY queue HAVING SUM(failed) + SUM(retried) > 0"
 
 struct mctx {
 	struct kyu_config cfg;
@@ -107,13 +107,15 @@ static bool read_extra(struct mctx *m, const char *sql, bool retrying, size_t *c
 	const struct db_result *res;
 
 	if (db_query(m->db, sql, strlen(sql), &reply) != DB_OK || reply->n < 1) {
-		log_debug("cannot read %s for /metrics: %s", retrying ? "the retrying jobs" : "the failed attempts",
+		log_debug("cannot read %s for /metrics: %s",
+			  retrying ? "the retrying jobs" : "the failed attempts",
 			  reply && reply->err ? reply->err : "no result");
 		return false;
 	}
 	res = &reply->r[reply->n - 1];
 	for (size_t i = 0; i < res->n_rows; i++) {
-		struct metrics_queue *q = queue_of(&m->table, db_cell(res, i, 0) ? db_cell(res, i, 0) : "", cap);
+		struct metrics_queue *q =
+			queue_of(&m->table, db_cell(res, i, 0) ? db_cell(res, i, 0) : "", cap);
 		if (retrying)
 			q->retrying = to_u64(db_cell(res, i, 1));
 		else
@@ -316,13 +318,14 @@ int metricsd_main(struct kyu_config *cfg)
 	m->db = db_new(NULL, QUERY_DEADLINE);
 	/* The logger first: the library reports options after it through it. */
 	m->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, m,
-				  MHD_OPTION_EXTERNAL_LOGGER, log_library_line, (void *)(uintptr_t)"http",
-				  MHD_OPTION_LISTEN_SOCKET, (MHD_socket)METRICS_LISTEN_FD,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
-				  MHD_OPTION_END);
+				  MHD_OPTION_EXTERNAL_LOGGER, log_library_line,
+				  (void *)(uintptr_t) "http", MHD_OPTION_LISTEN_SOCKET,
+				  (MHD_socket)METRICS_LISTEN_FD, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				  (unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
 	if (!m->mhd) {
-		log_err("cannot start the HTTP server on %s (fd %d)", m->cfg.metrics, METRICS_LISTEN_FD);
+		log_err("cannot start the HTTP server on %s (fd %d)", m->cfg.metrics,
+			METRICS_LISTEN_FD);
 		goto out;
 	}
 	info = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_EPOLL_FD);

@@ -617,7 +617,6 @@ static int sender_collect(struct outgoing *out, int max, long long now, long lon
 	return n;
 }
 
-
 static void *sender_main(void *arg)
 {
 	static struct outgoing out[KYU_NOTIFY_ROUND];
@@ -808,10 +807,11 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 	if (args->arg_count >= 2) {
 		if (args->args[1]) {
 			if (parse_target(args->args[1], args->lengths[1], &st->target) < 0) {
-				snprintf(message, KYU_NOTIFY_MSG_MAX,
-					 "kyu_notify: bad target '%.*s': want a.b.c.d:port or [v6]:port",
-					 (int)(args->lengths[1] > 64 ? 64 : args->lengths[1]),
-					 args->args[1]);
+				snprintf(
+					message, KYU_NOTIFY_MSG_MAX,
+					"kyu_notify: bad target '%.*s': want a.b.c.d:port or [v6]:port",
+					(int)(args->lengths[1] > 64 ? 64 : args->lengths[1]),
+					args->args[1]);
 				free(st);
 				return 1;
 			}

@@ -59,12 +59,22 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "b:p:n:t:")) != -1) {
 		switch (c) {
-		case 'b': addr = optarg; break;
-		case 'p': port = optarg; number(optarg, 65535); break;
-		case 'n': count = number(optarg, 1000000000); break;
-		case 't': seconds = number(optarg, 86400); break;
+		case 'b':
+			addr = optarg;
+			break;
+		case 'p':
+			port = optarg;
+			number(optarg, 65535);
+			break;
+		case 'n':
+			count = number(optarg, 1000000000);
+			break;
+		case 't':
+			seconds = number(optarg, 86400);
+			break;
 		default:
-			fprintf(stderr, "usage: kyu_udp_recv [-b ADDR] [-p PORT] [-n COUNT] [-t SECONDS]\n");
+			fprintf(stderr,
+				"usage: kyu_udp_recv [-b ADDR] [-p PORT] [-n COUNT] [-t SECONDS]\n");
 			return 2;
 		}
 	}

@@ -33,7 +33,8 @@ unsigned changes_compare(struct changes *c, const char *const cells[CHANGES_COLS
 		hints |= FOLLOW_WAKE;
 	/* Times compare as text: the server writes them all alike
 	 * (YYYY-MM-DD hh:mm:ss.ffffff). */
-	if (moved(c->last[1], sizeof(c->last[1]), cells[1]) && cells[1] && strcmp(cells[1], now) <= 0)
+	if (moved(c->last[1], sizeof(c->last[1]), cells[1]) && cells[1] &&
+	    strcmp(cells[1], now) <= 0)
 		hints |= FOLLOW_WAKE;
 	if (moved(c->last[2], sizeof(c->last[2]), cells[2]))
 		hints |= FOLLOW_CANCEL;

@@ -21,10 +21,10 @@
 
 #include <stdbool.h>
 
-#define CHANGES_SQL                                                                   \
-	"SELECT (SELECT MAX(updated_at) FROM kyu_jobs WHERE status = 'waiting'), "     \
-	"(SELECT MIN(due) FROM kyu_jobs), "                                           \
-	"(SELECT MAX(updated_at) FROM kyu_jobs WHERE status = 'cancelled'), "          \
+#define CHANGES_SQL                                                                                \
+	"SELECT (SELECT MAX(updated_at) FROM kyu_jobs WHERE status = 'waiting'), "                 \
+	"(SELECT MIN(due) FROM kyu_jobs), "                                                        \
+	"(SELECT MAX(updated_at) FROM kyu_jobs WHERE status = 'cancelled'), "                      \
 	"(SELECT MAX(updated_at) FROM kyu_queues), NOW(6)"
 #define CHANGES_COLS 5
 

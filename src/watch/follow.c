@@ -54,7 +54,8 @@ static void take_map(struct follow *f, const struct binlog_table_map *m)
 	}
 	slot->id = m->table_id;
 	slot->table = t;
-	if (t == FT_JOBS && rowimage_table_init(&slot->cols, m->types, m->n_cols, m->meta, m->meta_len) < 0)
+	if (t == FT_JOBS &&
+	    rowimage_table_init(&slot->cols, m->types, m->n_cols, m->meta, m->meta_len) < 0)
 		slot->cols.is_jobs = false;
 }
 
@@ -66,7 +67,8 @@ static const struct follow_map *find_map(const struct follow *f, uint64_t id)
 	return NULL;
 }
 
-static bool ours(const struct follow *f, const struct rowimage_cols *a, const struct rowimage_cols *b)
+static bool ours(const struct follow *f, const struct rowimage_cols *a,
+		 const struct rowimage_cols *b)
 {
 	const struct rowimage_cols *c = a && a->has_queue ? a : b && b->has_queue ? b : NULL;
 
@@ -93,7 +95,9 @@ static unsigned row_hints(const struct follow *f, const struct rowimage_cols *be
 	if (!after->has_status) {
 		/* A minimal image: the status did not change. A new run_at or
 		 * queue may make a waiting job due. */
-		return (after->has_run_at || after->has_queue) && ours(f, after, before) ? FOLLOW_WAKE : 0;
+		return (after->has_run_at || after->has_queue) && ours(f, after, before)
+			       ? FOLLOW_WAKE
+			       : 0;
 	}
 	if (after->status == RI_CANCELLED)
 		return before->has_status && before->status == RI_RUNNING && ours(f, after, before)
@@ -104,9 +108,8 @@ static unsigned row_hints(const struct follow *f, const struct rowimage_cols *be
 	if (!before->has_status || before->status != RI_WAITING)
 		return ours(f, after, before) ? FOLLOW_WAKE : 0;
 	/* Waiting before and after: due earlier, or moved to another queue. */
-	if (after->has_run_at &&
-	    (!before->has_run_at || before->run_at_len != after->run_at_len ||
-	     memcmp(before->run_at, after->run_at, after->run_at_len) != 0))
+	if (after->has_run_at && (!before->has_run_at || before->run_at_len != after->run_at_len ||
+				  memcmp(before->run_at, after->run_at, after->run_at_len) != 0))
 		return ours(f, after, before) ? FOLLOW_WAKE : 0;
 	if (after->has_queue && before->has_queue &&
 	    (before->queue_len != after->queue_len ||
@@ -168,7 +171,8 @@ static bool starts_with(const char *text, size_t len, const char *word)
 	size_t i = 0, w = strlen(word);
 
 	for (;;) {
-		while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+		while (i < len &&
+		       (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
 			i++;
 		if (i + 1 < len && text[i] == '/' && text[i + 1] == '*') {
 			const char *end = NULL;
@@ -234,7 +238,8 @@ void follow_event(struct follow *f, const struct binlog_event *ev)
 			f->pending |= FOLLOW_SCHEDULES;
 		return;
 	case BINLOG_QUERY:
-		query(f, ev->u.query.db, ev->u.query.db_len, ev->u.query.text, ev->u.query.text_len);
+		query(f, ev->u.query.db, ev->u.query.db_len, ev->u.query.text,
+		      ev->u.query.text_len);
 		return;
 	default:
 		return;

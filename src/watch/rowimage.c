@@ -6,24 +6,62 @@
 
 /* The binary log's column type codes (the server's enum_field_types). */
 enum {
-	T_DECIMAL = 0, T_TINY = 1, T_SHORT = 2, T_LONG = 3, T_FLOAT = 4, T_DOUBLE = 5, T_NULL = 6,
-	T_TIMESTAMP = 7, T_LONGLONG = 8, T_INT24 = 9, T_DATE = 10, T_TIME = 11, T_DATETIME = 12,
-	T_YEAR = 13, T_NEWDATE = 14, T_VARCHAR = 15, T_BIT = 16, T_TIMESTAMP2 = 17,
-	T_DATETIME2 = 18, T_TIME2 = 19, T_JSON = 245, T_NEWDECIMAL = 246, T_ENUM = 247, T_SET = 248,
-	T_TINY_BLOB = 249, T_MEDIUM_BLOB = 250, T_LONG_BLOB = 251, T_BLOB = 252,
-	T_VAR_STRING = 253, T_STRING = 254, T_GEOMETRY = 255,
+	T_DECIMAL = 0,
+	T_TINY = 1,
+	T_SHORT = 2,
+	T_LONG = 3,
+	T_FLOAT = 4,
+	T_DOUBLE = 5,
+	T_NULL = 6,
+	T_TIMESTAMP = 7,
+	T_LONGLONG = 8,
+	T_INT24 = 9,
+	T_DATE = 10,
+	T_TIME = 11,
+	T_DATETIME = 12,
+	T_YEAR = 13,
+	T_NEWDATE = 14,
+	T_VARCHAR = 15,
+	T_BIT = 16,
+	T_TIMESTAMP2 = 17,
+	T_DATETIME2 = 18,
+	T_TIME2 = 19,
+	T_JSON = 245,
+	T_NEWDECIMAL = 246,
+	T_ENUM = 247,
+	T_SET = 248,
+	T_TINY_BLOB = 249,
+	T_MEDIUM_BLOB = 250,
+	T_LONG_BLOB = 251,
+	T_BLOB = 252,
+	T_VAR_STRING = 253,
+	T_STRING = 254,
+	T_GEOMETRY = 255,
 };
 
 /* Bytes of metadata a column of this type has in the table map. */
 static int meta_bytes(uint8_t type)
 {
 	switch (type) {
-	case T_FLOAT: case T_DOUBLE: case T_BLOB: case T_TINY_BLOB: case T_MEDIUM_BLOB:
-	case T_LONG_BLOB: case T_GEOMETRY: case T_JSON: case T_TIMESTAMP2: case T_DATETIME2:
+	case T_FLOAT:
+	case T_DOUBLE:
+	case T_BLOB:
+	case T_TINY_BLOB:
+	case T_MEDIUM_BLOB:
+	case T_LONG_BLOB:
+	case T_GEOMETRY:
+	case T_JSON:
+	case T_TIMESTAMP2:
+	case T_DATETIME2:
 	case T_TIME2:
 		return 1;
-	case T_VARCHAR: case T_VAR_STRING: case T_STRING: case T_ENUM: case T_SET:
-	case T_NEWDECIMAL: case T_BIT:
+	case T_VARCHAR:
+	case T_VAR_STRING:
+	case T_STRING:
+	case T_ENUM:
+	case T_SET:
+	case T_NEWDECIMAL:
+	case T_BIT:
 		return 2;
 	default:
 		return 0;
@@ -47,9 +85,11 @@ int rowimage_table_init(struct rowimage_table *t, const uint8_t *types, uint32_t
 		if (n == 1)
 			t->meta[i] = meta[at];
 		else if (n == 2 && (types[i] == T_VARCHAR || types[i] == T_VAR_STRING))
-			t->meta[i] = (uint16_t)(meta[at] | meta[at + 1] << 8); /* little-endian length */
+			t->meta[i] =
+				(uint16_t)(meta[at] | meta[at + 1] << 8); /* little-endian length */
 		else if (n == 2)
-			t->meta[i] = (uint16_t)(meta[at] << 8 | meta[at + 1]); /* two bytes, in order */
+			t->meta[i] =
+				(uint16_t)(meta[at] << 8 | meta[at + 1]); /* two bytes, in order */
 		at += (size_t)n;
 	}
 	/* queue a VARCHAR, status an ENUM (logged as a STRING whose metadata
@@ -84,17 +124,24 @@ static long value_size(uint8_t type, uint16_t meta, const uint8_t *p, size_t lef
 
 	*skip = 0;
 	switch (type) {
-	case T_TINY: case T_YEAR:
+	case T_TINY:
+	case T_YEAR:
 		return 1;
 	case T_SHORT:
 		return 2;
-	case T_INT24: case T_DATE: case T_NEWDATE: case T_TIME:
+	case T_INT24:
+	case T_DATE:
+	case T_NEWDATE:
+	case T_TIME:
 		return 3;
-	case T_LONG: case T_TIMESTAMP:
+	case T_LONG:
+	case T_TIMESTAMP:
 		return 4;
-	case T_LONGLONG: case T_DATETIME:
+	case T_LONGLONG:
+	case T_DATETIME:
 		return 8;
-	case T_FLOAT: case T_DOUBLE:
+	case T_FLOAT:
+	case T_DOUBLE:
 		return meta == 4 || meta == 8 ? (long)meta : -1;
 	case T_TIMESTAMP2:
 		return 4 + (meta + 1) / 2;
@@ -113,10 +160,15 @@ static long value_size(uint8_t type, uint16_t meta, const uint8_t *p, size_t lef
 	}
 	case T_BIT:
 		return (long)(meta & 0xff) + ((meta >> 8) ? 1 : 0);
-	case T_VARCHAR: case T_VAR_STRING:
+	case T_VARCHAR:
+	case T_VAR_STRING:
 		pre = meta > 255 ? 2 : 1;
 		break;
-	case T_BLOB: case T_TINY_BLOB: case T_MEDIUM_BLOB: case T_LONG_BLOB: case T_GEOMETRY:
+	case T_BLOB:
+	case T_TINY_BLOB:
+	case T_MEDIUM_BLOB:
+	case T_LONG_BLOB:
+	case T_GEOMETRY:
 	case T_JSON:
 		pre = meta;
 		if (pre < 1 || pre > 4)

@@ -48,8 +48,8 @@ struct rowimage_table {
 /* From a table map's column types (n_cols bytes) and packed metadata.
  * Returns 0, or -1 when a type's metadata cannot be walked (more columns
  * than ROWIMAGE_MAX_COLS, a truncated block). */
-KYU_MUSTCHECK int rowimage_table_init(struct rowimage_table *t, const uint8_t *types, uint32_t n_cols,
-			const uint8_t *meta, size_t meta_len);
+KYU_MUSTCHECK int rowimage_table_init(struct rowimage_table *t, const uint8_t *types,
+				      uint32_t n_cols, const uint8_t *meta, size_t meta_len);
 
 /* What one image says of the columns kyu reads; has_* false when the image
  * does not hold the column (a minimal image) or it is NULL. */

@@ -33,24 +33,26 @@
 
 struct watch {
 	const struct kyu_config *cfg;
-	struct board_watch *board; /* the scoreboard's watcher figures; a scratch copy without one */
+	struct board_watch
+		*board; /* the scoreboard's watcher figures; a scratch copy without one */
 	struct board_watch scratch;
 	const char *daemon_id;
 	struct follow follow;
 	struct changes changes;
-	double backoff;        /* seconds before the next connect after a failure */
+	double backoff;         /* seconds before the next connect after a failure */
 	double binlog_retry_at; /* mono time; 0: try the log now */
-	double slow_sent_at;   /* mono time the held-back hints last went out */
+	double slow_sent_at;    /* mono time the held-back hints last went out */
 	double lag_warned_at;
-	bool failing;          /* the last attempt failed: said once, not each time */
-	int wake_poll_said;    /* the fall-back to polling was logged */
-	bool binlog_failing;   /* the last open of the log failed (logged once) */
+	bool failing;        /* the last attempt failed: said once, not each time */
+	int wake_poll_said;  /* the fall-back to polling was logged */
+	bool binlog_failing; /* the last open of the log failed (logged once) */
 	double binlog_backoff;
 };
 
 static void nap(double s)
 {
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	struct timespec ts = { .tv_sec = (time_t)s,
+			       .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -70,18 +72,19 @@ static void send_hints(struct watch *w, unsigned hints)
 	if (!hints)
 		return;
 	board_store(&w->board->hints, w->board->hints + 1);
-	log_debug("hint:%s%s%s", hints & FOLLOW_WAKE ? " wake" : "", hints & FOLLOW_CANCEL ? " cancel" : "",
+	log_debug("hint:%s%s%s", hints & FOLLOW_WAKE ? " wake" : "",
+		  hints & FOLLOW_CANCEL ? " cancel" : "",
 		  hints & FOLLOW_SCHEDULES ? " schedules" : "");
-	if (proto_send_fd(PROTO_FD, &m, -1) < 0 && (errno == EPIPE || errno == ECONNRESET ||
-						     errno == ENOTCONN || errno == EBADF))
+	if (proto_send_fd(PROTO_FD, &m, -1) < 0 &&
+	    (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN || errno == EBADF))
 		_exit(0);
 }
 
 static void failed(struct watch *w, const char *what, const char *err)
 {
 	if (!w->failing)
-		log_warn("%s: %s; trying again in %.0f s (and every %.0f s at most after that)", what,
-			 err, w->backoff < 1 ? 1 : w->backoff, 30.0);
+		log_warn("%s: %s; trying again in %.0f s (and every %.0f s at most after that)",
+			 what, err, w->backoff < 1 ? 1 : w->backoff, 30.0);
 	w->failing = true;
 	w->backoff = w->backoff < 1 ? 1 : w->backoff * 2 > 30 ? 30 : w->backoff * 2;
 	nap(w->backoff);
@@ -100,9 +103,10 @@ static void note_lag(struct watch *w, const struct db_binlog *b, uint32_t ts)
 	t = mono_now();
 	if (lag > LAG_WARN_S && t - w->lag_warned_at > 60) {
 		w->lag_warned_at = t;
-		log_warn("the binary log of %s is read %.0f s behind its writes: wake-ups from it come "
-			 "late",
-			 db_binlog_peer(b), lag);
+		log_warn(
+			"the binary log of %s is read %.0f s behind its writes: wake-ups from it come "
+			"late",
+			db_binlog_peer(b), lag);
 	}
 }
 
@@ -130,7 +134,8 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		unreadable = w->follow.unreadable;
 		follow_event(&w->follow, &ev);
 		if (w->follow.unreadable != unreadable)
-			log_debug("a rows event of kyu_jobs could not be decoded: waking every queue");
+			log_debug(
+				"a rows event of kyu_jobs could not be decoded: waking every queue");
 		/* Only a commit tells the lag: a rotation or the format
 		 * description carries its file's time, and a row of a long
 		 * transaction the time of its statement. */
@@ -140,7 +145,8 @@ static void follow_stream(struct watch *w, struct db_binlog *b)
 		 * out at a transaction's end (an XID, or a statement), and a
 		 * burst of transactions becomes one, sent when nothing more is
 		 * waiting on the socket. */
-		if ((ev.kind != BINLOG_COMMIT && ev.kind != BINLOG_QUERY && ev.kind != BINLOG_HEARTBEAT) ||
+		if ((ev.kind != BINLOG_COMMIT && ev.kind != BINLOG_QUERY &&
+		     ev.kind != BINLOG_HEARTBEAT) ||
 		    (!w->follow.pending && !w->follow.slow) || db_binlog_pending(b))
 			continue;
 		now = mono_now();
@@ -168,8 +174,8 @@ static int try_binlog(struct watch *w)
 		if (w->board->mode == BW_BINLOG)
 			board_store(&w->board->reconnects, w->board->reconnects + 1);
 		board_store(&w->board->mode, BW_BINLOG);
-		log_info("wake-ups: following the binary log of %s (as replica %u)", db_binlog_peer(b),
-			 (unsigned)id);
+		log_info("wake-ups: following the binary log of %s (as replica %u)",
+			 db_binlog_peer(b), (unsigned)id);
 		w->binlog_failing = false;
 		w->binlog_backoff = 0;
 		w->wake_poll_said = 0;
@@ -181,19 +187,24 @@ static int try_binlog(struct watch *w)
 			_exit(EX_CONFIG);
 		}
 		if (w->wake_poll_said != 1)
-			log_notice("wake-ups: not from the binary log: %s; %s", err,
-				   w->cfg->wake_poll ? "checking for changes instead"
-						     : "[kyud] wake_poll = 0: polling only every poll_interval");
+			log_notice(
+				"wake-ups: not from the binary log: %s; %s", err,
+				w->cfg->wake_poll
+					? "checking for changes instead"
+					: "[kyud] wake_poll = 0: polling only every poll_interval");
 		w->wake_poll_said = 1;
 		w->binlog_retry_at = mono_now() + BINLOG_RETRY_S;
 	} else {
 		/* Checked for changes meanwhile, until the next try. */
 		if (!w->binlog_failing)
-			log_warn("wake-ups: cannot open the binary log: %s; checking for changes until it "
-				 "can be",
-				 err);
+			log_warn(
+				"wake-ups: cannot open the binary log: %s; checking for changes until it "
+				"can be",
+				err);
 		w->binlog_failing = true;
-		w->binlog_backoff = w->binlog_backoff < 1 ? 1 : w->binlog_backoff * 2 > 30 ? 30 : w->binlog_backoff * 2;
+		w->binlog_backoff = w->binlog_backoff < 1        ? 1
+				    : w->binlog_backoff * 2 > 30 ? 30
+								 : w->binlog_backoff * 2;
 		w->binlog_retry_at = mono_now() + w->binlog_backoff;
 	}
 	db_binlog_free(b);

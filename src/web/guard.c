@@ -393,10 +393,13 @@ out:
 static bool is_loopback_sa(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >>
+			24) == 127;
 	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 	}
 	return false;
 }
@@ -423,7 +426,8 @@ static int loopback_uid(int fd, const struct sockaddr *peer, uid_t *uid)
 	ssize_t n;
 	int nl, rc = -1;
 
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) < 0 || local.ss_family != peer->sa_family)
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) < 0 ||
+	    local.ss_family != peer->sa_family)
 		return -1;
 	memset(&req, 0, sizeof(req));
 	req.h.nlmsg_len = sizeof(req);
@@ -490,7 +494,8 @@ size_t guard_peer_key(int fd, const struct sockaddr *peer, unsigned char key[GUA
 
 	/* The listening socket's family, not the peer's: a Unix socket's
 	 * client may have no address at all. */
-	if (fd >= 0 && getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && local.ss_family == AF_UNIX) {
+	if (fd >= 0 && getsockname(fd, (struct sockaddr *)&local, &llen) == 0 &&
+	    local.ss_family == AF_UNIX) {
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
 			return uid_key(cred.uid, key);
 		key[0] = 'l';

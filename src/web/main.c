@@ -158,7 +158,8 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 	int fd, one = 1;
 
 	if (parse_hostport(addr, host, sizeof(host), &port) < 0) {
-		snprintf(err, errlen, "listen address '%s': expected ADDRESS:PORT or [IPV6]:PORT", addr);
+		snprintf(err, errlen, "listen address '%s': expected ADDRESS:PORT or [IPV6]:PORT",
+			 addr);
 		return -1;
 	}
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
@@ -170,7 +171,8 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 		v6->sin6_port = htons(port);
 		len = sizeof(*v6);
 	} else {
-		snprintf(err, errlen, "listen address '%s': the address must be a numeric IPv4 or IPv6 address",
+		snprintf(err, errlen,
+			 "listen address '%s': the address must be a numeric IPv4 or IPv6 address",
 			 addr);
 		return -1;
 	}
@@ -205,7 +207,8 @@ static int group_id(const char *name, gid_t *gid, char *err, size_t errlen)
 	}
 	r = getgrnam_r(name, &gr, buf, sizeof(buf), &res);
 	if (!res) {
-		snprintf(err, errlen, "[web] socket_group = '%s': %s", name, r ? strerror(r) : "no such group");
+		snprintf(err, errlen, "[web] socket_group = '%s': %s", name,
+			 r ? strerror(r) : "no such group");
 		return -1;
 	}
 	*gid = gr.gr_gid;
@@ -226,23 +229,27 @@ static int listen_unix(const struct kyu_config *cfg, const char *path, char *err
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "listen socket '%s': longer than %zu bytes", path, sizeof(sun.sun_path) - 1);
+		snprintf(err, errlen, "listen socket '%s': longer than %zu bytes", path,
+			 sizeof(sun.sun_path) - 1);
 		return -1;
 	}
 	errno = 0;
 	mode = strtoul(cfg->web_socket_mode, &end, 8);
 	if (!*cfg->web_socket_mode || *end || errno || mode > 0777) {
-		snprintf(err, errlen, "listen socket '%s': [web] socket_mode = '%s': expected an octal mode such "
-			 "as 0660 or 0600",
-			 path, cfg->web_socket_mode);
+		snprintf(
+			err, errlen,
+			"listen socket '%s': [web] socket_mode = '%s': expected an octal mode such "
+			"as 0660 or 0600",
+			path, cfg->web_socket_mode);
 		return -1;
 	}
 	if (mode & 0007) {
-		snprintf(err, errlen,
-			 "listen socket '%s': [web] socket_mode = '%s': refusing a socket that every local "
-			 "user may connect to; to open the dashboard to all of them, say so with a TCP "
-			 "listen address and open_to_local_users = yes",
-			 path, cfg->web_socket_mode);
+		snprintf(
+			err, errlen,
+			"listen socket '%s': [web] socket_mode = '%s': refusing a socket that every local "
+			"user may connect to; to open the dashboard to all of them, say so with a TCP "
+			"listen address and open_to_local_users = yes",
+			path, cfg->web_socket_mode);
 		return -1;
 	}
 	if (*cfg->web_socket_group && group_id(cfg->web_socket_group, &gid, err, errlen) < 0)
@@ -260,8 +267,8 @@ static int listen_unix(const struct kyu_config *cfg, const char *path, char *err
 		int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		/* Only a socket nobody answers on is stale. */
 		if (probe >= 0 && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-		    connect(probe, (struct sockaddr *)&sun, sizeof(sun)) < 0 && errno == ECONNREFUSED &&
-		    unlink(path) == 0)
+		    connect(probe, (struct sockaddr *)&sun, sizeof(sun)) < 0 &&
+		    errno == ECONNREFUSED && unlink(path) == 0)
 			r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 		else
 			errno = EADDRINUSE;
@@ -273,12 +280,14 @@ static int listen_unix(const struct kyu_config *cfg, const char *path, char *err
 		snprintf(err, errlen, "listen socket '%s': %s%s", path, strerror(errno),
 			 errno == ENOENT ? " (its directory does not exist: systemd's unit makes "
 					   "/run/kyu-web; elsewhere name a path with --listen)"
-			 : errno == EADDRINUSE ? " (another kyu web serves it, or it is not a socket)"
-					       : "");
+			 : errno == EADDRINUSE
+				 ? " (another kyu web serves it, or it is not a socket)"
+				 : "");
 		close(fd);
 		return -1;
 	}
-	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, (mode_t)mode) < 0) {
+	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) ||
+	    chmod(path, (mode_t)mode) < 0) {
 		snprintf(err, errlen, "listen socket '%s': %s %s: %s", path,
 			 gid != (gid_t)-1 ? "chown to [web] socket_group, chmod to" : "chmod to",
 			 cfg->web_socket_mode, strerror(errno));
@@ -326,13 +335,26 @@ int main(int argc, char **argv)
 		log_warn("%s; a core dump of kyu-web would hold the database password", err);
 	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': path = optarg; break;
-		case 'l': addr = optarg; break;
-		case 'r': read_only = true; break;
-		case 'H': return hash_password();
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("kyu-web %s\n", KYU_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'c':
+			path = optarg;
+			break;
+		case 'l':
+			addr = optarg;
+			break;
+		case 'r':
+			read_only = true;
+			break;
+		case 'H':
+			return hash_password();
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("kyu-web %s\n", KYU_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
@@ -349,7 +371,8 @@ int main(int argc, char **argv)
 	o.listen = addr ? addr : cfg.web_listen;
 	o.read_only = read_only || cfg.web_read_only;
 	if (!*o.listen) {
-		log_err("%s: [web] listen is empty and no --listen was given: nowhere to serve", path);
+		log_err("%s: [web] listen is empty and no --listen was given: nowhere to serve",
+			path);
 		goto out;
 	}
 	if (!*cfg.web_user != !*cfg.web_password_hash) {
@@ -363,7 +386,8 @@ int main(int argc, char **argv)
 		o.user = cfg.web_user;
 		o.password_hash = cfg.web_password_hash;
 		if (!guard_hash_is_strong(cfg.web_password_hash, prefix, sizeof(prefix))) {
-			if (cfg.web_password_hash[0] == '$' && strchr("y27", cfg.web_password_hash[1]))
+			if (cfg.web_password_hash[0] == '$' &&
+			    strchr("y27", cfg.web_password_hash[1]))
 				log_err("%s: [web] password_hash: this libcrypt cannot compute it (or it is "
 					"malformed): make one with kyu web --hash-password",
 					path);
@@ -390,7 +414,8 @@ int main(int argc, char **argv)
 	}
 	if (*cfg.web_tls_cert) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-			log_err("%s: [web] tls_cert is set, but this libmicrohttpd was built without TLS", path);
+			log_err("%s: [web] tls_cert is set, but this libmicrohttpd was built without TLS",
+				path);
 			goto out;
 		}
 		r = read_pem(cfg.web_tls_cert, &cert);
@@ -449,9 +474,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (loopback && !o.user)
-		log_warn("listening on %s without a password (open_to_local_users = yes): every local "
-			    "user and every job may use the dashboard",
-			    o.listen);
+		log_warn(
+			"listening on %s without a password (open_to_local_users = yes): every local "
+			"user and every job may use the dashboard",
+			o.listen);
 	/* Basic authentication sends the password with every request. */
 	if (!loopback && !o.tls_cert && !cfg.web_behind_proxy) {
 		log_err("refusing to listen on %s without TLS: the password would cross the network in "

@@ -54,8 +54,8 @@
 
 /* The page runs only its own script and style sheet: no inline script,
  * no other site, no frames, no form posts anywhere. */
-#define CSP                                                                                  \
-	"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; " \
+#define CSP                                                                                        \
+	"default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; "      \
 	"form-action 'none'"
 
 /* The threads' database connections: a request borrows one while it is
@@ -119,7 +119,8 @@ static void add_headers(const struct web *w, struct MHD_Response *resp, const ch
 }
 
 static enum MHD_Result send_body(struct web *w, struct MHD_Connection *conn, unsigned status,
-				 const char *type, char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+				 const char *type, char *body, size_t len,
+				 enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result r;
@@ -138,7 +139,8 @@ static enum MHD_Result send_body(struct web *w, struct MHD_Connection *conn, uns
 }
 
 /* Sends doc (taken over) as the body. */
-static enum MHD_Result send_json(struct web *w, struct MHD_Connection *conn, unsigned status, json_t *doc)
+static enum MHD_Result send_json(struct web *w, struct MHD_Connection *conn, unsigned status,
+				 json_t *doc)
 {
 	/* "</" comes out as "<\/": the text stays inert even if something
 	 * ever put it inside HTML. */
@@ -147,7 +149,8 @@ static enum MHD_Result send_json(struct web *w, struct MHD_Connection *conn, uns
 	json_decref(doc);
 	if (!text)
 		return MHD_NO;
-	return send_body(w, conn, status, "application/json", text, strlen(text), MHD_RESPMEM_MUST_FREE);
+	return send_body(w, conn, status, "application/json", text, strlen(text),
+			 MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result send_error(struct web *w, struct MHD_Connection *conn, unsigned status,
@@ -161,7 +164,8 @@ static enum MHD_Result send_error(struct web *w, struct MHD_Connection *conn, un
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return send_json(w, conn, status, json_pack("{s:o}", "error", webapi_text(msg, strlen(msg))));
+	return send_json(w, conn, status,
+			 json_pack("{s:o}", "error", webapi_text(msg, strlen(msg))));
 }
 
 static const char *header(struct MHD_Connection *conn, const char *name)
@@ -181,14 +185,17 @@ static const char *query_arg(void *ctx, const char *name)
 
 static void peer_name(struct MHD_Connection *conn, char *buf, size_t len)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
 
 	snprintf(buf, len, "?");
 	if (sa && sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)len);
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf,
+			  (socklen_t)len);
 	else if (sa && sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)len);
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+			  buf, (socklen_t)len);
 	else if (sa && sa->sa_family == AF_UNIX)
 		snprintf(buf, len, "the socket");
 }
@@ -201,22 +208,23 @@ static enum MHD_Result send_asset(struct web *w, struct MHD_Connection *conn, co
 		if (strcmp(a->path, url) == 0)
 			/* The library only reads a persistent buffer; its API
 			 * has no const. */
-			return send_body(w, conn, MHD_HTTP_OK, a->type, (char *)(uintptr_t)a->data, a->len,
-					 MHD_RESPMEM_PERSISTENT);
+			return send_body(w, conn, MHD_HTTP_OK, a->type, (char *)(uintptr_t)a->data,
+					 a->len, MHD_RESPMEM_PERSISTENT);
 	}
 	return send_error(w, conn, MHD_HTTP_NOT_FOUND, "not found: %s", url);
 }
 
-static enum MHD_Result on_get(struct web *w, struct webapi *api, struct MHD_Connection *conn, const char *url)
+static enum MHD_Result on_get(struct web *w, struct webapi *api, struct MHD_Connection *conn,
+			      const char *url)
 {
 	json_t *doc = NULL;
 	unsigned status;
 
 	if (strcmp(url, "/api/session") == 0)
 		return send_json(w, conn, MHD_HTTP_OK,
-				 json_pack("{s:s, s:b, s:s?, s:s, s:s}", "csrf", w->csrf, "read_only",
-					   w->o->read_only, "user", w->o->user, "version", KYU_VERSION,
-					   "database", w->cfg->db_name));
+				 json_pack("{s:s, s:b, s:s?, s:s, s:s}", "csrf", w->csrf,
+					   "read_only", w->o->read_only, "user", w->o->user,
+					   "version", KYU_VERSION, "database", w->cfg->db_name));
 	if (strncmp(url, "/api/", 5) != 0)
 		return send_asset(w, conn, url);
 	status = webapi_get(api, url, query_arg, conn, &doc);
@@ -240,7 +248,8 @@ static const char *bulk_filter_text(struct MHD_Connection *conn, char *buf, size
 	return buf;
 }
 
-static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Connection *conn, const char *url)
+static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Connection *conn,
+			       const char *url)
 {
 	const char *site = header(conn, "Sec-Fetch-Site"), *token = header(conn, CSRF_HEADER);
 	const char *name, *target;
@@ -272,10 +281,12 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 				  "[web] read_only = yes");
 	if ((site && strcmp(site, "same-origin") != 0) ||
 	    !guard_origin_matches(header(conn, "Origin"), header(conn, MHD_HTTP_HEADER_HOST)))
-		return send_error(w, conn, MHD_HTTP_FORBIDDEN, "refused: the request comes from another site");
+		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
+				  "refused: the request comes from another site");
 	if (!token || !guard_equal(token, w->csrf))
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
-				  "refused: missing or wrong " CSRF_HEADER " header (reload the page)");
+				  "refused: missing or wrong " CSRF_HEADER
+				  " header (reload the page)");
 	if (sa != ACT_SCHED_N) {
 		target = query_arg(conn, "name");
 		status = webapi_schedule_action(api, sa, target, &doc);
@@ -285,8 +296,8 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 		if (status == MHD_HTTP_OK)
 			log_notice("%s %lld jobs matching%s (from %s%s%s)", action_name(a),
 				   (long long)json_integer_value(json_object_get(doc, "count")),
-				   bulk_filter_text(conn, filter, sizeof(filter)), peer, w->o->user ? " as " : "",
-				   w->o->user ? w->o->user : "");
+				   bulk_filter_text(conn, filter, sizeof(filter)), peer,
+				   w->o->user ? " as " : "", w->o->user ? w->o->user : "");
 		return send_json(w, conn, status, doc);
 	} else {
 		target = query_arg(conn, action_on_queue(a) ? "queue" : "id");
@@ -297,16 +308,18 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 	if (status == MHD_HTTP_OK)
 		log_notice("%s %s '%s' (from %s%s%s)",
 			   sa != ACT_SCHED_N ? action_schedule_name(sa) : action_name(a),
-			   sa != ACT_SCHED_N ? "schedule" : action_on_queue(a) ? "queue" : "job", target, peer,
-			   w->o->user ? " as " : "", w->o->user ? w->o->user : "");
+			   sa != ACT_SCHED_N    ? "schedule"
+			   : action_on_queue(a) ? "queue"
+						: "job",
+			   target, peer, w->o->user ? " as " : "", w->o->user ? w->o->user : "");
 	return send_json(w, conn, status, doc);
 }
 
 static enum MHD_Result ask_password(struct web *w, struct MHD_Connection *conn)
 {
 	static const char body[] = "{\"error\":\"authentication required\"}";
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(sizeof(body) - 1, (char *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		sizeof(body) - 1, (char *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result r;
 
 	if (!resp)
@@ -347,21 +360,24 @@ static enum MHD_Result send_wait(struct web *w, struct MHD_Connection *conn, lon
 
 static struct guard_conn *conn_entry(struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return ci ? ci->socket_context : NULL;
 }
 
 static int conn_fd(struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 
 	return ci ? ci->connect_fd : -1;
 }
 
 static const struct sockaddr *conn_peer(struct MHD_Connection *conn)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 	return ci ? ci->client_addr : NULL;
 }
@@ -415,7 +431,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  size_t *upload_data_size, void **req_cls)
 {
 	struct web *w = cls;
-	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+		   strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 	struct webapi *api;
 	enum MHD_Result r;
 	(void)version;
@@ -427,8 +444,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		/* In a request until on_completed: not shut down meanwhile. */
 		guard_conns_busy(w->conns, conn_entry(conn), true);
 		/* Answered before the body is read; the connection closes. */
-		if ((cl && strtoull(cl, NULL, 10) > MAX_BODY) || header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING))
-			return send_error(w, conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests have no body here");
+		if ((cl && strtoull(cl, NULL, 10) > MAX_BODY) ||
+		    header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return send_error(w, conn, MHD_HTTP_CONTENT_TOO_LARGE,
+					  "requests have no body here");
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -436,13 +455,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (!w->auth && !guard_host_is_local(header(conn, MHD_HTTP_HEADER_HOST)))
-		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
-				  "refused: Host must be localhost or a loopback address when [web] sets no "
-				  "password (DNS rebinding)");
+		return send_error(
+			w, conn, MHD_HTTP_FORBIDDEN,
+			"refused: Host must be localhost or a loopback address when [web] sets no "
+			"password (DNS rebinding)");
 	if (!w->auth && guard_is_proxied(header_of, conn))
-		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
-				  "refused: a request through a proxy needs a password: set [web] user, "
-				  "password_hash and behind_proxy = yes");
+		return send_error(
+			w, conn, MHD_HTTP_FORBIDDEN,
+			"refused: a request through a proxy needs a password: set [web] user, "
+			"password_hash and behind_proxy = yes");
 	if (w->auth) {
 		bool ok;
 		r = check_password(w, conn, &ok);
@@ -451,14 +472,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	/* Passed: the connection is the server's to keep a while. */
 	if (guard_conns_prove(w->conns, conn_entry(conn)))
-		(void)MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)PROVEN_TIMEOUT);
+		(void)MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+						(unsigned)PROVEN_TIMEOUT);
 	api = api_borrow(&w->apis);
 	if (get)
 		r = on_get(w, api, conn, url);
 	else if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
 		r = on_post(w, api, conn, url);
 	else
-		r = send_error(w, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: %s", method);
+		r = send_error(w, conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: %s",
+			       method);
 	api_return(&w->apis, api);
 	return r;
 }
@@ -517,12 +540,14 @@ static unsigned connection_limit(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return MAX_CONNECTIONS / 4;
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+		rl.rlim_cur =
+			rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-		return rl.rlim_cur > (rlim_t)2 * SPARE_FILES ? (unsigned)(rl.rlim_cur - SPARE_FILES) : SPARE_FILES;
+		return rl.rlim_cur > (rlim_t)2 * SPARE_FILES ? (unsigned)(rl.rlim_cur - SPARE_FILES)
+							     : SPARE_FILES;
 	return MAX_CONNECTIONS;
 }
 
@@ -544,7 +569,8 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 	if (o->user) {
 		w.auth = guard_auth_new(o->user, o->password_hash);
 		if (!w.auth) {
-			log_err("cannot make the credential cache's key: getrandom: %s", strerror(errno));
+			log_err("cannot make the credential cache's key: getrandom: %s",
+				strerror(errno));
 			return 1;
 		}
 		w.fails = guard_fails_new();
@@ -565,33 +591,43 @@ int web_serve(const struct kyu_config *cfg, const struct web_opts *o)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_library_line, (void *)(uintptr_t)"http" };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_library_line,
+					     (void *)(uintptr_t) "http" };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, o->listen_fd, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, WEB_THREADS, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, limit, NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, UNPROVEN_TIMEOUT, NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, &w };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &w };
+	opts[n++] =
+		(struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, UNPROVEN_TIMEOUT, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
+					     &w };
+	opts[n++] =
+		(struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, &w };
 	if (!cfg->web_behind_proxy && addresses_are_clients(o->listen_fd))
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, MAX_CONNECTIONS_PER_ADDRESS, NULL };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+						     MAX_CONNECTIONS_PER_ADDRESS, NULL };
 	if (o->tls_cert) {
 		flags |= MHD_USE_TLS;
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)o->tls_key };
-		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)o->tls_cert };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0,
+						     (void *)(uintptr_t)o->tls_key };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
+						     (void *)(uintptr_t)o->tls_cert };
 	}
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-	mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &w, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &w, MHD_OPTION_ARRAY, opts,
+			       MHD_OPTION_END);
 	if (!mhd) {
 		log_err("cannot start the HTTP server on %s", o->listen);
 		goto out;
 	}
 	if (o->listen[0] == '/')
-		log_info("serving the dashboard on the socket %s%s", o->listen, o->read_only ? " (read-only)" : "");
-	else
-		log_info("serving the dashboard on %s://%s/%s", o->tls_cert ? "https" : "http", o->listen,
+		log_info("serving the dashboard on the socket %s%s", o->listen,
 			 o->read_only ? " (read-only)" : "");
+	else
+		log_info("serving the dashboard on %s://%s/%s", o->tls_cert ? "https" : "http",
+			 o->listen, o->read_only ? " (read-only)" : "");
 	if (limit < MAX_CONNECTIONS)
-		log_notice("at most %u connections at once: the open-file limit allows no more", limit);
+		log_notice("at most %u connections at once: the open-file limit allows no more",
+			   limit);
 	while (sigwait(&stop, &sig) == 0 && sig == SIGHUP)
 		log_info("SIGHUP ignored: restart kyu web to read the file again");
 	log_info("stopping on signal %d", sig);

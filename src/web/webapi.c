@@ -44,7 +44,9 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 {
 	if (strcmp(path, "/api/overview") == 0) {
 		const struct weboverview_args a = {
-			.limit = arg(ctx, "limit"), .offset = arg(ctx, "offset"), .sort = arg(ctx, "sort"),
+			.limit = arg(ctx, "limit"),
+			.offset = arg(ctx, "offset"),
+			.sort = arg(ctx, "sort"),
 		};
 		return weboverview_get(&w->overview, &w->db, &a, out);
 	}
@@ -52,9 +54,13 @@ unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void
 		return webpages_running(&w->db, arg(ctx, "before"), out);
 	if (strcmp(path, "/api/jobs") == 0 || strcmp(path, "/api/retrying") == 0) {
 		const struct webfind_args a = {
-			.status = arg(ctx, "status"), .queue = arg(ctx, "queue"),
-			.since = arg(ctx, "since"), .until = arg(ctx, "until"), .text = arg(ctx, "q"),
-			.before = arg(ctx, "before"), .after = arg(ctx, "after"),
+			.status = arg(ctx, "status"),
+			.queue = arg(ctx, "queue"),
+			.since = arg(ctx, "since"),
+			.until = arg(ctx, "until"),
+			.text = arg(ctx, "q"),
+			.before = arg(ctx, "before"),
+			.after = arg(ctx, "after"),
 		};
 		return webfind_jobs(&w->db, &a, strcmp(path, "/api/retrying") == 0, out);
 	}
@@ -87,8 +93,9 @@ static bool settle(struct webapi *w, enum action a, const char *target)
 
 	if (webdb_run(&w->db, sql, sizeof(sql) - 1, &r, false) == 0)
 		return true;
-	log_warn("%s job '%s': done, but settling its dependents (%s) failed: %s; kyud settles them later",
-		 action_name(a), target, ACTION_SETTLE_SQL, db_error(w->db.db));
+	log_warn(
+		"%s job '%s': done, but settling its dependents (%s) failed: %s; kyud settles them later",
+		action_name(a), target, ACTION_SETTLE_SQL, db_error(w->db.db));
 	return false;
 }
 
@@ -104,7 +111,8 @@ static void wake_note(const void *ctx, const char *msg)
 static void wake(struct webapi *w, const char *what, const char *queue)
 {
 	if (queue)
-		(void)action_wake(w->db.db, w->db.cfg->listen, w->db.cfg->path, queue, wake_note, what);
+		(void)action_wake(w->db.db, w->db.cfg->listen, w->db.cfg->path, queue, wake_note,
+				  what);
 }
 
 unsigned webapi_action(struct webapi *w, enum action a, const char *target, json_t **out)
@@ -131,8 +139,9 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 						  : "%s: no queue '%s' (no job, no settings)",
 				   action_name(a), target);
 	else if (a == ACT_CANCEL || a == ACT_RETRY || a == ACT_DELETE)
-		st = (*out = json_pack("{s:b, s:s, s:b}", "ok", 1, "done", action_done(a), "settled",
-				       settle(w, a, target)), 200);
+		st = (*out = json_pack("{s:b, s:s, s:b}", "ok", 1, "done", action_done(a),
+				       "settled", settle(w, a, target)),
+		      200);
 	else
 		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_done(a)), 200);
 	if (st == 200)
@@ -150,7 +159,9 @@ static unsigned bulk_filter(struct webapi *w, enum action a, webapi_arg_fn *arg,
 			    struct action_filter *f, char *cause, json_t **out)
 {
 	const char *what = action_name(a);
-	const char **fields[] = { &f->status, &f->queue, &f->search, &f->since, &f->until, &f->cause };
+	const char **fields[] = {
+		&f->status, &f->queue, &f->search, &f->since, &f->until, &f->cause
+	};
 	const char *names[] = { "status", "queue", "q", "since", "until", "cause" };
 	int r;
 	char err[256];
@@ -161,25 +172,31 @@ static unsigned bulk_filter(struct webapi *w, enum action a, webapi_arg_fn *arg,
 		*fields[i] = v && *v ? v : NULL;
 	}
 	if (!action_bulk(a))
-		return webjson_error(out, 400, "%s: not done in bulk (cancel, retry and delete are)", what);
+		return webjson_error(out, 400,
+				     "%s: not done in bulk (cancel, retry and delete are)", what);
 	if (action_filter_empty(f))
-		return webjson_error(out, 400, "%s: no filter: a bulk action needs at least one (status, "
-					       "queue, q, since, until, cause)", what);
+		return webjson_error(out, 400,
+				     "%s: no filter: a bulk action needs at least one (status, "
+				     "queue, q, since, until, cause)",
+				     what);
 	if (f->cause && !f->status)
 		f->status = a == ACT_CANCEL ? "retrying" : "failed";
 	if (f->queue && strlen(f->queue) > 64)
-		return webjson_error(out, 400, "%s: queue: expected a queue's name, got '%s'", what, f->queue);
+		return webjson_error(out, 400, "%s: queue: expected a queue's name, got '%s'", what,
+				     f->queue);
 	if (f->search && strlen(f->search) > 200)
 		return webjson_error(out, 400, "%s: q: at most 200 bytes to search for", what);
 	if (action_filter_check(a, f, err, sizeof(err)) < 0)
 		return webjson_error(out, 400, "%s: %s", what, err);
 	if (f->cause) {
-		r = causes_resolve(f->cause, f->queue, WEBDB_STMT_LIMIT, webcauses_run, &w->db, cause);
+		r = causes_resolve(f->cause, f->queue, WEBDB_STMT_LIMIT, webcauses_run, &w->db,
+				   cause);
 		if (r < 0)
 			return webdb_failed(&w->db, out, what);
 		if (r > 0)
-			return webjson_error(out, 404, "%s: no cause %s among the failed and retrying jobs", what,
-					     f->cause);
+			return webjson_error(out, 404,
+					     "%s: no cause %s among the failed and retrying jobs",
+					     what, f->cause);
 		f->cause = cause;
 	}
 	return 0;
@@ -202,7 +219,8 @@ unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json
 	unsigned st;
 
 	if (!name || action_parse(name, &a) < 0 || !action_bulk(a))
-		return webjson_error(out, 400, "bulk: action: expected cancel, retry or delete, got '%s'",
+		return webjson_error(out, 400,
+				     "bulk: action: expected cancel, retry or delete, got '%s'",
 				     name ? name : "");
 	st = bulk_filter(w, a, arg, ctx, &f, cause, out);
 	if (st)
@@ -210,7 +228,8 @@ unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json
 	if (action_bulk_count(a, &f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n, &upto) < 0)
 		return webdb_failed(&w->db, out, name);
 	snprintf(buf, sizeof(buf), "%llu", upto);
-	*out = json_pack("{s:s, s:I, s:s}", "action", action_name(a), "count", (json_int_t)n, "upto", buf);
+	*out = json_pack("{s:s, s:I, s:s}", "action", action_name(a), "count", (json_int_t)n,
+			 "upto", buf);
 	return 200;
 }
 
@@ -224,8 +243,8 @@ static long long mono_ms(void)
 
 /* The walk's position from the request (at_queue, after_seq: a reply's),
  * and its bound (upto, else the rows there are now). 0 or the 400. */
-static unsigned bulk_position(struct webapi *w, struct action_walk *wk, webapi_arg_fn *arg, void *ctx,
-			      json_t **out)
+static unsigned bulk_position(struct webapi *w, struct action_walk *wk, webapi_arg_fn *arg,
+			      void *ctx, json_t **out)
 {
 	const char *what = action_name(wk->a), *upto = arg(ctx, "upto");
 	const char *at = arg(ctx, "at_queue"), *after = arg(ctx, "after_seq");
@@ -237,13 +256,15 @@ static unsigned bulk_position(struct webapi *w, struct action_walk *wk, webapi_a
 		wk->upto = (unsigned long long)v;
 	} else {
 		long long n;
-		if (action_bulk_count(wk->a, wk->f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n, &wk->upto) < 0)
+		if (action_bulk_count(wk->a, wk->f, WEBDB_STMT_LIMIT, bulk_run, &w->db, &n,
+				      &wk->upto) < 0)
 			return webdb_failed(&w->db, out, what);
 	}
 	wk->over = wk->upto == 0;
 	if (after && *after) {
 		if (parse_i64(after, 0, INT64_MAX, &v) < 0)
-			return webjson_error(out, 400, "%s: after_seq: not a seq: '%s'", what, after);
+			return webjson_error(out, 400, "%s: after_seq: not a seq: '%s'", what,
+					     after);
 		wk->last = (unsigned long long)v;
 	}
 	if (at && *at && !wk->f->queue) {
@@ -281,21 +302,25 @@ unsigned webapi_bulk(struct webapi *w, enum action a, webapi_arg_fn *arg, void *
 	 * ends at most as many jobs as one call settles). */
 	while (mono_ms() - start < WEBAPI_BULK_SLICE_MS &&
 	       (step = action_walk_step(&wk, bulk_run, &w->db, &changed)) > 0) {
-		if (changed > 0 && settled && webdb_run(&w->db, settle_sql, sizeof(settle_sql) - 1, &r, false) < 0) {
-			log_warn("%s: done, but settling the dependents (%s) failed: %s; kyud settles them later",
-				 action_name(a), ACTION_SETTLE_SQL, db_error(w->db.db));
+		if (changed > 0 && settled &&
+		    webdb_run(&w->db, settle_sql, sizeof(settle_sql) - 1, &r, false) < 0) {
+			log_warn(
+				"%s: done, but settling the dependents (%s) failed: %s; kyud settles them later",
+				action_name(a), ACTION_SETTLE_SQL, db_error(w->db.db));
 			settled = false;
 		}
 	}
 	if (step < 0 && wk.done == 0)
 		return webdb_failed(&w->db, out, action_name(a));
 	if (step < 0)
-		log_warn("%s: stopped after %lld jobs: %s", action_name(a), wk.done, db_error(w->db.db));
+		log_warn("%s: stopped after %lld jobs: %s", action_name(a), wk.done,
+			 db_error(w->db.db));
 	snprintf(last, sizeof(last), "%llu", wk.last);
-	*out = json_pack("{s:b, s:s, s:I, s:b, s:s?, s:s, s:b, s:s?}", "ok", 1, "done", action_done(a), "count",
-			 (json_int_t)wk.done, "more", step != 0 && !wk.over, "at_queue",
-			 wk.in_queue && !f.queue ? wk.queue : NULL, "after_seq", last, "settled", settled,
-			 "error", step < 0 ? db_error(w->db.db) : NULL);
+	*out = json_pack("{s:b, s:s, s:I, s:b, s:s?, s:s, s:b, s:s?}", "ok", 1, "done",
+			 action_done(a), "count", (json_int_t)wk.done, "more",
+			 step != 0 && !wk.over, "at_queue",
+			 wk.in_queue && !f.queue ? wk.queue : NULL, "after_seq", last, "settled",
+			 settled, "error", step < 0 ? db_error(w->db.db) : NULL);
 	if (wk.done > 0)
 		wake(w, action_name(a), action_wake_queue(a, ""));
 	return 200;
@@ -320,15 +345,17 @@ unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const 
 	if (sent && r->affected == 0)
 		st = webjson_error(out, 404, "%s: no schedule named '%s'", what, name);
 	else if (sent && a != ACT_SCHED_RUN_NOW) {
-		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_schedule_done(a)), 200);
+		st = (*out = json_pack("{s:b, s:s}", "ok", 1, "done", action_schedule_done(a)),
+		      200);
 		/* kyud reads kyu_schedules again at an "any queue" wake-up. */
 		wake(w, what, "");
-	} else if (!sent || webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 || r->n_rows < 1 ||
-		   !db_cell(r, 0, 0) || !db_cell(r, 0, 1)) {
+	} else if (!sent || webdb_run(&w->db, job, sizeof(job) - 1, &r, false) < 0 ||
+		   r->n_rows < 1 || !db_cell(r, 0, 0) || !db_cell(r, 0, 1)) {
 		st = webdb_failed(&w->db, out, what);
 	} else {
-		st = (*out = json_pack("{s:b, s:s, s:s}", "ok", 1, "done", action_schedule_done(a), "job",
-				       db_cell(r, 0, 0)), 200);
+		st = (*out = json_pack("{s:b, s:s, s:s}", "ok", 1, "done", action_schedule_done(a),
+				       "job", db_cell(r, 0, 0)),
+		      200);
 		/* Those that serve the job's queue (action_wake copies the
 		 * name before its query replaces r). */
 		wake(w, what, db_cell(r, 0, 1));

@@ -37,7 +37,8 @@ void webapi_free(struct webapi *w);
  * /api/locks, /api/daemons).
  * Returns the HTTP status and sets *out to the document, which is
  * {"error": "..."} for anything but 200. */
-unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx, json_t **out);
+unsigned webapi_get(struct webapi *w, const char *path, webapi_arg_fn *arg, void *ctx,
+		    json_t **out);
 
 /* Run action a on target (a job's id or a queue's name). 200 with
  * {"ok": true, "done": ...}; 409 when no row had a status the action
@@ -82,6 +83,7 @@ json_t *webapi_text(const char *s, size_t len);
 /* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
  * server prints a DATETIME(6)). Returns 0 or -EINVAL
  * (webpages_parse_cursor). */
-KYU_MUSTCHECK int webapi_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
+KYU_MUSTCHECK int webapi_parse_cursor(const char *s, char *time, size_t timelen,
+				      unsigned long long *seq);
 
 #endif

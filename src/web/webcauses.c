@@ -33,9 +33,10 @@ static json_t *group_json(const struct cause_group *g)
 	cause_id_text(g->id, id);
 	for (int k = 0; k < g->n_queues; k++)
 		json_array_append_new(queues, webjson_text(g->queues[k], strlen(g->queues[k])));
-	return json_pack("{s:s, s:s, s:I, s:I, s:o, s:i, s:s, s:s}", "id", id, "text", g->text, "failed",
-			 (json_int_t)g->failed, "retrying", (json_int_t)g->retrying, "queues", queues,
-			 "more_queues", g->more_queues, "first", g->first, "last", g->last);
+	return json_pack("{s:s, s:s, s:I, s:I, s:o, s:i, s:s, s:s}", "id", id, "text", g->text,
+			 "failed", (json_int_t)g->failed, "retrying", (json_int_t)g->retrying,
+			 "queues", queues, "more_queues", g->more_queues, "first", g->first, "last",
+			 g->last);
 }
 
 static unsigned list_groups(struct webdb *d, const char *queue, json_t **out)
@@ -48,7 +49,8 @@ static unsigned list_groups(struct webdb *d, const char *queue, json_t **out)
 	list = json_array();
 	for (size_t i = 0; i < c.n; i++)
 		json_array_append_new(list, group_json(&c.g[i]));
-	doc = json_pack("{s:o, s:b, s:i}", "causes", list, "window_full", c.window_full, "scan", CAUSES_SCAN);
+	doc = json_pack("{s:o, s:b, s:i}", "causes", list, "window_full", c.window_full, "scan",
+			CAUSES_SCAN);
 	causes_free(&c);
 	if (clock_of(d, doc) < 0) {
 		json_decref(doc);
@@ -72,22 +74,25 @@ static unsigned list_jobs(struct webdb *d, const char *queue, const char *key, j
 		/* Not an error: the page of a cause whose jobs were all
 		 * just retried or cancelled refreshes into this. */
 		*out = json_pack("{s:n, s:[], s:i}", "cause", "jobs", "limit", WEBCAUSES_JOBS);
-		return clock_of(d, *out) < 0 ? (json_decref(*out), webdb_failed(d, out, "causes")) : 200;
+		return clock_of(d, *out) < 0 ? (json_decref(*out), webdb_failed(d, out, "causes"))
+					     : 200;
 	}
-	if (causes_jobs(text, queue, WEBCAUSES_JOBS, WEBDB_STMT_LIMIT, webcauses_run, d, &jobs, &n) < 0)
+	if (causes_jobs(text, queue, WEBCAUSES_JOBS, WEBDB_STMT_LIMIT, webcauses_run, d, &jobs,
+			&n) < 0)
 		return webdb_failed(d, out, "causes");
 	list = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, json_pack("{s:o, s:o, s:s, s:s, s:o}", "id",
-						      webjson_text(jobs[i].id, strlen(jobs[i].id)), "queue",
-						      webjson_text(jobs[i].queue, strlen(jobs[i].queue)), "status",
-						      jobs[i].retrying ? "retrying" : "failed", "updated",
-						      jobs[i].updated, "error",
-						      webjson_text(jobs[i].line, strlen(jobs[i].line))));
+		json_array_append_new(
+			list, json_pack("{s:o, s:o, s:s, s:s, s:o}", "id",
+					webjson_text(jobs[i].id, strlen(jobs[i].id)), "queue",
+					webjson_text(jobs[i].queue, strlen(jobs[i].queue)),
+					"status", jobs[i].retrying ? "retrying" : "failed",
+					"updated", jobs[i].updated, "error",
+					webjson_text(jobs[i].line, strlen(jobs[i].line))));
 	causes_jobs_free(jobs, n);
 	cause_id_text(cause_id(text, strlen(text)), id);
-	doc = json_pack("{s:{s:s, s:s}, s:o, s:i}", "cause", "id", id, "text", text, "jobs", list, "limit",
-			WEBCAUSES_JOBS);
+	doc = json_pack("{s:{s:s, s:s}, s:o, s:i}", "cause", "id", id, "text", text, "jobs", list,
+			"limit", WEBCAUSES_JOBS);
 	if (clock_of(d, doc) < 0) {
 		json_decref(doc);
 		return webdb_failed(d, out, "causes");
@@ -104,7 +109,8 @@ unsigned webcauses_get(struct webdb *d, const char *queue, const char *cause, js
 		return webjson_error(out, 400, "causes: queue: expected a queue's name");
 	if (cause && *cause) {
 		if (strlen(cause) >= CAUSE_MAX)
-			return webjson_error(out, 400, "causes: cause: at most %d bytes", CAUSE_MAX - 1);
+			return webjson_error(out, 400, "causes: cause: at most %d bytes",
+					     CAUSE_MAX - 1);
 		return list_jobs(d, queue, cause, out);
 	}
 	return list_groups(d, queue, out);

@@ -23,6 +23,7 @@
 unsigned webcauses_get(struct webdb *d, const char *queue, const char *cause, json_t **out);
 
 /* The action_run_fn (common/action.h) of d's reads, bounded as a page's. */
-KYU_MUSTCHECK int webcauses_run(void *ctx, const char *sql, size_t len, const struct db_result **res);
+KYU_MUSTCHECK int webcauses_run(void *ctx, const char *sql, size_t len,
+				const struct db_result **res);
 
 #endif

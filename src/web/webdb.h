@@ -38,16 +38,18 @@ void webdb_close(struct webdb *d);
  * -1 (db_error tells why). resend: a read, sent once more on a new
  * connection when the old one was found gone (the server restarted, or
  * dropped an idle session); not a change, which may have been applied. */
-KYU_MUSTCHECK int webdb_run(struct webdb *d, const char *sql, size_t len, const struct db_result **res,
-	      bool resend);
+KYU_MUSTCHECK int webdb_run(struct webdb *d, const char *sql, size_t len,
+			    const struct db_result **res, bool resend);
 /* webdb_run of a read. */
-KYU_MUSTCHECK int webdb_read(struct webdb *d, const char *sql, size_t len, const struct db_result **res);
+KYU_MUSTCHECK int webdb_read(struct webdb *d, const char *sql, size_t len,
+			     const struct db_result **res);
 
 /* webdb_read of several statements separated by ';': *reply has a
  * result per statement, in order. One statement each costs the server
  * less than one UNION ALL of as many derived tables, whose planning grows
  * faster than their number. */
-KYU_MUSTCHECK int webdb_read_each(struct webdb *d, const char *sql, size_t len, const struct db_reply **reply);
+KYU_MUSTCHECK int webdb_read_each(struct webdb *d, const char *sql, size_t len,
+				  const struct db_reply **reply);
 
 /* The 503 document of a failed statement: "WHAT: database: <error>". */
 unsigned webdb_failed(struct webdb *d, json_t **out, const char *what);

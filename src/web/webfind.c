@@ -22,18 +22,18 @@ struct find {
 	bool residual; /* a filter no index serves: a bounded window */
 	bool asc;      /* the newer page (after=), read oldest first */
 	bool cursor;
-	char t[64];    /* the cursor's updated_at (by_queue: unused) */
+	char t[64]; /* the cursor's updated_at (by_queue: unused) */
 	unsigned long long seq;
 	char since[32], until[32];
-	bool win;      /* the window was full: it ends at (win_t, win_seq) */
+	bool win; /* the window was full: it ends at (win_t, win_seq) */
 	char win_t[64];
 	unsigned long long win_seq;
 };
 
 /* blocked: waiting for other jobs (kyu_jobs(7), "Workflows"); a schema
  * older than version 5 has none, and its list is empty. */
-static const char *const statuses[] = { "waiting", "running", "succeeded", "failed", "cancelled", "blocked",
-					NULL };
+static const char *const statuses[] = { "waiting",   "running", "succeeded", "failed",
+					"cancelled", "blocked", NULL };
 
 /* A time as the server reads a DATETIME: "2026-11-24", "2026-11-24 06:35",
  * "...:00.123456"; the 'T' of an HTML datetime-local field becomes a space. */
@@ -88,8 +88,9 @@ static void key_cmp(struct strbuf *sb, const struct find *f, const char *op, con
  * cursor on, the way the page reads. */
 static void exact(struct strbuf *sb, const struct find *f, bool with_cursor)
 {
-	sb_adds(sb, f->by_queue ? " FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = "
-				: " FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE 1");
+	sb_adds(sb, f->by_queue
+			    ? " FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = "
+			    : " FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE 1");
 	if (f->by_queue)
 		db_quotes(sb, f->a->queue);
 	sb_adds(sb, " AND status = ");
@@ -113,7 +114,8 @@ static void order(struct strbuf *sb, const struct find *f)
 	if (f->by_queue)
 		sb_adds(sb, f->asc ? " ORDER BY seq" : " ORDER BY seq DESC");
 	else
-		sb_adds(sb, f->asc ? " ORDER BY updated_at, seq" : " ORDER BY updated_at DESC, seq DESC");
+		sb_adds(sb, f->asc ? " ORDER BY updated_at, seq"
+				   : " ORDER BY updated_at DESC, seq DESC");
 }
 
 static void residual(struct strbuf *sb, const struct find *f)
@@ -181,7 +183,8 @@ static int total(struct webdb *d, const struct find *f, json_t *page)
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
 	long long n = strtoll(db_cell(r, 0, 0) ? db_cell(r, 0, 0) : "0", NULL, 10);
-	json_object_set_new(page, "total", json_integer(n > WEBFIND_COUNT_CAP ? WEBFIND_COUNT_CAP : n));
+	json_object_set_new(page, "total",
+			    json_integer(n > WEBFIND_COUNT_CAP ? WEBFIND_COUNT_CAP : n));
 	json_object_set_new(page, "total_capped", json_boolean(n > WEBFIND_COUNT_CAP));
 	rc = 0;
 cleanup:
@@ -218,14 +221,19 @@ static int check(struct find *f, const struct webfind_args *a, bool retrying, js
 	for (size_t i = 0; f->status && statuses[i]; i++)
 		known |= strcmp(f->status, statuses[i]) == 0;
 	if (!known)
-		*st = webjson_error(out, 400, "jobs: status: expected waiting, running, succeeded, "
-					      "failed, cancelled or blocked, got '%s'", f->status ? f->status : "");
+		*st = webjson_error(out, 400,
+				    "jobs: status: expected waiting, running, succeeded, "
+				    "failed, cancelled or blocked, got '%s'",
+				    f->status ? f->status : "");
 	else if (a->queue && (!*a->queue || strlen(a->queue) > 64))
-		*st = webjson_error(out, 400, "jobs: queue: expected a queue's name, got '%s'", a->queue);
+		*st = webjson_error(out, 400, "jobs: queue: expected a queue's name, got '%s'",
+				    a->queue);
 	else if (a->since && *a->since && parse_time(a->since, f->since, sizeof(f->since)) < 0)
-		*st = webjson_error(out, 400, "jobs: since: not a time (YYYY-MM-DD hh:mm:ss): '%s'", a->since);
+		*st = webjson_error(out, 400, "jobs: since: not a time (YYYY-MM-DD hh:mm:ss): '%s'",
+				    a->since);
 	else if (a->until && *a->until && parse_time(a->until, f->until, sizeof(f->until)) < 0)
-		*st = webjson_error(out, 400, "jobs: until: not a time (YYYY-MM-DD hh:mm:ss): '%s'", a->until);
+		*st = webjson_error(out, 400, "jobs: until: not a time (YYYY-MM-DD hh:mm:ss): '%s'",
+				    a->until);
 	else if (a->text && strlen(a->text) > 200)
 		*st = webjson_error(out, 400, "jobs: q: at most 200 bytes to search for");
 	else if (a->before && a->after)
@@ -235,11 +243,13 @@ static int check(struct find *f, const struct webfind_args *a, bool retrying, js
 	if (*st)
 		return -1;
 	f->by_queue = a->queue != NULL;
-	f->residual = retrying || (a->text && *a->text) || (f->by_queue && (f->since[0] || f->until[0]));
+	f->residual =
+		retrying || (a->text && *a->text) || (f->by_queue && (f->since[0] || f->until[0]));
 	f->asc = a->after != NULL;
 	if ((a->before || a->after) && parse_cursor(f, a->before ? a->before : a->after) < 0) {
 		*st = webjson_error(out, 400, "jobs: %s: not a cursor of this list: '%s'",
-				    a->before ? "before" : "after", a->before ? a->before : a->after);
+				    a->before ? "before" : "after",
+				    a->before ? a->before : a->after);
 		return -1;
 	}
 	return 0;
@@ -298,11 +308,11 @@ unsigned webfind_jobs(struct webdb *d, const struct webfind_args *a, bool retryi
 	/* The page that goes on past this one, the way it was read: from its
 	 * last row while there are more, else from the window's end. */
 	json_t *onward = r->n_rows > WEBPAGES_PAGE ? row_cursor(&f, r, shown - 1)
-			 : f.win			  ? cursor_of(&f, f.win_t, f.win_seq)
-							  : json_null();
+			 : f.win                   ? cursor_of(&f, f.win_t, f.win_seq)
+						   : json_null();
 	/* And back the way it came: only when it came from a cursor. */
 	json_t *back = !f.cursor ? json_null()
-		       : shown	 ? row_cursor(&f, r, 0)
+		       : shown   ? row_cursor(&f, r, 0)
 				 : json_string(f.asc ? a->after : a->before);
 	if (f.asc) {
 		newer = onward;
@@ -323,7 +333,8 @@ unsigned webfind_jobs(struct webdb *d, const struct webfind_args *a, bool retryi
 	json_object_set_new(page, "status", json_string(f.status));
 	json_object_set_new(page, "order", json_string(f.by_queue ? "submitted" : "changed"));
 	json_object_set_new(page, "scanned", f.residual ? json_integer(WEBFIND_SCAN) : json_null());
-	json_object_set_new(page, "window_ended", json_boolean(f.win && r->n_rows <= WEBPAGES_PAGE));
+	json_object_set_new(page, "window_ended",
+			    json_boolean(f.win && r->n_rows <= WEBPAGES_PAGE));
 	if (retrying)
 		json_object_set_new(page, "window", json_integer(WEBFIND_SCAN));
 	*out = page;

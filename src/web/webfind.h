@@ -33,9 +33,9 @@
 struct webfind_args {
 	const char *status; /* ignored when retrying */
 	const char *queue;
-	const char *since; /* updated_at >= since, database time */
-	const char *until; /* updated_at < until */
-	const char *text;  /* search */
+	const char *since;  /* updated_at >= since, database time */
+	const char *until;  /* updated_at < until */
+	const char *text;   /* search */
 	const char *before; /* cursor: the page older than it */
 	const char *after;  /* cursor: the page newer than it */
 };

@@ -35,9 +35,10 @@ static json_t *side(json_t *rows, long long total)
 	if (total < (long long)shown)
 		total = (long long)shown;
 	return json_pack("{s:o, s:I, s:b, s:I}", "rows", rows, "total",
-			 (json_int_t)(total > WEBFLOW_COUNT_CAP ? WEBFLOW_COUNT_CAP : total), "total_capped",
-			 total > WEBFLOW_COUNT_CAP, "more",
-			 (json_int_t)((total > WEBFLOW_COUNT_CAP ? WEBFLOW_COUNT_CAP : total) - (long long)shown));
+			 (json_int_t)(total > WEBFLOW_COUNT_CAP ? WEBFLOW_COUNT_CAP : total),
+			 "total_capped", total > WEBFLOW_COUNT_CAP, "more",
+			 (json_int_t)((total > WEBFLOW_COUNT_CAP ? WEBFLOW_COUNT_CAP : total) -
+				      (long long)shown));
 }
 
 /* The job's upstream jobs (its edges on the index (down_seq) of
@@ -54,13 +55,16 @@ static int edges(struct webdb *d, unsigned long long seq, json_t *doc)
 	long long n_up = 0, n_down = 0;
 	int rc = -1;
 
-	sb_printf(&sb, WEBDB_STMT_LIMIT "SELECT * FROM ("
-		  "(SELECT 'up' AS dir, e.up_seq AS seq, j.id, j.status, j.queue, e.state FROM kyu_after AS e "
-		  "LEFT JOIN kyu_jobs AS j ON j.seq = e.up_seq WHERE e.down_seq = %llu ORDER BY e.up_seq LIMIT %d) "
-		  "UNION ALL (SELECT 'down', e.down_seq, j.id, j.status, j.queue, e.state FROM kyu_after AS e "
-		  "LEFT JOIN kyu_jobs AS j ON j.seq = e.down_seq WHERE e.up_seq = %llu ORDER BY e.down_seq LIMIT %d)"
-		  ") AS x ORDER BY dir DESC, seq",
-		  seq, WEBFLOW_LIST, seq, WEBFLOW_LIST);
+	sb_printf(
+		&sb,
+		WEBDB_STMT_LIMIT
+		"SELECT * FROM ("
+		"(SELECT 'up' AS dir, e.up_seq AS seq, j.id, j.status, j.queue, e.state FROM kyu_after AS e "
+		"LEFT JOIN kyu_jobs AS j ON j.seq = e.up_seq WHERE e.down_seq = %llu ORDER BY e.up_seq LIMIT %d) "
+		"UNION ALL (SELECT 'down', e.down_seq, j.id, j.status, j.queue, e.state FROM kyu_after AS e "
+		"LEFT JOIN kyu_jobs AS j ON j.seq = e.down_seq WHERE e.up_seq = %llu ORDER BY e.down_seq LIMIT %d)"
+		") AS x ORDER BY dir DESC, seq",
+		seq, WEBFLOW_LIST, seq, WEBFLOW_LIST);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
 	for (size_t i = 0; i < r->n_rows; i++) {
@@ -73,10 +77,13 @@ static int edges(struct webdb *d, unsigned long long seq, json_t *doc)
 	n_down = (long long)json_array_size(down);
 	if (n_up >= WEBFLOW_LIST || n_down >= WEBFLOW_LIST) {
 		sb_reset(&sb);
-		sb_printf(&sb, WEBDB_STMT_LIMIT "SELECT "
-			  "(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE down_seq = %llu LIMIT %d) AS u), "
-			  "(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE up_seq = %llu LIMIT %d) AS d)",
-			  seq, WEBFLOW_COUNT_CAP + 1, seq, WEBFLOW_COUNT_CAP + 1);
+		sb_printf(
+			&sb,
+			WEBDB_STMT_LIMIT
+			"SELECT "
+			"(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE down_seq = %llu LIMIT %d) AS u), "
+			"(SELECT COUNT(*) FROM (SELECT 1 FROM kyu_after WHERE up_seq = %llu LIMIT %d) AS d)",
+			seq, WEBFLOW_COUNT_CAP + 1, seq, WEBFLOW_COUNT_CAP + 1);
 		if (webdb_read(d, sb.buf, sb.len, &r) < 0 || r->n_rows != 1)
 			goto cleanup;
 		n_up = strtoll(db_cell(r, 0, 0) ?: "0", NULL, 10);
@@ -117,9 +124,9 @@ unsigned webflow_job(struct webdb *d, const char *id, json_t **out)
 /* ---- the graph around a job */
 
 struct graph {
-	json_t *level;  /* seq (text) -> its level */
-	json_t *order;  /* the seqs, as found */
-	json_t *edges;  /* [{"up", "down", "state"}] */
+	json_t *level; /* seq (text) -> its level */
+	json_t *order; /* the seqs, as found */
+	json_t *edges; /* [{"up", "down", "state"}] */
 	bool truncated;
 };
 
@@ -137,7 +144,8 @@ static void add_node(struct graph *g, const char *seq, int level)
  * frontier. Edges are found once: upward from the jobs above the root,
  * downward from those below it, and no edge goes from below to above (a
  * job can only wait for jobs inserted before it). */
-static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward, int level, json_t **next)
+static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward, int level,
+		json_t **next)
 {
 	const int limit = 2 * WEBFLOW_NODES;
 	struct strbuf sb = { 0 };
@@ -145,12 +153,15 @@ static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward,
 	int rc = -1;
 
 	*next = json_array();
-	sb_printf(&sb, WEBDB_STMT_LIMIT "SELECT up_seq, down_seq, state FROM kyu_after WHERE %s IN (",
+	sb_printf(&sb,
+		  WEBDB_STMT_LIMIT "SELECT up_seq, down_seq, state FROM kyu_after WHERE %s IN (",
 		  upward ? "down_seq" : "up_seq");
 	for (size_t i = 0; i < json_array_size(frontier); i++)
-		sb_printf(&sb, "%s%llu", i ? ", " : "",
-			  strtoull(json_string_value(json_array_get(frontier, i)) ?: "0", NULL, 10));
-	sb_printf(&sb, ") ORDER BY %s LIMIT %d", upward ? "down_seq, up_seq" : "up_seq, down_seq", limit);
+		sb_printf(
+			&sb, "%s%llu", i ? ", " : "",
+			strtoull(json_string_value(json_array_get(frontier, i)) ?: "0", NULL, 10));
+	sb_printf(&sb, ") ORDER BY %s LIMIT %d", upward ? "down_seq, up_seq" : "up_seq, down_seq",
+		  limit);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
 	if (r->n_rows >= (size_t)limit)
@@ -165,9 +176,10 @@ static int walk(struct webdb *d, struct graph *g, json_t *frontier, bool upward,
 			add_node(g, far, level);
 			json_array_append_new(*next, json_string(far));
 		}
-		json_array_append_new(g->edges, json_pack("{s:s, s:s, s:o}", "up", db_cell(r, row, 0) ?: "0",
-							  "down", db_cell(r, row, 1) ?: "0", "state",
-							  webjson_cell(r, row, 2, edge_num)));
+		json_array_append_new(g->edges,
+				      json_pack("{s:s, s:s, s:o}", "up", db_cell(r, row, 0) ?: "0",
+						"down", db_cell(r, row, 1) ?: "0", "state",
+						webjson_cell(r, row, 2, edge_num)));
 	}
 	rc = 0;
 cleanup:
@@ -185,10 +197,12 @@ static int node_rows(struct webdb *d, struct graph *g, json_t **nodes)
 	int rc = -1;
 
 	*nodes = json_array();
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT seq, id, status, queue, batch FROM kyu_jobs WHERE seq IN (");
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, status, queue, batch FROM kyu_jobs WHERE seq IN (");
 	for (size_t i = 0; i < json_array_size(g->order); i++)
-		sb_printf(&sb, "%s%llu", i ? ", " : "",
-			  strtoull(json_string_value(json_array_get(g->order, i)) ?: "0", NULL, 10));
+		sb_printf(
+			&sb, "%s%llu", i ? ", " : "",
+			strtoull(json_string_value(json_array_get(g->order, i)) ?: "0", NULL, 10));
 	sb_adds(&sb, ")");
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
@@ -229,7 +243,8 @@ unsigned webflow_graph(struct webdb *d, const char *id, const char *depth, json_
 		goto cleanup;
 	}
 	if (depth && parse_i64(depth, 1, WEBFLOW_DEPTH_MAX, &levels) < 0) {
-		st = webjson_error(out, 400, "graph: depth: expected 1 to %d, got '%s'", WEBFLOW_DEPTH_MAX, depth);
+		st = webjson_error(out, 400, "graph: depth: expected 1 to %d, got '%s'",
+				   WEBFLOW_DEPTH_MAX, depth);
 		goto cleanup;
 	}
 	if (webflow_present(d, &workflows) < 0) {
@@ -237,7 +252,8 @@ unsigned webflow_graph(struct webdb *d, const char *id, const char *depth, json_
 		goto cleanup;
 	}
 	if (!workflows) {
-		st = webjson_error(out, 404, "graph: this database has no workflows (schema version 5)");
+		st = webjson_error(out, 404,
+				   "graph: this database has no workflows (schema version 5)");
 		goto cleanup;
 	}
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT seq FROM kyu_jobs WHERE id = ");
@@ -273,9 +289,9 @@ unsigned webflow_graph(struct webdb *d, const char *id, const char *depth, json_
 		st = webdb_failed(d, out, "graph");
 		goto cleanup;
 	}
-	*out = json_pack("{s:O, s:I, s:i, s:b, s:O, s:O}", "root", json_array_get(nodes, 0), "depth",
-			 (json_int_t)levels, "max_nodes", WEBFLOW_NODES, "truncated", g.truncated, "nodes", nodes,
-			 "edges", g.edges);
+	*out = json_pack("{s:O, s:I, s:i, s:b, s:O, s:O}", "root", json_array_get(nodes, 0),
+			 "depth", (json_int_t)levels, "max_nodes", WEBFLOW_NODES, "truncated",
+			 g.truncated, "nodes", nodes, "edges", g.edges);
 	st = 200;
 cleanup:
 	json_decref(nodes);
@@ -290,7 +306,8 @@ cleanup:
 
 /* ---- a batch */
 
-static const char *const statuses[] = { "blocked", "waiting", "running", "succeeded", "failed", "cancelled" };
+static const char *const statuses[] = { "blocked",   "waiting", "running",
+					"succeeded", "failed",  "cancelled" };
 
 /* The batch's jobs by status: the first WEBFLOW_BATCH_CAP by seq, on the
  * index (batch), whose entries end with seq; and whether there are more
@@ -307,11 +324,13 @@ static int batch_counts(struct webdb *d, const char *label, json_t *doc)
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
 		json_object_set_new(counts, statuses[i], json_integer(0));
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT status, COUNT(*) FROM (SELECT status FROM kyu_jobs "
-		     "FORCE INDEX (kyu_jobs_batch) WHERE batch = ");
+				      "FORCE INDEX (kyu_jobs_batch) WHERE batch = ");
 	db_quotes(&sb, label);
-	sb_printf(&sb, " ORDER BY seq LIMIT %d) AS m GROUP BY status UNION ALL SELECT '+', COUNT(*) FROM "
-		       "(SELECT 1 FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) WHERE batch = ",
-		  WEBFLOW_BATCH_CAP);
+	sb_printf(
+		&sb,
+		" ORDER BY seq LIMIT %d) AS m GROUP BY status UNION ALL SELECT '+', COUNT(*) FROM "
+		"(SELECT 1 FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) WHERE batch = ",
+		WEBFLOW_BATCH_CAP);
 	db_quotes(&sb, label);
 	sb_printf(&sb, " ORDER BY seq LIMIT 1 OFFSET %d) AS x", WEBFLOW_BATCH_CAP);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
@@ -340,15 +359,17 @@ cleanup:
 /* A page of the batch's jobs, in seq order from the cursor on. */
 static int batch_page(struct webdb *d, const char *label, unsigned long long after, json_t *doc)
 {
-	static const char *const num[] = { "attempts", "max_attempts", "exit_code", "signal", NULL };
+	static const char *const num[] = { "attempts", "max_attempts", "exit_code", "signal",
+					   NULL };
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
 	int rc = -1;
 
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT seq, id, queue, status, attempts, max_attempts, exit_code, "
-		     "`signal`, LEFT(error, 300) AS error, run_at, finished_at, updated_at, "
-		     "LEFT(COALESCE(command, argv), 200) AS what FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) "
-		     "WHERE batch = ");
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT seq, id, queue, status, attempts, max_attempts, exit_code, "
+		"`signal`, LEFT(error, 300) AS error, run_at, finished_at, updated_at, "
+		"LEFT(COALESCE(command, argv), 200) AS what FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) "
+		"WHERE batch = ");
 	db_quotes(&sb, label);
 	if (after)
 		sb_printf(&sb, " AND seq > %llu", after);
@@ -356,9 +377,10 @@ static int batch_page(struct webdb *d, const char *label, unsigned long long aft
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
 	json_object_set_new(doc, "rows", webjson_rows(r, WEBPAGES_PAGE, num));
-	json_object_set_new(doc, "next", r->n_rows > WEBPAGES_PAGE
-						 ? json_string(db_cell(r, WEBPAGES_PAGE - 1, 0) ?: "0")
-						 : json_null());
+	json_object_set_new(doc, "next",
+			    r->n_rows > WEBPAGES_PAGE
+				    ? json_string(db_cell(r, WEBPAGES_PAGE - 1, 0) ?: "0")
+				    : json_null());
 	rc = 0;
 cleanup:
 	sb_free(&sb);
@@ -378,17 +400,19 @@ static int batch_waiters(struct webdb *d, const char *label, json_t *doc)
 	const struct db_result *r;
 	int rc = -1;
 
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT j.seq, j.id, j.status, j.queue, j.after_policy, j.after_left "
-		     "FROM kyu_after AS e JOIN kyu_jobs AS j ON j.seq = e.down_seq WHERE e.up_seq = "
-		     "(SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) WHERE batch = ");
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT j.seq, j.id, j.status, j.queue, j.after_policy, j.after_left "
+		"FROM kyu_after AS e JOIN kyu_jobs AS j ON j.seq = e.down_seq WHERE e.up_seq = "
+		"(SELECT seq FROM kyu_jobs FORCE INDEX (kyu_jobs_batch) WHERE batch = ");
 	db_quotes(&sb, label);
 	sb_adds(&sb, " ORDER BY seq LIMIT 1) AND j.after_batch = ");
 	db_quotes(&sb, label);
 	sb_printf(&sb, " ORDER BY e.down_seq LIMIT %d", WEBFLOW_LIST + 1);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0)
 		goto cleanup;
-	json_object_set_new(doc, "waiters", json_pack("{s:o, s:b}", "rows", webjson_rows(r, WEBFLOW_LIST, num),
-						      "more", r->n_rows > WEBFLOW_LIST));
+	json_object_set_new(doc, "waiters",
+			    json_pack("{s:o, s:b}", "rows", webjson_rows(r, WEBFLOW_LIST, num),
+				      "more", r->n_rows > WEBFLOW_LIST));
 	rc = 0;
 cleanup:
 	sb_free(&sb);
@@ -404,15 +428,18 @@ unsigned webflow_batch(struct webdb *d, const char *label, const char *after, js
 	json_t *doc;
 
 	if (!label || !*label || strlen(label) > 255)
-		return webjson_error(out, 400, "batch: label: expected a batch's label, got '%s'", label ? label : "");
+		return webjson_error(out, 400, "batch: label: expected a batch's label, got '%s'",
+				     label ? label : "");
 	if (after && parse_i64(after, 1, INT64_MAX, &cursor) < 0)
 		return webjson_error(out, 400, "batch: after: not a row number: '%s'", after);
 	if (webflow_present(d, &workflows) < 0)
 		return webdb_failed(d, out, "batch");
 	if (!workflows)
-		return webjson_error(out, 404, "batch: this database has no workflows (schema version 5)");
+		return webjson_error(out, 404,
+				     "batch: this database has no workflows (schema version 5)");
 	doc = json_pack("{s:o}", "batch", webjson_text(label, strlen(label)));
-	if (batch_counts(d, label, doc) < 0 || batch_page(d, label, (unsigned long long)cursor, doc) < 0 ||
+	if (batch_counts(d, label, doc) < 0 ||
+	    batch_page(d, label, (unsigned long long)cursor, doc) < 0 ||
 	    batch_waiters(d, label, doc) < 0 || webdb_read(d, clock, sizeof(clock) - 1, &r) < 0) {
 		json_decref(doc);
 		return webdb_failed(d, out, "batch");

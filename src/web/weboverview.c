@@ -18,9 +18,11 @@
 
 #define HOUR_CACHE 30.0 /* seconds, for a schema without kyu_minutes */
 
-static const char *const count_cols[] = { "waiting", "due", "running", "blocked", "oldest_due_age", "paused",
-					  "max_running", "rate_limit", "rate_period", "weight",
-					  "max_waiting", "n", "ago", "pid", NULL };
+static const char *const count_cols[] = {
+	"waiting",     "due",         "running",    "blocked",     "oldest_due_age",
+	"paused",      "max_running", "rate_limit", "rate_period", "weight",
+	"max_waiting", "n",           "ago",        "pid",         NULL
+};
 
 static long long cell_ll(const struct db_result *r, size_t row, unsigned col)
 {
@@ -121,7 +123,8 @@ static struct qent *qtab_get(struct qtab *t, const char *name, size_t len)
 	}
 	if (2 * (t->n + 1) > t->n_slots)
 		qtab_rehash(t, t->n_slots ? 2 * t->n_slots : 2048);
-	for (k = name_hash(name, len) & (t->n_slots - 1); t->slot[k]; k = (k + 1) & (t->n_slots - 1)) {
+	for (k = name_hash(name, len) & (t->n_slots - 1); t->slot[k];
+	     k = (k + 1) & (t->n_slots - 1)) {
 		e = &t->e[t->slot[k] - 1];
 		if (e->len == len && memcmp(e->name, name, len) == 0)
 			return e;
@@ -155,8 +158,8 @@ static void qtab_free(struct qtab *t)
 static void page_entry(json_t *q)
 {
 	static const char *const zero[] = { "waiting", "due", "blocked", "retrying" };
-	static const char *const none[] = { "max_running", "rate_limit", "rate_period", "max_waiting",
-					    "per_minute", "failed_per_minute" };
+	static const char *const none[] = { "max_running", "rate_limit", "rate_period",
+					    "max_waiting", "per_minute", "failed_per_minute" };
 
 	for (size_t i = 0; i < sizeof(zero) / sizeof(*zero); i++)
 		set_ll(q, zero[i], 0);
@@ -176,7 +179,8 @@ static void page_entry(json_t *q)
  * the failed: failed_1h and retried_1h). */
 static void count_ended(json_t *o, const char *k, long long ago, long long n, bool sums)
 {
-	json_t *pm = json_object_get(o, "per_minute"), *fm = json_object_get(o, "failed_per_minute");
+	json_t *pm = json_object_get(o, "per_minute"),
+	       *fm = json_object_get(o, "failed_per_minute");
 	size_t slot = (size_t)(59 - (ago < 0 ? 0 : ago > 59 ? 59 : ago));
 	bool failed = strcmp(k, "succeeded_1h") != 0;
 
@@ -184,11 +188,13 @@ static void count_ended(json_t *o, const char *k, long long ago, long long n, bo
 		set_ll(o, k, get_ll(o, k) + n);
 	/* The chart's bars are jobs that ended: a retried attempt is not one. */
 	if (json_is_array(pm) && strcmp(k, "retried_1h") != 0)
-		json_array_set_new(pm, slot, json_integer(json_integer_value(json_array_get(pm, slot)) + n));
+		json_array_set_new(pm, slot,
+				   json_integer(json_integer_value(json_array_get(pm, slot)) + n));
 	/* The failed among them, and the failed attempts, for the chart's two
 	 * colours and the failed attempts' line. */
 	if (json_is_array(fm) && failed && strcmp(k, "retried_1h") != 0)
-		json_array_set_new(fm, slot, json_integer(json_integer_value(json_array_get(fm, slot)) + n));
+		json_array_set_new(fm, slot,
+				   json_integer(json_integer_value(json_array_get(fm, slot)) + n));
 }
 
 /* A row of kyu_minutes' hour, [queue, ago, succeeded, failed, retried],
@@ -227,13 +233,16 @@ static void free_sums(struct weboverview *cache)
  * queues, per minute: both read from every row of the hour, so kept a
  * while when many queues have some (WEBOVERVIEW_MINUTES_CACHE). *have:
  * false when the table is not there or not readable. */
-static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab *queues, json_t *all, bool *have)
+static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab *queues,
+			json_t *all, bool *have)
 {
 	/* ORDER BY NULL: the groups need no sort, only their sums. */
-	static const char sums[] = WEBDB_STMT_LIMIT "SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) "
-		HOUR_WHERE "GROUP BY queue ORDER BY NULL";
-	static const char minutes[] = WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
-		"SUM(retried) " HOUR_WHERE "GROUP BY minute";
+	static const char sums[] = WEBDB_STMT_LIMIT
+		"SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) " HOUR_WHERE
+		"GROUP BY queue ORDER BY NULL";
+	static const char minutes[] =
+		WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
+				 "SUM(retried) " HOUR_WHERE "GROUP BY minute";
 	const struct db_result *r;
 	json_t *row;
 	size_t i;
@@ -267,8 +276,11 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab 
 		cache->minutes = json_array();
 		for (i = 0; i < r->n_rows; i++)
 			json_array_append_new(cache->minutes,
-					      json_pack("[I, I, I, I]", (json_int_t)cell_ll(r, i, 1), (json_int_t)cell_ll(r, i, 2),
-							(json_int_t)cell_ll(r, i, 3), (json_int_t)cell_ll(r, i, 4)));
+					      json_pack("[I, I, I, I]",
+							(json_int_t)cell_ll(r, i, 1),
+							(json_int_t)cell_ll(r, i, 2),
+							(json_int_t)cell_ll(r, i, 3),
+							(json_int_t)cell_ll(r, i, 4)));
 		cache->minutes_at = mono_now();
 	}
 	*have = true;
@@ -281,11 +293,15 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab 
 		q->succeeded_known = q->retried_known = true;
 	}
 	set_ll(all, "retried_1h", 0);
-	json_array_foreach(cache->minutes, i, row) {
+	json_array_foreach(cache->minutes, i, row)
+	{
 		long long ago = json_integer_value(json_array_get(row, 0));
-		count_ended(all, "succeeded_1h", ago, json_integer_value(json_array_get(row, 1)), true);
-		count_ended(all, "failed_1h", ago, json_integer_value(json_array_get(row, 2)), true);
-		count_ended(all, "retried_1h", ago, json_integer_value(json_array_get(row, 3)), true);
+		count_ended(all, "succeeded_1h", ago, json_integer_value(json_array_get(row, 1)),
+			    true);
+		count_ended(all, "failed_1h", ago, json_integer_value(json_array_get(row, 2)),
+			    true);
+		count_ended(all, "retried_1h", ago, json_integer_value(json_array_get(row, 3)),
+			    true);
 	}
 	return 0;
 }
@@ -302,12 +318,14 @@ static int page_minutes(struct webdb *d, json_t *page)
 	/* The hour's minutes named one by one: with the queues, ranges of
 	 * the primary key (minute, queue, ...) that hold the page's rows
 	 * alone, where a range of minutes would read every queue's. */
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT queue, " HOUR_AGO ", SUM(succeeded), SUM(failed), SUM(retried) "
-		"FROM kyu_minutes WHERE minute IN (");
+	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT queue, " HOUR_AGO
+				      ", SUM(succeeded), SUM(failed), SUM(retried) "
+				      "FROM kyu_minutes WHERE minute IN (");
 	for (int m = 0; m < 60; m++)
 		sb_printf(&sb, "%s" MINUTES_NOW " - INTERVAL %d MINUTE", m ? ", " : "", m);
 	sb_adds(&sb, ") AND queue IN (");
-	json_array_foreach(page, i, q) {
+	json_array_foreach(page, i, q)
+	{
 		json_object_set(byname, json_string_value(json_object_get(q, "queue")), q);
 		if (i)
 			sb_adds(&sb, ", ");
@@ -354,10 +372,10 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 {
 #define ENDED_WHERE "AND updated_at >= NOW(6) - INTERVAL 1 HOUR "
 #define MINUTES_AGO "LEAST(59, TIMESTAMPDIFF(MINUTE, updated_at, NOW(6)))"
-	static const char hour_all[] =
-		WEBDB_STMT_LIMIT "SELECT '', status, " MINUTES_AGO " AS ago, COUNT(*) "
-		"FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status IN ('succeeded', 'failed') "
-		ENDED_WHERE "GROUP BY status, ago";
+	static const char hour_all[] = WEBDB_STMT_LIMIT
+		"SELECT '', status, " MINUTES_AGO " AS ago, COUNT(*) "
+		"FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) WHERE status IN ('succeeded', 'failed') " ENDED_WHERE
+		"GROUP BY status, ago";
 	static const char hour_failed[] = WEBDB_STMT_LIMIT
 		"SELECT queue, status, 0, COUNT(*) FROM kyu_jobs FORCE INDEX (kyu_jobs_finished) "
 		"WHERE status = 'failed' " ENDED_WHERE "GROUP BY queue";
@@ -367,21 +385,28 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 		"GROUP BY queue, status, ago";
 	const struct db_result *r;
 
-	if (cache->hour[0] && mono_now() - cache->hour_at < HOUR_CACHE && cache->hour_per_queue == per_queue)
+	if (cache->hour[0] && mono_now() - cache->hour_at < HOUR_CACHE &&
+	    cache->hour_per_queue == per_queue)
 		return 0;
 	for (int pass = 0; pass < 2; pass++) {
 		/* Pass 0: all queues together; pass 1: per queue. */
 		const char *sql = pass == 0 ? hour_all : per_queue ? hour_queues : hour_failed;
-		size_t len = pass == 0 ? sizeof(hour_all) - 1 : per_queue ? sizeof(hour_queues) - 1 : sizeof(hour_failed) - 1;
+		size_t len = pass == 0   ? sizeof(hour_all) - 1
+			     : per_queue ? sizeof(hour_queues) - 1
+					 : sizeof(hour_failed) - 1;
 		json_t *rows = json_array();
 		if (webdb_read(d, sql, len, &r) < 0) {
 			json_decref(rows);
 			return -1;
 		}
 		for (size_t i = 0; i < r->n_rows; i++)
-			json_array_append_new(rows, json_pack("[o, b, I, I]", webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
-							      strcmp(cell_s(r, i, 1), "succeeded") == 0,
-							      (json_int_t)cell_ll(r, i, 2), (json_int_t)cell_ll(r, i, 3)));
+			json_array_append_new(
+				rows,
+				json_pack("[o, b, I, I]",
+					  webjson_text(cell_s(r, i, 0), r->lens[i * r->n_cols]),
+					  strcmp(cell_s(r, i, 1), "succeeded") == 0,
+					  (json_int_t)cell_ll(r, i, 2),
+					  (json_int_t)cell_ll(r, i, 3)));
 		json_decref(cache->hour[pass]);
 		cache->hour[pass] = rows;
 	}
@@ -393,16 +418,18 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 /* Add cache->hour[pass] to all (pass 0), to the queues' sums (1, with
  * queues), or to the per-minute arrays of the page's queues (1, with
  * page: name -> the queue's JSON). */
-static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *queues, json_t *page, json_t *all,
-			    bool per_queue)
+static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *queues, json_t *page,
+			    json_t *all, bool per_queue)
 {
 	size_t i;
 	json_t *row;
 
-	json_array_foreach(cache->hour[pass], i, row) {
+	json_array_foreach(cache->hour[pass], i, row)
+	{
 		const char *name = json_string_value(json_array_get(row, 0));
 		bool succeeded = json_is_true(json_array_get(row, 1));
-		long long ago = json_integer_value(json_array_get(row, 2)), n = json_integer_value(json_array_get(row, 3));
+		long long ago = json_integer_value(json_array_get(row, 2)),
+			  n = json_integer_value(json_array_get(row, 3));
 		if (pass == 0) {
 			count_ended(all, succeeded ? "succeeded_1h" : "failed_1h", ago, n, true);
 		} else if (queues) {
@@ -410,7 +437,8 @@ static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *qu
 			q->succeeded_known |= per_queue;
 			*(succeeded ? &q->succeeded : &q->failed) += n;
 		} else if (json_object_get(page, name)) {
-			count_ended(json_object_get(page, name), succeeded ? "succeeded_1h" : "failed_1h", ago, n, false);
+			count_ended(json_object_get(page, name),
+				    succeeded ? "succeeded_1h" : "failed_1h", ago, n, false);
 		}
 	}
 }
@@ -433,17 +461,22 @@ static int count_waiting(struct webdb *d, json_t *page)
 	size_t i;
 	int n = 0, rc = 0;
 
-	json_array_foreach(page, i, q) {
+	json_array_foreach(page, i, q)
+	{
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		json_object_set(byname, name, q);
 		for (int w = 0; w < 4; w++) {
 			if (w == 2 ? !json_is_true(json_object_get(q, "has_blocked"))
 				   : !json_is_true(json_object_get(q, "has_waiting")))
 				continue;
-			sb_adds(&sb, n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
+			sb_adds(&sb,
+				n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
 			db_quotes(&sb, name);
-			sb_printf(&sb, ", %d, %s FROM (SELECT attempts FROM kyu_jobs WHERE status = '%s' AND queue = ", w,
-				  w == 3 ? "IFNULL(SUM(attempts > 0), 0)" : "COUNT(*)", w == 2 ? "blocked" : "waiting");
+			sb_printf(
+				&sb,
+				", %d, %s FROM (SELECT attempts FROM kyu_jobs WHERE status = '%s' AND queue = ",
+				w, w == 3 ? "IFNULL(SUM(attempts > 0), 0)" : "COUNT(*)",
+				w == 2 ? "blocked" : "waiting");
 			db_quotes(&sb, name);
 			sb_printf(&sb, "%s%s LIMIT %d) AS c", w == 1 ? " AND due <= NOW(6)" : "",
 				  w == 3 ? " ORDER BY due DESC" : "", WEBOVERVIEW_COUNT_CAP + 1);
@@ -458,8 +491,10 @@ static int count_waiting(struct webdb *d, json_t *page)
 		if (e && w >= 0 && w <= 3)
 			set_ll(e, what[w], cell_ll(r, 0, 2));
 	}
-	json_array_foreach(page, i, q) {
-		json_object_set_new(q, "retrying_capped", json_boolean(get_ll(q, "waiting") > WEBOVERVIEW_COUNT_CAP));
+	json_array_foreach(page, i, q)
+	{
+		json_object_set_new(q, "retrying_capped",
+				    json_boolean(get_ll(q, "waiting") > WEBOVERVIEW_COUNT_CAP));
 		json_object_del(q, "has_waiting");
 		json_object_del(q, "has_blocked");
 	}
@@ -477,9 +512,11 @@ static int page_settings(struct webdb *d, json_t *page)
 	size_t i;
 	int rc = 0;
 
-	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT name, paused, max_running, rate_limit, rate_period, weight, "
+	sb_adds(&sb, WEBDB_STMT_LIMIT
+		"SELECT name, paused, max_running, rate_limit, rate_period, weight, "
 		"max_waiting FROM kyu_queues WHERE name IN (");
-	json_array_foreach(page, i, q) {
+	json_array_foreach(page, i, q)
+	{
 		json_object_set(byname, json_string_value(json_object_get(q, "queue")), q);
 		if (i)
 			sb_adds(&sb, ", ");
@@ -535,19 +572,22 @@ static int read_kyud(struct webdb *d, json_t **out)
 	live = cell_ll(r, 0, 0);
 	json_decref(*out);
 	*out = json_pack("{s:I, s:o, s:n}", "live", (json_int_t)live, "last",
-			 db_cell(r, 0, 3) ? json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 1), "pid",
-						      (json_int_t)cell_ll(r, 0, 2), "last_seen", cell_s(r, 0, 3), "ago",
-						      strtod(cell_s(r, 0, 4), NULL))
-					  : json_null(),
+			 db_cell(r, 0, 3)
+				 ? json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 1), "pid",
+					     (json_int_t)cell_ll(r, 0, 2), "last_seen",
+					     cell_s(r, 0, 3), "ago", strtod(cell_s(r, 0, 4), NULL))
+				 : json_null(),
 			 "last_attempt");
-	if (live > 0 || db_cell(r, 0, 3) || webdb_has_table(d, "kyu_attempts", &attempts) < 0 || !attempts)
+	if (live > 0 || db_cell(r, 0, 3) || webdb_has_table(d, "kyu_attempts", &attempts) < 0 ||
+	    !attempts)
 		return 0;
 	if (webdb_read(d, attempt, sizeof(attempt) - 1, &r) < 0)
 		return -1;
 	if (r->n_rows == 1)
 		json_object_set_new(*out, "last_attempt",
-				    json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 0), "pid",
-					      (json_int_t)cell_ll(r, 0, 1), "last_seen", cell_s(r, 0, 2), "ago",
+				    json_pack("{s:s, s:I, s:s, s:f}", "host", cell_s(r, 0, 0),
+					      "pid", (json_int_t)cell_ll(r, 0, 1), "last_seen",
+					      cell_s(r, 0, 2), "ago",
 					      strtod(cell_s(r, 0, 3), NULL)));
 	return 0;
 }
@@ -591,11 +631,14 @@ static json_t *page_json(const struct qent *k, bool per_queue, bool minutes)
 	json_object_set_new(q, "oldest_due_age", json_real(k->age));
 	set_ll(q, "failed_1h", k->failed);
 	json_object_set_new(q, "succeeded_1h",
-			    k->succeeded_known || per_queue ? json_integer(k->succeeded) : json_null());
+			    k->succeeded_known || per_queue ? json_integer(k->succeeded)
+							    : json_null());
 	/* A queue that ended nothing in the hour retried nothing. */
-	json_object_set_new(q, "retried_1h", k->retried_known || minutes ? json_integer(k->retried) : json_null());
+	json_object_set_new(q, "retried_1h",
+			    k->retried_known || minutes ? json_integer(k->retried) : json_null());
 	json_object_set_new(q, "failed_attempts_1h",
-			    k->retried_known || minutes ? json_integer(k->failed + k->retried) : json_null());
+			    k->retried_known || minutes ? json_integer(k->failed + k->retried)
+							: json_null());
 	json_object_set_new(q, "failing", json_boolean(k->att == ATT_FAILING));
 	json_object_set_new(q, "attention", json_string(attention_names[k->att]));
 	page_entry(q);
@@ -629,22 +672,24 @@ static int cmp_name(const void *pa, const void *pb)
 	return strcmp(((const struct qent *)pa)->name, ((const struct qent *)pb)->name);
 }
 
-static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t *offset, bool *by_name,
-		      json_t **out)
+static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t *offset,
+		      bool *by_name, json_t **out)
 {
 	*limit = WEBOVERVIEW_PAGE;
 	*offset = 0;
 	*by_name = false;
 	if (a->limit && *a->limit && parse_i64(a->limit, 1, WEBOVERVIEW_PAGE_MAX, limit) < 0) {
-		webjson_error(out, 400, "overview: limit '%.40s' is not a number from 1 to %d", a->limit,
-			      WEBOVERVIEW_PAGE_MAX);
+		webjson_error(out, 400, "overview: limit '%.40s' is not a number from 1 to %d",
+			      a->limit, WEBOVERVIEW_PAGE_MAX);
 		return -1;
 	}
 	if (a->offset && *a->offset && parse_i64(a->offset, 0, INT32_MAX, offset) < 0) {
-		webjson_error(out, 400, "overview: offset '%.40s' is not a number from 0 to %d", a->offset, INT32_MAX);
+		webjson_error(out, 400, "overview: offset '%.40s' is not a number from 0 to %d",
+			      a->offset, INT32_MAX);
 		return -1;
 	}
-	if (a->sort && *a->sort && strcmp(a->sort, "attention") != 0 && strcmp(a->sort, "name") != 0) {
+	if (a->sort && *a->sort && strcmp(a->sort, "attention") != 0 &&
+	    strcmp(a->sort, "name") != 0) {
 		webjson_error(out, 400, "overview: sort '%.40s' is not attention or name", a->sort);
 		return -1;
 	}
@@ -658,8 +703,8 @@ static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t 
  * kyu_minutes' hour and kyu_queues. Then, for the page's queues only,
  * what else the page shows: counts, retrying jobs, the hour minute by
  * minute, why they do not move (webstuck.h). */
-unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struct weboverview_args *a,
-			 json_t **out)
+unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
+			 const struct weboverview_args *a, json_t **out)
 {
 	/* A loose scan of (status, queue, due): one index dive per queue. */
 	static const char oldest[] = WEBDB_STMT_LIMIT
@@ -686,8 +731,9 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 
 	if (parse_args(a, &limit, &offset, &by_name, out) < 0)
 		return 400;
-	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0, "retried_1h", "per_minute",
-			zero_minutes(), "failed_per_minute", zero_minutes());
+	all = json_pack("{s:i, s:i, s:n, s:o, s:o}", "succeeded_1h", 0, "failed_1h", 0,
+			"retried_1h", "per_minute", zero_minutes(), "failed_per_minute",
+			zero_minutes());
 	if (read_minutes(cache, d, &queues, all, &minutes) < 0)
 		goto failed;
 	per_queue = minutes;
@@ -725,7 +771,8 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 		qtab_cell(&queues, r, i);
 	if (read_kyud(d, &kyud) < 0)
 		goto failed;
-	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 && db_cell(r, 0, 0)) {
+	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 &&
+	    db_cell(r, 0, 0)) {
 		now = json_string(db_cell(r, 0, 0));
 		zone = db_cell(r, 0, 1) ? json_string(db_cell(r, 0, 1)) : NULL;
 	}
@@ -745,7 +792,8 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 		json_array_append_new(list, q);
 		json_object_set(byname, queues.e[i].name, q);
 	}
-	if (minutes ? page_minutes(d, list) < 0 : (apply_hour_rows(cache, 1, NULL, byname, all, per_queue), 0))
+	if (minutes ? page_minutes(d, list) < 0
+		    : (apply_hour_rows(cache, 1, NULL, byname, all, per_queue), 0))
 		goto failed;
 	if (count_waiting(d, list) < 0 || page_settings(d, list) < 0)
 		goto failed;
@@ -761,16 +809,17 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struc
 		json_decref(unsettled);
 		goto failed;
 	}
-	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o, s:b, s:o}", "queues", list, "all", all, "now",
-			 now ? now : json_null(), "zone", zone ? zone : json_null(), "per_queue_hour", per_queue, "count_cap",
+	*out = json_pack("{s:o, s:o, s:o, s:o, s:b, s:i, s:s, s:o, s:b, s:o}", "queues", list,
+			 "all", all, "now", now ? now : json_null(), "zone",
+			 zone ? zone : json_null(), "per_queue_hour", per_queue, "count_cap",
 			 WEBOVERVIEW_COUNT_CAP, "hour_source", minutes ? "kyu_minutes" : "kyu_jobs",
-			 "hour_age",
-			 minutes ? json_null() : json_real(mono_now() - cache->hour_at), "workflows", workflows,
-			 "unsettled", unsettled ? unsettled : json_null());
+			 "hour_age", minutes ? json_null() : json_real(mono_now() - cache->hour_at),
+			 "workflows", workflows, "unsettled", unsettled ? unsettled : json_null());
 	json_object_set_new(*out, "kyud", kyud);
-	json_object_set_new(*out, "page", json_pack("{s:I, s:I, s:I, s:s}", "offset", (json_int_t)offset, "limit",
-						    (json_int_t)limit, "total", (json_int_t)n, "sort",
-						    by_name ? "name" : "attention"));
+	json_object_set_new(*out, "page",
+			    json_pack("{s:I, s:I, s:I, s:s}", "offset", (json_int_t)offset, "limit",
+				      (json_int_t)limit, "total", (json_int_t)n, "sort",
+				      by_name ? "name" : "attention"));
 	json_object_set_new(*out, "failing_min", json_integer(WEBOVERVIEW_FAILING_MIN));
 	json_object_set_new(*out, "stuck_age", json_real(WEBOVERVIEW_STUCK_AGE));
 	return 200;

@@ -67,7 +67,7 @@ struct weboverview_args {
 
 /* GET /api/overview: 200 and the document in *out, 400 for bad
  * parameters, or 503 and {"error": ...}. */
-unsigned weboverview_get(struct weboverview *cache, struct webdb *d, const struct weboverview_args *a,
-			 json_t **out);
+unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
+			 const struct weboverview_args *a, json_t **out);
 
 #endif

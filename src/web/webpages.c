@@ -19,7 +19,8 @@
 /* A page of rows: the first WEBPAGES_PAGE of r (the statement asked for one
  * more, to know whether there is a next page) and the next page's cursor,
  * made of the last row's cursor columns. */
-static json_t *page_json(const struct db_result *r, const char *const *numeric, int t_col, int seq_col)
+static json_t *page_json(const struct db_result *r, const char *const *numeric, int t_col,
+			 int seq_col)
 {
 	json_t *next = json_null();
 
@@ -60,16 +61,18 @@ int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned lo
 
 /* Not seq nor owner: BIGINT UNSIGNED identifiers, sent as strings whatever
  * their value, so that a client never sees one rounded or its type change. */
-static const char *const job_num_cols[] = { "pid", "attempts", "max_attempts", "tempfails",
-					    "priority", "time_limit", "exit_code", "signal", "duration",
-					    "cpu_user", "cpu_sys", "max_rss", "running_for", "lease_left",
-					    "after_left", "after_bad", "has_downstream", "progress", "key_slot",
-					    NULL };
+static const char *const job_num_cols[] = {
+	"pid",        "attempts",       "max_attempts", "tempfails",  "priority",
+	"time_limit", "exit_code",      "signal",       "duration",   "cpu_user",
+	"cpu_sys",    "max_rss",        "running_for",  "lease_left", "after_left",
+	"after_bad",  "has_downstream", "progress",     "key_slot",   NULL
+};
 
 /* A read of kyu_jobs that names the status channel's columns (schema
  * version 6, kyu_jobs(7)): sql as built with them (status true), else,
  * on a schema without them, as built without. */
-static int read_status_cols(struct webdb *d, void (*build)(struct strbuf *sb, bool status, const void *arg),
+static int read_status_cols(struct webdb *d,
+			    void (*build)(struct strbuf *sb, bool status, const void *arg),
 			    const void *arg, const struct db_result **r)
 {
 	struct strbuf sb = { 0 };
@@ -133,8 +136,9 @@ unsigned webpages_running(struct webdb *d, const char *before, json_t **out)
 #define JOB_ATTEMPTS 100
 #define JOB_ATTEMPT_TAIL 2000
 
-static const char *const attempt_num_cols[] = { "attempt", "pid", "exit_code", "signal", "duration",
-						"cpu_user", "cpu_sys", "max_rss", NULL };
+static const char *const attempt_num_cols[] = { "attempt", "pid",      "exit_code",
+						"signal",  "duration", "cpu_user",
+						"cpu_sys", "max_rss",  NULL };
 
 /* The attempts of the job of row seq (kyu_jobs(7), "Attempts"), oldest
  * first: *out gets {"rows": the newest JOB_ATTEMPTS, "more": whether there
@@ -151,12 +155,14 @@ static int job_attempts(struct webdb *d, unsigned long long seq, json_t **out)
 
 	*out = NULL;
 	/* Newest first on the index (job_seq, seq), then turned around. */
-	sb_printf(&sb, WEBDB_STMT_LIMIT
-		  "SELECT seq, attempt, outcome, daemon, host, pid, started_at, finished_at, "
-		  "TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000 AS duration, exit_code, "
-		  "`signal`, error, cpu_user, cpu_sys, max_rss, RIGHT(output_tail, %d) AS output_tail "
-		  "FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq DESC LIMIT %d",
-		  JOB_ATTEMPT_TAIL, seq, JOB_ATTEMPTS + 1);
+	sb_printf(
+		&sb,
+		WEBDB_STMT_LIMIT
+		"SELECT seq, attempt, outcome, daemon, host, pid, started_at, finished_at, "
+		"TIMESTAMPDIFF(MICROSECOND, started_at, finished_at) / 1000000 AS duration, exit_code, "
+		"`signal`, error, cpu_user, cpu_sys, max_rss, RIGHT(output_tail, %d) AS output_tail "
+		"FROM kyu_attempts WHERE job_seq = %llu ORDER BY seq DESC LIMIT %d",
+		JOB_ATTEMPT_TAIL, seq, JOB_ATTEMPTS + 1);
 	if (webdb_read(d, sb.buf, sb.len, &r) < 0) {
 		e = db_connected(d->db) ? db_error_code(d->db) : 0;
 		rc = e == ER_NO_SUCH_TABLE || e == ER_TABLEACCESS_DENIED_ERROR ? 0 : -1;
@@ -193,7 +199,7 @@ static void job_sql(struct strbuf *sb, bool status, const void *arg)
 	/* Schema version 5 (kyu_jobs(7), "Workflows"). */
 	if (a->workflows)
 		sb_adds(sb, ", after, after_policy, batch, after_batch, after_left, after_bad, "
-			     "cancelled_by, has_downstream");
+			    "cancelled_by, has_downstream");
 	/* Schema version 6 (kyu_jobs(7), "The status channel", "Unique
 	 * keys", "Trace context", "Per-key limits"). */
 	if (status)
@@ -228,7 +234,8 @@ unsigned webpages_job(struct webdb *d, const char *id, bool workflows, json_t **
 		/* The clock and zone its times are read in: for "3 min ago"
 		 * and the zone shown beside each, not columns of the job. */
 		*out = json_pack("{s:O, s:b, s:O, s:O}", "job", job, "live", live, "now",
-				 json_object_get(job, "db_now"), "zone", json_object_get(job, "db_zone"));
+				 json_object_get(job, "db_now"), "zone",
+				 json_object_get(job, "db_zone"));
 		json_object_del(job, "db_now");
 		json_object_del(job, "db_zone");
 		json_decref(rows);

@@ -42,6 +42,7 @@ unsigned webpages_daemons(struct webdb *d, json_t **out);
 
 /* Parse a cursor "TIME,SEQ" as the list pages hand it out (TIME as the
  * server prints a DATETIME(6)). Returns 0 or -EINVAL. */
-KYU_MUSTCHECK int webpages_parse_cursor(const char *s, char *time, size_t timelen, unsigned long long *seq);
+KYU_MUSTCHECK int webpages_parse_cursor(const char *s, char *time, size_t timelen,
+					unsigned long long *seq);
 
 #endif

@@ -22,14 +22,16 @@ static json_t *find(json_t *queues, const char *name)
 	size_t i;
 	json_t *q;
 
-	json_array_foreach(queues, i, q) {
+	json_array_foreach(queues, i, q)
+	{
 		if (strcmp(json_string_value(json_object_get(q, "queue")) ?: "", name) == 0)
 			return q;
 	}
 	return NULL;
 }
 
-static json_t *why(json_t *q, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *why(json_t *q, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Appends the reason to q's "why" and returns it, for more members. */
 static json_t *why(json_t *q, const char *reason, const char *fmt, ...)
 {
@@ -58,28 +60,34 @@ static int per_queue(struct webdb *d, json_t *queues, bool registry, bool quiet_
 	int n = 0, rc = 0;
 
 	/* A statement per queue, one round trip (webdb_read_each). */
-	json_array_foreach(queues, i, q) {
+	json_array_foreach(queues, i, q)
+	{
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		if (json_integer_value(json_object_get(q, "due")) <= 0 || !name)
 			continue;
 		sb_adds(&sb, n++ ? "; " WEBDB_STMT_LIMIT "SELECT " : WEBDB_STMT_LIMIT "SELECT ");
 		sb_adds(&sb, "x.q, ");
-		sb_adds(&sb, registry ? "(SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE("d")
-					" AND " REGISTRY_SERVES("d", "x.q") ")"
-				      : "NULL");
-		sb_adds(&sb, " AS serving, COUNT(*) AS sampled, IFNULL(SUM(w.concurrency_key IS NOT NULL AND "
-			     "EXISTS (SELECT 1 FROM kyu_jobs AS h WHERE h.running_key = w.concurrency_key)), 0) "
-			     "AS blocked FROM (SELECT ");
+		sb_adds(&sb,
+			registry ? "(SELECT COUNT(*) FROM kyu_daemons AS d WHERE " REGISTRY_LIVE(
+					   "d") " AND " REGISTRY_SERVES("d", "x.q") ")"
+				 : "NULL");
+		sb_adds(&sb,
+			" AS serving, COUNT(*) AS sampled, IFNULL(SUM(w.concurrency_key IS NOT NULL AND "
+			"EXISTS (SELECT 1 FROM kyu_jobs AS h WHERE h.running_key = w.concurrency_key)), 0) "
+			"AS blocked FROM (SELECT ");
 		db_quotes(&sb, name);
-		sb_adds(&sb, " AS q) AS x, (SELECT concurrency_key FROM kyu_jobs WHERE status = 'waiting' AND queue = ");
+		sb_adds(&sb,
+			" AS q) AS x, (SELECT concurrency_key FROM kyu_jobs WHERE status = 'waiting' AND queue = ");
 		db_quotes(&sb, name);
-		sb_printf(&sb, " AND due <= NOW(6) ORDER BY due LIMIT %d) AS w GROUP BY x.q", WEBSTUCK_KEY_SAMPLE);
+		sb_printf(&sb, " AND due <= NOW(6) ORDER BY due LIMIT %d) AS w GROUP BY x.q",
+			  WEBSTUCK_KEY_SAMPLE);
 	}
 	if (n && webdb_read_each(d, sb.buf, sb.len, &reply) < 0)
 		rc = -1;
 	for (int k = 0; n && rc == 0 && k < reply->n; k++) {
 		const struct db_result *r = &reply->r[k];
-		json_t *e = r->n_rows == 1 ? find(queues, db_cell(r, 0, 0) ? db_cell(r, 0, 0) : "") : NULL;
+		json_t *e = r->n_rows == 1 ? find(queues, db_cell(r, 0, 0) ? db_cell(r, 0, 0) : "")
+					   : NULL;
 		long long sampled, blocked;
 		if (!e)
 			continue;
@@ -89,16 +97,21 @@ static int per_queue(struct webdb *d, json_t *queues, bool registry, bool quiet_
 			long long serving = cell_ll(r, 0, 1);
 			json_object_set_new(e, "daemons", json_integer(serving));
 			if (serving == 0 && !quiet_no_daemon)
-				why(e, "no daemon", "no live daemon serves this queue (kyu_daemons)");
+				why(e, "no daemon",
+				    "no live daemon serves this queue (kyu_daemons)");
 		}
 		if (blocked == 1 && sampled == 1)
-			why(e, "key-blocked", "its due job waits for a concurrency key that a running job holds");
+			why(e, "key-blocked",
+			    "its due job waits for a concurrency key that a running job holds");
 		else if (blocked > 0 && blocked == sampled)
-			why(e, "key-blocked", "its %lld oldest due jobs wait for a concurrency key that a running job holds",
+			why(e, "key-blocked",
+			    "its %lld oldest due jobs wait for a concurrency key that a running job holds",
 			    sampled);
 		else if (blocked > 0)
-			why(e, "key-blocked", "%lld of its %lld oldest due jobs wait for a concurrency key that a running "
-					      "job holds", blocked, sampled);
+			why(e, "key-blocked",
+			    "%lld of its %lld oldest due jobs wait for a concurrency key that a running "
+			    "job holds",
+			    blocked, sampled);
 	}
 	sb_free(&sb);
 	return rc;
@@ -123,8 +136,10 @@ static int rates(struct webdb *d, json_t *queues)
 			continue;
 		limit = json_integer_value(json_object_get(e, "rate_limit"));
 		if (started >= limit)
-			why(e, "rate-limited", "%lld started in the last %lld s, its rate_limit is %lld", started,
-			    (long long)json_integer_value(json_object_get(e, "rate_period")), limit);
+			why(e, "rate-limited",
+			    "%lld started in the last %lld s, its rate_limit is %lld", started,
+			    (long long)json_integer_value(json_object_get(e, "rate_period")),
+			    limit);
 	}
 	return 0;
 }
@@ -165,11 +180,13 @@ static int open_upstreams(struct webdb *d, json_t *jobs)
 		const char *seq = json_string_value(json_object_get(j, "seq")) ?: "0";
 		json_object_set_new(j, "open", json_array());
 		json_object_set(byseq, seq, j);
-		sb_printf(&sb, "%s(SELECT %llu AS down, e.up_seq, u.id, u.status FROM kyu_after AS e "
-			       "JOIN kyu_jobs AS u ON u.seq = e.up_seq WHERE e.down_seq = %llu AND e.state = 0 "
-			       "AND u.status IN ('waiting', 'running', 'blocked') ORDER BY e.up_seq LIMIT %d)",
-			  i ? " UNION ALL " : "", strtoull(seq, NULL, 10), strtoull(seq, NULL, 10),
-			  WEBSTUCK_UPSTREAMS + 1);
+		sb_printf(
+			&sb,
+			"%s(SELECT %llu AS down, e.up_seq, u.id, u.status FROM kyu_after AS e "
+			"JOIN kyu_jobs AS u ON u.seq = e.up_seq WHERE e.down_seq = %llu AND e.state = 0 "
+			"AND u.status IN ('waiting', 'running', 'blocked') ORDER BY e.up_seq LIMIT %d)",
+			i ? " UNION ALL " : "", strtoull(seq, NULL, 10), strtoull(seq, NULL, 10),
+			WEBSTUCK_UPSTREAMS + 1);
 	}
 	sb_adds(&sb, ") AS o ORDER BY down, up_seq");
 	if (n && webdb_read(d, sb.buf, sb.len, &r) < 0)
@@ -178,8 +195,10 @@ static int open_upstreams(struct webdb *d, json_t *jobs)
 		json_t *j = json_object_get(byseq, db_cell(r, row, 0) ?: "");
 		if (j)
 			json_array_append_new(json_object_get(j, "open"),
-					      json_pack("{s:s, s:s, s:s}", "seq", db_cell(r, row, 1) ?: "", "id",
-							db_cell(r, row, 2) ?: "", "status", db_cell(r, row, 3) ?: ""));
+					      json_pack("{s:s, s:s, s:s}", "seq",
+							db_cell(r, row, 1) ?: "", "id",
+							db_cell(r, row, 2) ?: "", "status",
+							db_cell(r, row, 3) ?: ""));
 	}
 	json_decref(byseq);
 	sb_free(&sb);
@@ -192,15 +211,17 @@ static int open_upstreams(struct webdb *d, json_t *jobs)
  * "waits_for" to the jobs named. */
 static void waits_phrase(struct strbuf *sb, json_t *job)
 {
-	json_t *open = json_object_get(job, "open"), *left = json_object_get(job, "after_left"), *named;
+	json_t *open = json_object_get(job, "open"), *left = json_object_get(job, "after_left"),
+	       *named;
 	size_t n = json_array_size(open);
 
 	if (n == 0) {
-		sb_adds(sb, json_is_integer(left)
-				    ? "waits for no job that has not ended: kyu_settle has not moved it on yet "
-				      "(kyud calls it; so does CALL kyu_settle(1000))"
-				    : "has not had its upstream jobs counted: kyu_settle has not run since it "
-				      "was inserted (kyud calls it; so does CALL kyu_settle(1000))");
+		sb_adds(sb,
+			json_is_integer(left)
+				? "waits for no job that has not ended: kyu_settle has not moved it on yet "
+				  "(kyud calls it; so does CALL kyu_settle(1000))"
+				: "has not had its upstream jobs counted: kyu_settle has not run since it "
+				  "was inserted (kyud calls it; so does CALL kyu_settle(1000))");
 		json_object_set_new(job, "waits_for", json_null());
 		return;
 	}
@@ -216,7 +237,8 @@ static void waits_phrase(struct strbuf *sb, json_t *job)
 	}
 	/* One more than WEBSTUCK_UPSTREAMS was read: there are more. */
 	if (n > WEBSTUCK_UPSTREAMS && json_integer_value(left) > WEBSTUCK_UPSTREAMS)
-		sb_printf(sb, " and %lld more", (long long)json_integer_value(left) - WEBSTUCK_UPSTREAMS);
+		sb_printf(sb, " and %lld more",
+			  (long long)json_integer_value(left) - WEBSTUCK_UPSTREAMS);
 	else if (n > WEBSTUCK_UPSTREAMS)
 		sb_adds(sb, " and more");
 	json_object_set_new(job, "waits_for", named);
@@ -239,8 +261,10 @@ static int unsettled_items(struct webdb *d, json_t **out)
 	if (webdb_read(d, q, sizeof(q) - 1, &r) < 0 || r->n_rows != 1)
 		return -1;
 	n = cell_ll(r, 0, 0);
-	*out = json_pack("{s:I, s:b, s:f}", "items", (json_int_t)(n > WEBSTUCK_TODO_CAP ? WEBSTUCK_TODO_CAP : n),
-			 "capped", n > WEBSTUCK_TODO_CAP, "oldest_age", strtod(db_cell(r, 0, 1) ?: "0", NULL));
+	*out = json_pack("{s:I, s:b, s:f}", "items",
+			 (json_int_t)(n > WEBSTUCK_TODO_CAP ? WEBSTUCK_TODO_CAP : n), "capped",
+			 n > WEBSTUCK_TODO_CAP, "oldest_age",
+			 strtod(db_cell(r, 0, 1) ?: "0", NULL));
 	return 0;
 }
 
@@ -255,13 +279,14 @@ static void why_unsettled(json_t *o, const json_t *unsettled)
 	why(o, "unsettled",
 	    "%s%lld workflow change%s not settled, the oldest %.0f s old: no kyud of schema version 5 "
 	    "settles them (CALL kyu_settle(1000) does it once)",
-	    json_is_true(json_object_get(unsettled, "capped")) ? "more than " : "", (long long)items,
-	    items == 1 ? "" : "s", age);
+	    json_is_true(json_object_get(unsettled, "capped")) ? "more than " : "",
+	    (long long)items, items == 1 ? "" : "s", age);
 }
 
 /* Per queue with blocked jobs, its oldest one (on the index (queue,
  * status), whose entries end with seq) and what it waits for. */
-static int why_blocked(struct webdb *d, json_t *queues, long long count_cap, const json_t *unsettled)
+static int why_blocked(struct webdb *d, json_t *queues, long long count_cap,
+		       const json_t *unsettled)
 {
 	struct strbuf sb = { 0 };
 	const struct db_result *r;
@@ -270,13 +295,15 @@ static int why_blocked(struct webdb *d, json_t *queues, long long count_cap, con
 	int n = 0, rc = -1;
 
 	sb_adds(&sb, WEBDB_STMT_LIMIT "SELECT * FROM (");
-	json_array_foreach(queues, i, q) {
+	json_array_foreach(queues, i, q)
+	{
 		const char *name = json_string_value(json_object_get(q, "queue"));
 		if (json_integer_value(json_object_get(q, "blocked")) <= 0 || !name)
 			continue;
 		sb_adds(&sb, n++ ? " UNION ALL (SELECT " : "(SELECT ");
 		db_quotes(&sb, name);
-		sb_adds(&sb, " AS q, seq, id, after_left FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
+		sb_adds(&sb,
+			" AS q, seq, id, after_left FROM kyu_jobs FORCE INDEX (kyu_jobs_queue_status) WHERE queue = ");
 		db_quotes(&sb, name);
 		sb_adds(&sb, " AND status = 'blocked' ORDER BY seq LIMIT 1)");
 	}
@@ -289,13 +316,17 @@ static int why_blocked(struct webdb *d, json_t *queues, long long count_cap, con
 		goto cleanup;
 	for (size_t row = 0; row < r->n_rows; row++) {
 		const char *left = db_cell(r, row, 3);
-		json_array_append_new(jobs, json_pack("{s:s, s:s, s:s, s:o}", "queue", db_cell(r, row, 0) ?: "",
-						       "seq", db_cell(r, row, 1) ?: "0", "id", db_cell(r, row, 2) ?: "",
-						       "after_left", left ? json_integer(strtoll(left, NULL, 10)) : json_null()));
+		json_array_append_new(
+			jobs,
+			json_pack("{s:s, s:s, s:s, s:o}", "queue", db_cell(r, row, 0) ?: "", "seq",
+				  db_cell(r, row, 1) ?: "0", "id", db_cell(r, row, 2) ?: "",
+				  "after_left",
+				  left ? json_integer(strtoll(left, NULL, 10)) : json_null()));
 	}
 	if (open_upstreams(d, jobs) < 0)
 		goto cleanup;
-	json_array_foreach(jobs, i, j) {
+	json_array_foreach(jobs, i, j)
+	{
 		json_t *e = find(queues, json_string_value(json_object_get(j, "queue")));
 		long long count = e ? json_integer_value(json_object_get(e, "blocked")) : 0;
 		struct strbuf w = { 0 };
@@ -316,7 +347,8 @@ static int why_blocked(struct webdb *d, json_t *queues, long long count_cap, con
 		json_object_set(reason, "waits_for", json_object_get(j, "waits_for"));
 		sb_free(&w);
 	}
-	json_array_foreach(queues, i, q) {
+	json_array_foreach(queues, i, q)
+	{
 		if (json_integer_value(json_object_get(q, "blocked")) > 0)
 			why_unsettled(q, unsettled);
 	}
@@ -335,7 +367,8 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 	json_t *q;
 
 	*unsettled = NULL;
-	json_array_foreach(queues, i, q) {
+	json_array_foreach(queues, i, q)
+	{
 		json_t *max = json_object_get(q, "max_running");
 		json_object_set_new(q, "why", json_array());
 		json_object_set_new(q, "daemons", json_null());
@@ -348,8 +381,8 @@ int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long 
 			why(q, "max_running", "%lld running, as many as its max_running allows",
 			    (long long)json_integer_value(max));
 	}
-	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 || per_queue(d, queues, registry, quiet_no_daemon) < 0 ||
-	    rates(d, queues) < 0)
+	if (webdb_has_table(d, "kyu_daemons", &registry) < 0 ||
+	    per_queue(d, queues, registry, quiet_no_daemon) < 0 || rates(d, queues) < 0)
 		return -1;
 	if (!workflows)
 		return 0;

@@ -43,8 +43,8 @@
  * the queues' counts ("more than" beyond). 0 or -1 (webdb's error). */
 /* quiet_no_daemon: no kyud is live at all (the overview says so once, in
  * its banner), so no queue gets the reason "no daemon". */
-KYU_MUSTCHECK int webstuck_explain(struct webdb *d, json_t *queues, bool workflows, long long count_cap,
-		     bool quiet_no_daemon, json_t **unsettled);
+KYU_MUSTCHECK int webstuck_explain(struct webdb *d, json_t *queues, bool workflows,
+				   long long count_cap, bool quiet_no_daemon, json_t **unsettled);
 
 /* Why one job does not start: for a blocked one (job: /api/job's job
  * object, with seq, status and after_left), the reason "blocked" naming

@@ -60,10 +60,10 @@
 static const double wake_recheck[] = { 0.3, 2.0 };
 #define N_WAKE_RECHECK (int)(sizeof(wake_recheck) / sizeof(wake_recheck[0]))
 
-void claim_init(struct claim *cl, const struct kyu_config *cfg, int index, const char *host, struct conn *conn,
-		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct settle *settle, struct peers *peers,
-		struct board_worker *bw)
+void claim_init(struct claim *cl, const struct kyu_config *cfg, int index, const char *host,
+		struct conn *conn, struct parent *parent, struct jobs *jobs, struct held *held,
+		struct record *rec, struct retention *ret, struct settle *settle,
+		struct peers *peers, struct board_worker *bw)
 {
 	cl->index = index;
 	cl->settle = settle;
@@ -121,8 +121,7 @@ static int fan_from_ppm(const struct claim *cl)
 /* d: a directory just read that shows more than FAN_AT queues due; from:
  * where the fan begins when that directory stopped there (NULL: it holds
  * every queue, and the fan begins at one of them). */
-static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const char *from,
-		      double now)
+static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const char *from, double now)
 {
 	/* The workers of a daemon begin evenly apart, turned by an amount of
 	 * the daemon's own (its supervisor's pid), so that two daemons do not
@@ -135,8 +134,10 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const cha
 	const char *start = from ? from : "";
 
 	if (n_plain > 0)
-		pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain / (uint64_t)workers +
-			      turn) % (uint64_t)n_plain);
+		pick = (int)(((uint64_t)(cl->index > 0 ? cl->index - 1 : 0) * (uint64_t)n_plain /
+				      (uint64_t)workers +
+			      turn) %
+			     (uint64_t)n_plain);
 	for (int i = 0; !from && i < d->n; i++) {
 		if (queues_special(&d->e[i]) || d->e[i].due_at > now)
 			continue;
@@ -154,7 +155,8 @@ static void fan_begin(struct claim *cl, struct queues *d, int n_plain, const cha
 	cl->fan_refile_at = now + FAN_REFILE_EVERY;
 	cl->dir_force = true;
 	if (from)
-		log_info("more than %d queues have due jobs: claims take one job of each in turn", FAN_AT);
+		log_info("more than %d queues have due jobs: claims take one job of each in turn",
+			 FAN_AT);
 	else
 		log_info("%d queues have due jobs: claims take one job of each in turn", n_plain);
 }
@@ -349,9 +351,10 @@ bool claim_self_poll_due(void *claim, struct stmt_turn *t)
 
 	if (!cl->jobs->draining && now >= p->heard_at + SELF_POLL * cl->cfg->poll_interval) {
 		if (spell_begin(&p->self_polling))
-			log_warn("no word from the supervisor for %.0f s (stopped?): looking for jobs "
-				 "every %.0f s by itself",
-				 now - p->heard_at, SELF_POLL * cl->cfg->poll_interval);
+			log_warn(
+				"no word from the supervisor for %.0f s (stopped?): looking for jobs "
+				"every %.0f s by itself",
+				now - p->heard_at, SELF_POLL * cl->cfg->poll_interval);
 		p->heard_at = now;
 		cl->wanted = true;
 	}
@@ -416,8 +419,8 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 		/* The queues the fan leaves out share up to half of the claim by
 		 * the directory (a claim of one row: every other claim); the fan
 		 * takes the rest. */
-		cl->sent.n_parts = queues_plan(&cl->dir, now, (n + (int)(cl->claims & 1)) / 2,
-					       cl->sent.parts);
+		cl->sent.n_parts =
+			queues_plan(&cl->dir, now, (n + (int)(cl->claims & 1)) / 2, cl->sent.parts);
 		for (int k = 0; k < cl->sent.n_parts; k++)
 			special += cl->sent.parts[k].n;
 		plan.fan_n = n - special;
@@ -432,7 +435,8 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 			cl->fan_refile_at = now + FAN_REFILE_EVERY;
 		plan.directory = cl->dir_force || now - cl->dir.read_at >= DIR_MAX_AGE;
 		plan.dir_special = true;
-	} else if (!cl->more && queues_any_due(&cl->dir, now) && now - cl->dir.read_at >= DIR_MAX_AGE) {
+	} else if (!cl->more && queues_any_due(&cl->dir, now) &&
+		   now - cl->dir.read_at >= DIR_MAX_AGE) {
 		plan.directory = true;
 	} else {
 		cl->sent.n_parts = queues_plan(&cl->dir, now, n, cl->sent.parts);
@@ -440,10 +444,10 @@ static void build(struct claim *cl, int n, int n_plain, struct strbuf *sb)
 		 * found due rows the catch-all cannot take or kept every claim full
 		 * (fair shares matter), and then kept fresh while any queue has due
 		 * rows. An idle daemon's poll is the catch-all alone. */
-		plan.directory = cl->dir_force ||
-				 (queues_any_due(&cl->dir, now) &&
-				  (cl->dir_wanted || cl->dir.n <= DIR_EVERY_CLAIM ||
-				   now - cl->dir.read_at >= DIR_MAX_AGE));
+		plan.directory =
+			cl->dir_force || (queues_any_due(&cl->dir, now) &&
+					  (cl->dir_wanted || cl->dir.n <= DIR_EVERY_CLAIM ||
+					   now - cl->dir.read_at >= DIR_MAX_AGE));
 		/* Nothing known to be due: claim from every queue without
 		 * restrictions by due time, unless rows that cannot be claimed now
 		 * (a paused queue, a full one) would lie across that scan; then the
@@ -535,9 +539,10 @@ void claim_unsent(void *claim)
 static void lock_waited(struct claim *cl, double now)
 {
 	if (spell_begin(&cl->lock_waits))
-		log_notice("a claim waited for a row lock another transaction holds (an uncommitted "
-			   "INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
-			   SKIP_LOCKED_SPELL);
+		log_notice(
+			"a claim waited for a row lock another transaction holds (an uncommitted "
+			"INSERT or UPDATE of kyu_jobs?): claims skip locked rows for the next %.0f s",
+			SKIP_LOCKED_SPELL);
 	else
 		log_debug("a claim waited for a row lock again: skipping locked rows for %.0f s",
 			  SKIP_LOCKED_SPELL);

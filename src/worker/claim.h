@@ -59,9 +59,9 @@ struct claim {
 	/* The fan: with more than FAN_AT queues due at once, one row of each
 	 * in turn, by name (notes/DESIGN.md, "Many queues: the fan"). */
 	bool fan;
-	char *fan_cursor;     /* the last name of the page before ("": the first) */
-	int fan_cycle_got;    /* rows the fan took since it last began at the first name */
-	bool fan_cycle_whole; /* that turn began at the first name (not part-way) */
+	char *fan_cursor;      /* the last name of the page before ("": the first) */
+	int fan_cycle_got;     /* rows the fan took since it last began at the first name */
+	bool fan_cycle_whole;  /* that turn began at the first name (not part-way) */
 	double fan_reclaim_at; /* monotonic: the fan's next look for expired leases */
 	double fan_refile_at;  /* monotonic: when it next files every due queue's name */
 	double fan_not_before; /* monotonic: the fan is not begun again before */
@@ -97,10 +97,10 @@ struct claim {
 	uint64_t claims;
 };
 
-void claim_init(struct claim *cl, const struct kyu_config *cfg, int index, const char *host, struct conn *conn,
-		struct parent *parent, struct jobs *jobs, struct held *held, struct record *rec,
-		struct retention *ret, struct settle *settle, struct peers *peers,
-		struct board_worker *bw);
+void claim_init(struct claim *cl, const struct kyu_config *cfg, int index, const char *host,
+		struct conn *conn, struct parent *parent, struct jobs *jobs, struct held *held,
+		struct record *rec, struct retention *ret, struct settle *settle,
+		struct peers *peers, struct board_worker *bw);
 void claim_free(struct claim *cl);
 
 /* jobs.c's ended hook (ctx: the claim): a job ended; its slot, and its

@@ -156,9 +156,10 @@ void conn_failed(struct conn *c, const struct db_reply *r, const char *what)
 		/* Once per spell: it repeats every retry until the server takes
 		 * writes again. */
 		if (spell_begin(&c->busy))
-			log_warn("the database refuses writes for now (%s: %s); results wait and are "
-				 "retried every %.0f s",
-				 what, r->err, CONN_BUSY_RETRY);
+			log_warn(
+				"the database refuses writes for now (%s: %s); results wait and are "
+				"retried every %.0f s",
+				what, r->err, CONN_BUSY_RETRY);
 		break;
 	case DB_ERROR:
 		log_err("%s failed: %s", what, r->err);

@@ -83,7 +83,8 @@ bool daemonrow_send(void *daemonrow, struct stmt_turn *t, struct strbuf *sb)
 	if (d->sending_remove)
 		registry_remove_build(sb, d->id);
 	else
-		registry_refresh_build(sb, d->cfg, d->id, d->host, d->parent->pid, running(d), d->old);
+		registry_refresh_build(sb, d->cfg, d->id, d->host, d->parent->pid, running(d),
+				       d->old);
 	return true;
 }
 
@@ -115,18 +116,20 @@ void daemonrow_reply(void *daemonrow, const struct db_reply *r)
 		if (res == REG_DONE)
 			log_debug("removed this daemon's row of kyu_daemons");
 		else if (res != REG_MISSING)
-			log_warn("cannot remove this daemon's row of kyu_daemons (%s): it is skipped "
-				 "once its live_until has passed, and deleted by another daemon",
-				 msg);
+			log_warn(
+				"cannot remove this daemon's row of kyu_daemons (%s): it is skipped "
+				"once its live_until has passed, and deleted by another daemon",
+				msg);
 		return;
 	}
 	switch (res) {
 	case REG_DRAIN:
 		/* Told once: later refreshes of a draining daemon read it too. */
 		if (!d->drain_told && !d->jobs->draining) {
-			log_notice("kyu_daemons.drain is set (%s): draining: no new claims; the running "
-				   "jobs finish, then kyud exits 0",
-				   msg);
+			log_notice(
+				"kyu_daemons.drain is set (%s): draining: no new claims; the running "
+				"jobs finish, then kyud exits 0",
+				msg);
 			parent_send(d->parent, KYU_DRAIN, 0);
 		}
 		d->drain_told = true;
@@ -144,30 +147,34 @@ void daemonrow_reply(void *daemonrow, const struct db_reply *r)
 		/* Schema version 8 or older: the row without what step 9
 		 * adds, at once. */
 		if (spell_begin(&d->old_said))
-			log_notice("kyu_daemons has no slots, running or drain (%s): this daemon's row goes "
-				   "without them, and kyu drain cannot reach it; run `kyu schema upgrade` "
-				   "(kyu(1))",
-				   msg);
+			log_notice(
+				"kyu_daemons has no slots, running or drain (%s): this daemon's row goes "
+				"without them, and kyu drain cannot reach it; run `kyu schema upgrade` "
+				"(kyu(1))",
+				msg);
 		d->old = true;
 		d->next = now;
 		break;
 	case REG_LOCKED:
 		/* A submitter's open transaction holds the row: never wait. */
-		log_debug("kyu_daemons: row locked (%s); trying again in %.0f s", msg, REGISTRY_RETRY);
+		log_debug("kyu_daemons: row locked (%s); trying again in %.0f s", msg,
+			  REGISTRY_RETRY);
 		d->next = now + REGISTRY_RETRY;
 		break;
 	case REG_MISSING:
 		if (spell_begin(&d->failing))
-			log_notice("no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
-				   "reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
-				   msg);
+			log_notice(
+				"no kyu_daemons table (%s): this daemon is not registered, and wake-ups "
+				"reach it only at its listen address; run `kyu schema upgrade` (kyu(1))",
+				msg);
 		d->next = now + registry_interval(d->cfg);
 		break;
 	case REG_FAILED:
 		if (spell_begin(&d->failing))
-			log_warn("writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
-				 "other hosts may miss it until it is written (kyud(8), grants)",
-				 msg);
+			log_warn(
+				"writing this daemon's row of kyu_daemons failed: %s; wake-ups from "
+				"other hosts may miss it until it is written (kyud(8), grants)",
+				msg);
 		d->next = now + registry_interval(d->cfg);
 		break;
 	}

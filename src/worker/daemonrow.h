@@ -39,21 +39,22 @@ struct daemonrow {
 	const struct jobs *jobs;
 	const struct board *board; /* every worker's running jobs (NULL: this one's) */
 	char id[REGISTRY_ID_MAX];
-	bool on;              /* this worker keeps the row */
-	bool remove;          /* stopping: delete the row (once) */
-	bool sending_remove;  /* the statement in flight deletes it */
-	bool drain_told;      /* the supervisor was told of kyu_daemons.drain */
-	bool old;             /* the schema is older than version 9: the row without
+	bool on;               /* this worker keeps the row */
+	bool remove;           /* stopping: delete the row (once) */
+	bool sending_remove;   /* the statement in flight deletes it */
+	bool drain_told;       /* the supervisor was told of kyu_daemons.drain */
+	bool old;              /* the schema is older than version 9: the row without
 			       * slots, running and drain (until the next connection) */
 	struct spell old_said; /* said once per spell */
-	struct spell failing; /* writing the row fails (logged at its start and end) */
-	double next;          /* monotonic: the next refresh (0: at once) */
+	struct spell failing;  /* writing the row fails (logged at its start and end) */
+	double next;           /* monotonic: the next refresh (0: at once) */
 };
 
 /* daemon_id: the daemon's token; NULL (a worker started by hand): no row. */
 void daemonrow_init(struct daemonrow *d, const struct kyu_config *cfg, int worker,
 		    const char *daemon_id, const char *host, struct conn *conn,
-		    const struct parent *parent, const struct jobs *jobs, const struct board *board);
+		    const struct parent *parent, const struct jobs *jobs,
+		    const struct board *board);
 /* Refresh at once (a new connection; a reload may have changed the
  * queues or the wake-up address). */
 void daemonrow_refresh(struct daemonrow *d);

@@ -87,8 +87,8 @@ static void start(struct held *h, struct claimed *c)
 	const struct qentry *q;
 
 	if (dropped_by_reload(h, c)) {
-		log_info("gave back job %s of queue %s: the configuration no longer serves it", c->id,
-			 c->queue ? c->queue : "(none)");
+		log_info("gave back job %s of queue %s: the configuration no longer serves it",
+			 c->id, c->queue ? c->queue : "(none)");
 		give_back(h, c);
 		return;
 	}
@@ -119,8 +119,9 @@ void held_start(struct held *h)
 		expired++;
 	}
 	if (expired)
-		log_info("gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
-			 expired, h->ring.hold_limit);
+		log_info(
+			"gave back %d claimed job(s) not started within %.1f s: every slot stayed busy",
+			expired, h->ring.hold_limit);
 	if (h->ring.n == 0)
 		return;
 	/* A job that has exited frees its slot now, not after the held jobs
@@ -135,7 +136,7 @@ void held_start(struct held *h)
 	 * output, fencing) must not wait for the whole prefetch ring.
 	 * pump.c's tick brings the loop straight back for the rest. */
 	for (int n = 0; n < h->cfg->slots && js->n_running < h->cfg->slots && !js->draining &&
-			    prefetch_pop(&h->ring, &c);
+			prefetch_pop(&h->ring, &c);
 	     n++) {
 		start(h, &c);
 		jobs_reap(js);

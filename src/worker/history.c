@@ -24,7 +24,8 @@ enum list_form { SEQ_LIST, OWNER_CASE };
 
 static bool picked(enum pick pick, bool unsure, bool timeout)
 {
-	return pick == PICK_ALL || (pick == PICK_UNSURE && unsure) || (pick == PICK_TIMEOUT && timeout);
+	return pick == PICK_ALL || (pick == PICK_UNSURE && unsure) ||
+	       (pick == PICK_TIMEOUT && timeout);
 }
 
 static void add_one(struct strbuf *sb, enum list_form form, int *k, uint64_t seq, uint64_t token)
@@ -35,8 +36,8 @@ static void add_one(struct strbuf *sb, enum list_form form, int *k, uint64_t seq
 		sb_printf(sb, " WHEN %" PRIu64 " THEN %" PRIu64, seq, token);
 }
 
-static void add_rows(struct strbuf *sb, const struct history_pending *p, const struct finish *f, int n,
-		     bool all, enum list_form form, enum pick pick)
+static void add_rows(struct strbuf *sb, const struct history_pending *p, const struct finish *f,
+		     int n, bool all, enum list_form form, enum pick pick)
 {
 	int k = 0;
 
@@ -66,9 +67,10 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 	}
 	if (!any)
 		return false;
-	sb_adds(sb, "; INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, daemon, host, pid, "
-		    "started_at, finished_at, outcome, exit_code, `signal`, error, cpu_user, cpu_sys, "
-		    "max_rss, output_tail) SELECT seq, id, attempts, queue, ");
+	sb_adds(sb,
+		"; INSERT INTO kyu_attempts (job_seq, job_id, attempt, queue, daemon, host, pid, "
+		"started_at, finished_at, outcome, exit_code, `signal`, error, cpu_user, cpu_sys, "
+		"max_rss, output_tail) SELECT seq, id, attempts, queue, ");
 	if (wr->daemon)
 		db_quotes(sb, wr->daemon);
 	else
@@ -82,8 +84,9 @@ bool history_build(struct strbuf *sb, const struct history_writer *wr,
 		add_rows(sb, p, f, n, wr->all, SEQ_LIST, PICK_TIMEOUT);
 		sb_adds(sb, ") THEN 'timeout' ");
 	}
-	sb_adds(sb, "WHEN status = 'succeeded' THEN 'succeeded' WHEN status = 'waiting' THEN 'retried' "
-		    "ELSE 'failed' END, exit_code, `signal`, error, cpu_user, cpu_sys, max_rss, ");
+	sb_adds(sb,
+		"WHEN status = 'succeeded' THEN 'succeeded' WHEN status = 'waiting' THEN 'retried' "
+		"ELSE 'failed' END, exit_code, `signal`, error, cpu_user, cpu_sys, max_rss, ");
 	/* output is a BLOB: RIGHT counts bytes. */
 	if (wr->output > 0)
 		sb_printf(sb, "RIGHT(output, %d)", wr->output);
@@ -125,7 +128,8 @@ void history_keep(struct history_pending *p, bool all, const struct finish *f, i
 			p->cap = p->cap ? 2 * p->cap : 64;
 			p->rows = xrealloc(p->rows, (size_t)p->cap * sizeof(*p->rows));
 		}
-		p->rows[p->n++] = (struct history_row){ f[i].seq, f[i].token, f[i].unsure, f[i].timeout };
+		p->rows[p->n++] =
+			(struct history_row){ f[i].seq, f[i].token, f[i].unsure, f[i].timeout };
 	}
 }
 

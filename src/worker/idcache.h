@@ -22,7 +22,7 @@
 struct idcache_entry {
 	const struct domain *d;
 	struct domain_ids ids;
-	double at; /* when it was looked up (mono_now) */
+	double at;  /* when it was looked up (mono_now) */
 	char **env; /* idcache_env's, built from these ids; NULL until asked */
 };
 

@@ -139,7 +139,8 @@ bool job_starting(struct job *j, double now, double *deadline)
 	*deadline = proc_start_deadline(j->start);
 	if (now < *deadline)
 		return true;
-	log_warn("job %s: its process did not reach exec within %.0f s: killing it", j->id, PROC_EXEC_TIMEOUT);
+	log_warn("job %s: its process did not reach exec within %.0f s: killing it", j->id,
+		 PROC_EXEC_TIMEOUT);
 	proc_start_kill(j->start);
 	/* Settled when it is reaped (or by a later call). */
 	*deadline = now + 1;
@@ -157,9 +158,9 @@ static void on_watch(EV_P_ ev_timer *t, int revents)
 	struct job *j = t->data;
 	(void)revents;
 	if (j->out_fd >= 0)
-		ev_io_start(EV_A_ &j->out_w);
+		ev_io_start(EV_A_ & j->out_w);
 	if (j->status_fd >= 0)
-		ev_io_start(EV_A_ &j->status_w);
+		ev_io_start(EV_A_ & j->status_w);
 }
 
 void job_reaped(struct job *j, int wstatus, const struct rusage *ru)
@@ -220,7 +221,8 @@ static void take_row(struct job *j, struct claimed *c)
  * this job's error), else kyud's own, looked up once. *temporary: the
  * failure was the name service's, not "no such user". */
 static const struct domain_ids *job_ids(const struct domain *d, const struct job_params *p,
-					const char *queue, char *err, size_t errlen, bool *temporary)
+					const char *queue, char *err, size_t errlen,
+					bool *temporary)
 {
 	const struct domain_ids *ids;
 	char why[256];
@@ -232,7 +234,8 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	 * user, so a row that comes here without one belongs to a queue the
 	 * configuration no longer serves (claimed before a reload). */
 	if ((!d || !d->user) && p->self->uid == 0) {
-		snprintf(err, errlen, "queue %s: no [queue.%s] or [queue.*] section names a user, and "
+		snprintf(err, errlen,
+			 "queue %s: no [queue.%s] or [queue.*] section names a user, and "
 			 "kyud runs as root: not running the job as root",
 			 queue ? queue : "(none)", queue ? queue : "NAME");
 		return NULL;
@@ -248,8 +251,10 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
 	/* Checked at load, and again here: the name service may map a user
 	 * to uid 0 since. Root only where the section says user = root. */
 	if (ids->uid == 0 && !(p->self->uid == 0 && d->user && strcmp(d->user, "root") == 0)) {
-		snprintf(err, errlen, "queue %s: rule user: user '%s' is uid 0 (root), and the section "
-			 "does not say user = root", queue, ids->name);
+		snprintf(err, errlen,
+			 "queue %s: rule user: user '%s' is uid 0 (root), and the section "
+			 "does not say user = root",
+			 queue, ids->name);
 		return NULL;
 	}
 	return ids;
@@ -259,7 +264,8 @@ static const struct domain_ids *job_ids(const struct domain *d, const struct job
  * queue with a section its user's home (/ if the home was missing at the
  * lookup, at most a second ago: system users often have none); without a
  * section, kyud's own. */
-static const char *job_cwd(const struct claimed *c, const struct domain *d, const struct domain_ids *ids)
+static const char *job_cwd(const struct claimed *c, const struct domain *d,
+			   const struct domain_ids *ids)
 {
 	if (c->cwd && *c->cwd)
 		return c->cwd;
@@ -274,8 +280,8 @@ static const char *job_cwd(const struct claimed *c, const struct domain *d, cons
  * fallback: what proc_start runs when it cannot be executed. *exec_errno:
  * the lookup found no program to run. */
 static int start_spec(const struct jobspec *spec, const char *path, const char *cwd,
-		      const struct proc_creds *cr, const char *const *fallback, struct job *j, int *exec_errno,
-		      char *err, size_t errlen)
+		      const struct proc_creds *cr, const char *const *fallback, struct job *j,
+		      int *exec_errno, char *err, size_t errlen)
 {
 	char *found = path ? NULL : domain_env_find_program(spec->argv[0], spec->envp);
 	int r;
@@ -341,8 +347,8 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	 * that very path. */
 	if (c->argv_json)
 		path = domain_env_find_program(spec.argv[0], spec.envp);
-	if (domain_check_row(d, c->queue, !c->argv_json, spec.env_foreign, path ? path : spec.argv[0],
-			     err, sizeof(err)) < 0) {
+	if (domain_check_row(d, c->queue, !c->argv_json, spec.env_foreign,
+			     path ? path : spec.argv[0], err, sizeof(err)) < 0) {
 		outcome_unstarted(err, fail);
 		jobspec_free(&spec);
 		goto out;
@@ -362,7 +368,8 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	j->kill_grace = d && d->kill_grace >= 0 ? d->kill_grace : p->kill_grace;
 	j->end = end;
 	j->ctx = ctx;
-	capture_init(&j->cap, d && d->output_limit >= 0 ? (size_t)d->output_limit : p->output_limit);
+	capture_init(&j->cap,
+		     d && d->output_limit >= 0 ? (size_t)d->output_limit : p->output_limit);
 	status_init(&j->status, p->result_max);
 	/* Taken before the process exists, so at or before its start time
 	 * in /proc (orphans.h): what the leftover rule compares with, without
@@ -377,11 +384,12 @@ struct job *job_start(struct ev_loop *loop, struct claimed *c, const struct job_
 	fallback[1] = "-c";
 	fallback[2] = c->command;
 	fallback[3] = NULL;
-	r = start_spec(&spec, path, job_cwd(c, d, ids), &cr, spec.direct ? fallback : NULL, j, &exec_errno, err,
-		       sizeof(err));
+	r = start_spec(&spec, path, job_cwd(c, d, ids), &cr, spec.direct ? fallback : NULL, j,
+		       &exec_errno, err, sizeof(err));
 	if (r < 0 && exec_errno && spec.direct) {
 		jobspec_use_shell(&in, &spec);
-		r = start_spec(&spec, NULL, job_cwd(c, d, ids), &cr, NULL, j, &exec_errno, err, sizeof(err));
+		r = start_spec(&spec, NULL, job_cwd(c, d, ids), &cr, NULL, j, &exec_errno, err,
+			       sizeof(err));
 	}
 	if (r < 0) {
 		start_failed(c->queue, c->tempfails, r, err, fail);

@@ -63,7 +63,7 @@ struct job {
 	enum end_reason reason;
 	bool term_sent;
 	bool fenced; /* killed by self-fencing (lease.c) */
-	bool gated; /* held a concurrency key or a limited queue's slot */
+	bool gated;  /* held a concurrency key or a limited queue's slot */
 	/* Monotonic time just before the statement that last set the lease
 	 * was sent: the server's lease runs at least `lease` s from here. */
 	double renewed;
@@ -72,7 +72,7 @@ struct job {
 	 * unknown, which makes the orphan sweep at its end kill every
 	 * re-parented process that belongs to no running job. */
 	unsigned long long start_ticks;
-	int wstatus; /* once ended */
+	int wstatus;          /* once ended */
 	struct rusage rusage; /* once ended: wait4's, the process and what it waited for */
 	struct capture cap;
 	/* The last line of its output: what its error names when it fails

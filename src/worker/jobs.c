@@ -25,8 +25,9 @@ static void count_outcome(struct jobs *js, const char *queue, const struct outco
 			  enum end_reason reason)
 {
 	static const int by_outcome[] = {
-		[OUT_SUCCEEDED] = BJ_SUCCEEDED, [OUT_RETRY] = BJ_RETRIED, [OUT_FAILED] = BJ_FAILED,
-		[OUT_RELEASE] = -1,             [OUT_CANCELLED] = BJ_CANCELLED,
+		[OUT_SUCCEEDED] = BJ_SUCCEEDED, [OUT_RETRY] = BJ_RETRIED,
+		[OUT_FAILED] = BJ_FAILED,       [OUT_RELEASE] = -1,
+		[OUT_CANCELLED] = BJ_CANCELLED,
 	};
 	if (!o->record)
 		return;
@@ -37,13 +38,14 @@ static void count_outcome(struct jobs *js, const char *queue, const struct outco
 }
 
 /* A row whose attempt could not start: its result all the same. */
-static void never_started(struct jobs *js, const char *id, const char *queue, uint64_t seq, uint64_t token,
-			  bool downstream, const struct outcome_out *o)
+static void never_started(struct jobs *js, const char *id, const char *queue, uint64_t seq,
+			  uint64_t token, bool downstream, const struct outcome_out *o)
 {
 	count_outcome(js, queue, o, END_NONE);
 	results_add(js->results, seq, token, downstream, 0, o, NULL);
 	if (o->outcome != OUT_RELEASE)
-		log_info("job %s %s: %s", id, o->outcome == OUT_RETRY ? "will retry" : "failed", o->error);
+		log_info("job %s %s: %s", id, o->outcome == OUT_RETRY ? "will retry" : "failed",
+			 o->error);
 }
 
 static void log_end(const struct job *j, const struct outcome_out *o)
@@ -54,10 +56,10 @@ static void log_end(const struct job *j, const struct outcome_out *o)
 		log_debug("job %s succeeded", j->id);
 	else
 		log_info("job %s %s: %s", j->id,
-			 o->outcome == OUT_RETRY    ? "will retry"
-			 : o->outcome == OUT_FAILED ? "failed"
+			 o->outcome == OUT_RETRY     ? "will retry"
+			 : o->outcome == OUT_FAILED  ? "failed"
 			 : o->outcome == OUT_RELEASE ? "put back"
-						    : "cancelled",
+						     : "cancelled",
 			 o->error);
 }
 
@@ -92,8 +94,8 @@ static void on_job_end(void *ctx, struct job *j)
 	log_end(j, &o);
 	count_outcome(js, j->queue, &o, j->reason);
 	if (o.record)
-		results_add_status(js->results, j->seq, j->token, j->downstream, (int)j->pid, &o, &j->cap,
-				   &j->status);
+		results_add_status(js->results, j->seq, j->token, j->downstream, (int)j->pid, &o,
+				   &j->cap, &j->status);
 free:
 	for (int i = 0; i < js->cfg->slots; i++)
 		if (js->slots[i] == j)
@@ -326,7 +328,8 @@ static void on_grace(EV_P_ ev_timer *t, int revents)
 
 static void start_grace(struct jobs *js, bool now)
 {
-	js->drain_deadline = mono_now() + js->cfg->shutdown_grace + config_max_kill_grace(js->cfg) + 10;
+	js->drain_deadline =
+		mono_now() + js->cfg->shutdown_grace + config_max_kill_grace(js->cfg) + 10;
 	ev_timer_set(&js->grace_w, now ? 0. : js->cfg->shutdown_grace, 0.);
 	ev_timer_start(js->loop, &js->grace_w);
 }
@@ -339,7 +342,8 @@ void jobs_drain(struct jobs *js, enum drain_how how)
 		if (js->finishing)
 			/* Only a drain that has lost its database gives up,
 			 * after the longest a job may still take to end. */
-			js->drain_deadline = mono_now() + js->cfg->time_limit + config_max_kill_grace(js->cfg) + 10;
+			js->drain_deadline = mono_now() + js->cfg->time_limit +
+					     config_max_kill_grace(js->cfg) + 10;
 		else
 			start_grace(js, how == DRAIN_NOW);
 	} else if (how == DRAIN_NOW) {

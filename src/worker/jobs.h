@@ -60,10 +60,10 @@ struct jobs {
 	/* the earliest deadline of a job's process that has not executed
 	 * yet (proc.h: killed past it) */
 	ev_timer start_w;
-	ev_signal chld_w;  /* reaps jobs and their orphans (on_sigchld) */
+	ev_signal chld_w; /* reaps jobs and their orphans (on_sigchld) */
 
 	bool draining;
-	bool finishing; /* a drain without a grace: the jobs run to their end */
+	bool finishing;        /* a drain without a grace: the jobs run to their end */
 	double drain_deadline; /* monotonic: past it, a drain without a database gives up */
 	ev_timer grace_w;
 

@@ -31,7 +31,8 @@ static void set_shell_argv(const struct jobspec_input *in, struct jobspec *spec)
 	spec->direct = false;
 }
 
-static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen)
+static int build_argv(const struct jobspec_input *in, struct jobspec *spec, char *err,
+		      size_t errlen)
 {
 	json_error_t jerr;
 	json_t *root;
@@ -151,7 +152,9 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 
 	if (in->env_json) {
 		json_error_t jerr;
-		json_t *root = json_loads(in->env_json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr), *v;
+		json_t *root = json_loads(in->env_json, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+					  &jerr),
+		       *v;
 		const char *key;
 
 		if (!root) {
@@ -179,7 +182,8 @@ static int build_env(const struct jobspec_input *in, struct jobspec *spec, char 
 				return -1;
 			}
 			env_set(&b, key, json_string_value(v));
-			if (strncmp(key, JOBSPEC_HOOK_ENV_PREFIX, strlen(JOBSPEC_HOOK_ENV_PREFIX)) != 0)
+			if (strncmp(key, JOBSPEC_HOOK_ENV_PREFIX,
+				    strlen(JOBSPEC_HOOK_ENV_PREFIX)) != 0)
 				spec->env_foreign = true;
 		}
 		json_decref(root);

@@ -22,7 +22,7 @@ struct jobspec {
 	/* NULL-terminated; its entries point into base_env (borrowed) or
 	 * into own */
 	char **envp;
-	char **own; /* the entries built for this job, NULL-terminated */
+	char **own;   /* the entries built for this job, NULL-terminated */
 	int use_path; /* argv[0] is looked up in PATH (argv mode, direct lines) */
 	/* The row's env sets a variable outside kyu's own KYU_FAILED_* (what
 	 * a failure hook's job carries, written by kyud): what a queue's
@@ -41,24 +41,25 @@ struct jobspec {
 };
 
 struct jobspec_input {
-	const char *shell;      /* used for command */
-	const char *command;    /* shell line, or NULL */
-	bool direct_exec;       /* [job] direct_exec: run a plain command without
+	const char *shell;     /* used for command */
+	const char *command;   /* shell line, or NULL */
+	bool direct_exec;      /* [job] direct_exec: run a plain command without
 				 * the shell (cmdline.h says which are plain) */
-	const char *argv_json;  /* JSON array of strings, or NULL */
-	const char *env_json;   /* JSON object of strings, or NULL */
-	char *const *base_env;  /* inherited environment: borrowed by the spec,
+	const char *argv_json; /* JSON array of strings, or NULL */
+	const char *env_json;  /* JSON object of strings, or NULL */
+	char *const *base_env; /* inherited environment: borrowed by the spec,
 				 * so it must outlive it */
 	const char *job_id;
 	const char *queue;
-	const char *after_json; /* the upstreams' ids (kyu_jobs.after), or NULL */
+	const char *after_json;  /* the upstreams' ids (kyu_jobs.after), or NULL */
 	const char *traceparent; /* kyu_jobs.traceparent (checked at claim), or NULL */
 	unsigned attempt;
 };
 
 /* Build spec from in. On bad input returns -1 with a message naming the
  * column and what is wrong in err. */
-KYU_MUSTCHECK int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *err, size_t errlen);
+KYU_MUSTCHECK int jobspec_build(const struct jobspec_input *in, struct jobspec *spec, char *err,
+				size_t errlen);
 /* Turn a direct spec built from in back into "shell -c command", keeping
  * its environment; see struct jobspec's direct. Other specs are left
  * alone. */

@@ -145,7 +145,8 @@ static void on_row(void *arg, uint64_t seq, uint64_t owner, const char *status)
 	if (!j || j->reason == END_LOST)
 		return;
 	if (owner != j->token) {
-		log_warn("job %s: lease lost to another claim; killing attempt %u", j->id, j->attempts);
+		log_warn("job %s: lease lost to another claim; killing attempt %u", j->id,
+			 j->attempts);
 		l->lost++;
 		job_kill(j, END_LOST);
 	} else if (strcmp(status, "cancelled") == 0) {
@@ -215,7 +216,8 @@ void lease_reply(struct lease *l, const struct db_reply *r)
 		for (int k = 0; k < l->n; k++) {
 			struct job *j = seen[k] ? NULL : find(l, l->seqs[k], l->tokens[k]);
 			if (j && j->reason != END_LOST) {
-				log_warn("job %s: its row is gone; killing attempt %u", j->id, j->attempts);
+				log_warn("job %s: its row is gone; killing attempt %u", j->id,
+					 j->attempts);
 				l->lost++;
 				job_kill(j, END_LOST);
 			}

@@ -207,8 +207,9 @@ void live_write_reply(void *live, const struct db_reply *r)
 	case DB_ERROR:
 		/* Once per spell: it would repeat every interval. */
 		if (spell_begin(&l->failing))
-			log_warn("writing running jobs' output failed: %s; trying again every %.0f s",
-				 r->err, l->interval);
+			log_warn(
+				"writing running jobs' output failed: %s; trying again every %.0f s",
+				r->err, l->interval);
 		break;
 	}
 }

@@ -69,7 +69,8 @@ bool live_build(struct live *l, double now, size_t max_len, struct strbuf *sb);
 /* The write's reply: on success each job written remembers how much of
  * its output is in its row. A failure is only retried at the next
  * interval (the row keeps the tail written before, if any). */
-KYU_MUSTCHECK int live_reply(struct live *l, const struct db_reply *r); /* jobs written (0 on failure) */
+KYU_MUSTCHECK int live_reply(struct live *l,
+			     const struct db_reply *r); /* jobs written (0 on failure) */
 
 /* The write's row of the statement order (ctx: the live). */
 bool live_write_due(void *live, struct stmt_turn *t);

@@ -8,8 +8,9 @@
  * committed is passed over, not waited for; it is filed next time. */
 void names_file_build(struct strbuf *sb)
 {
-	sb_adds(sb, "; BEGIN NOT ATOMIC IF @kyu_cleanup = 1 THEN INSERT IGNORE INTO kyu_queue_names "
-		    "(name) SELECT DISTINCT name FROM kyu_queue_names_new; DELETE FROM "
-		    "kyu_queue_names_new WHERE name IN (SELECT name FROM kyu_queue_names) LIMIT 10000; END IF; "
-		    "END");
+	sb_adds(sb,
+		"; BEGIN NOT ATOMIC IF @kyu_cleanup = 1 THEN INSERT IGNORE INTO kyu_queue_names "
+		"(name) SELECT DISTINCT name FROM kyu_queue_names_new; DELETE FROM "
+		"kyu_queue_names_new WHERE name IN (SELECT name FROM kyu_queue_names) LIMIT 10000; END IF; "
+		"END");
 }

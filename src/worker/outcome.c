@@ -87,7 +87,8 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 		return;
 	case END_SHUTDOWN:
 		out->outcome = OUT_RELEASE;
-		snprintf(out->error, len, "interrupted: kyud stopped during attempt %u", in->attempts);
+		snprintf(out->error, len, "interrupted: kyud stopped during attempt %u",
+			 in->attempts);
 		return;
 	case END_CANCEL:
 		out->outcome = OUT_CANCELLED;
@@ -129,15 +130,16 @@ void outcome_decide(const struct outcome_in *in, struct outcome_out *out)
 		else if (code > 0)
 			snprintf(out->error, len, "exit code %d", code);
 		else
-			snprintf(out->error, len, "killed by signal %d (SIG%s)", sig, sig_name(sig));
+			snprintf(out->error, len, "killed by signal %d (SIG%s)", sig,
+				 sig_name(sig));
 		/* Only a plain code says nothing of why. */
 		bare = code > 0 && code != 126 && code != 127;
 		break;
 	}
 	if (out->outcome == OUT_FAILED && in->attempts > 1) {
 		size_t l = strlen(out->error);
-		snprintf(out->error + l, len - l, " (attempt %u of %u)", in->attempts - in->tempfails,
-			 in->max_attempts);
+		snprintf(out->error + l, len - l, " (attempt %u of %u)",
+			 in->attempts - in->tempfails, in->max_attempts);
 	}
 	if (bare)
 		add_said(in, out);
@@ -165,11 +167,14 @@ bool outcome_bad_row(const struct claimed *c, struct outcome_out *out)
 	if (c->bad)
 		snprintf(why, sizeof(why), "%s", c->bad);
 	else if (c->max_attempts == 0)
-		snprintf(why, sizeof(why), "max_attempts = 0: must be at least 1 (or NULL for the default)");
+		snprintf(why, sizeof(why),
+			 "max_attempts = 0: must be at least 1 (or NULL for the default)");
 	else if (c->attempts == UINT32_MAX)
-		snprintf(why, sizeof(why), "attempts = %u: at the column's limit, cannot count another", c->attempts);
+		snprintf(why, sizeof(why),
+			 "attempts = %u: at the column's limit, cannot count another", c->attempts);
 	else if (c->tempfails >= c->attempts)
-		snprintf(why, sizeof(why), "tempfails = %u: must be below attempts (%u after this claim)",
+		snprintf(why, sizeof(why),
+			 "tempfails = %u: must be below attempts (%u after this claim)",
 			 c->tempfails, c->attempts);
 	else
 		return false;
@@ -186,7 +191,8 @@ void outcome_unstarted_temporary(const char *why, unsigned tempfails, struct out
 	if (again)
 		snprintf(tail, sizeof(tail), " (temporary: retrying later)");
 	else
-		snprintf(tail, sizeof(tail), " (temporary, but %u attempts were temporary failures: giving up)",
+		snprintf(tail, sizeof(tail),
+			 " (temporary, but %u attempts were temporary failures: giving up)",
 			 tempfails + 1);
 	/* The cause first, cut if need be, so that the tail is always there. */
 	room = sizeof(out->error) - 1 - strlen(tail);

@@ -18,7 +18,7 @@ enum end_reason { END_NONE, END_TIMEOUT, END_CANCEL, END_LOST, END_FENCE, END_SH
 
 struct outcome_in {
 	enum end_reason reason;
-	int wstatus; /* as from wait4 */
+	int wstatus;                 /* as from wait4 */
 	const struct rusage *rusage; /* wait4's for the job's process; NULL: none */
 	unsigned attempts, tempfails, max_attempts, time_limit;
 	const int *permanent_codes;
@@ -35,10 +35,10 @@ struct outcome_out {
 	int exit_code; /* -1: none */
 	int signal;    /* 0: none */
 	bool tempfail;
-	bool timeout; /* ended at its time limit */
-	bool first;   /* the job's first attempt ([kyud] history = failures) */
+	bool timeout;             /* ended at its time limit */
+	bool first;               /* the job's first attempt ([kyud] history = failures) */
 	struct attempt_cost cost; /* from in->rusage; unknown without one */
-	char error[256]; /* empty: none */
+	char error[256];          /* empty: none */
 };
 
 void outcome_decide(const struct outcome_in *in, struct outcome_out *out);

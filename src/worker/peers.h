@@ -48,9 +48,9 @@ struct peer {
 struct peer_end {
 	uint64_t seq; /* the job's row */
 	char *queue;
-	double ended_at; /* monotonic */
+	double ended_at;    /* monotonic */
 	double recorded_at; /* monotonic; 0: its result is not recorded yet */
-	bool announce;   /* no claim here took its slot: tell the others */
+	bool announce;      /* no claim here took its slot: tell the others */
 };
 
 struct peers {
@@ -62,7 +62,7 @@ struct peers {
 	double read_at; /* monotonic; 0: never read */
 	struct peer_end pending[PEERS_PENDING_MAX];
 	int n_pending;
-	bool overflow; /* an end did not fit: tell every daemon "any queue" */
+	bool overflow;      /* an end did not fit: tell every daemon "any queue" */
 	unsigned long sent; /* datagrams sent */
 };
 

@@ -82,7 +82,10 @@ sys6(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 	register long x4 __asm__("x4") = a5;
 	register long x5 __asm__("x5") = a6;
 
-	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory", "cc");
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory", "cc");
 	return x0;
 }
 #else
@@ -241,8 +244,8 @@ static void *stack_get(void)
 
 	if (n_pooled)
 		return stack_pool[--n_pooled];
-	s = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
-		 -1, 0);
+	s = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (s == MAP_FAILED)
 		return NULL;
 	return s;
@@ -339,9 +342,10 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 	if (SYS(SYS_close_range, top_fd + 1U, ~0U, 0U) < 0) {
 		struct rlimit nofile = { 0, 0 };
 		unsigned long top = SYS(SYS_getrlimit, RLIMIT_NOFILE, &nofile, 0) == 0 &&
-					    nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < (1UL << 30)
-				    ? (unsigned long)nofile.rlim_cur
-				    : 1UL << 20;
+						    nofile.rlim_cur != RLIM_INFINITY &&
+						    nofile.rlim_cur < (1UL << 30)
+					    ? (unsigned long)nofile.rlim_cur
+					    : 1UL << 20;
 		for (unsigned long f = top_fd + 1UL; f < top; f++)
 			(void)SYS(SYS_close, f, 0, 0);
 	}
@@ -365,7 +369,8 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 			 * its row) sees which limit it ran into; not above the
 			 * hard limit we have, though. */
 			if (i == DLIM_CPU && rl.rlim_max != RLIM_INFINITY &&
-			    (SYS(SYS_getrlimit, RLIMIT_CPU, &cur, 0) < 0 || rl.rlim_max < cur.rlim_max))
+			    (SYS(SYS_getrlimit, RLIMIT_CPU, &cur, 0) < 0 ||
+			     rl.rlim_max < cur.rlim_max))
 				rl.rlim_max++;
 			if ((r = SYS(SYS_setrlimit, a->resource[i], &rl, 0)) < 0)
 				fail_at(a, (enum stage)(ST_LIMIT + i), r);
@@ -415,43 +420,54 @@ static void describe(const struct child_args *a, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot connect the output pipe: %s", why);
 		return;
 	case ST_STATUS:
-		snprintf(err, errlen, "cannot connect the status pipe as descriptor %d: %s", JOB_STATUS_FD, why);
+		snprintf(err, errlen, "cannot connect the status pipe as descriptor %d: %s",
+			 JOB_STATUS_FD, why);
 		return;
 	case ST_LIFE:
-		snprintf(err, errlen, "cannot give the job its end of the worker's life line (descriptor %d): %s",
-			 JOB_LIFE_FD, why);
+		snprintf(
+			err, errlen,
+			"cannot give the job its end of the worker's life line (descriptor %d): %s",
+			JOB_LIFE_FD, why);
 		return;
 	case ST_GROUPS:
 		snprintf(err, errlen, "rule user: cannot set the groups of %s: %s", user, why);
 		return;
 	case ST_GID:
-		snprintf(err, errlen, "rule group: cannot switch to gid %u: %s", (unsigned)a->gid, why);
+		snprintf(err, errlen, "rule group: cannot switch to gid %u: %s", (unsigned)a->gid,
+			 why);
 		return;
 	case ST_NICE:
 		snprintf(err, errlen, "rule nice: cannot set nice %d: %s", a->nice, why);
 		return;
 	case ST_UID:
-		snprintf(err, errlen, "rule user: cannot switch to user %s (uid %u): %s", user, (unsigned)a->uid,
-			 why);
+		snprintf(err, errlen, "rule user: cannot switch to user %s (uid %u): %s", user,
+			 (unsigned)a->uid, why);
 		return;
 	case ST_TIMEOUT:
-		snprintf(err, errlen, "the new process did not reach exec within %d ms (stopped, or "
-			 "a file system not answering): killed", SPAWN_TIMEOUT_MS);
+		snprintf(err, errlen,
+			 "the new process did not reach exec within %d ms (stopped, or "
+			 "a file system not answering): killed",
+			 SPAWN_TIMEOUT_MS);
 		return;
 	case ST_CWD:
 		snprintf(err, errlen, "cannot change to directory %s: %s", a->cwd,
 			 a->err == ENOTDIR ? "not a directory" : why);
 		return;
 	case ST_EXEC: {
-		const char *w = a->err == ENOENT ? "not found" : a->err == EACCES ? "permission denied" : why;
+		const char *w = a->err == ENOENT   ? "not found"
+				: a->err == EACCES ? "permission denied"
+						   : why;
 		/* execve fails with EAGAIN when the new user is over its
 		 * RLIMIT_NPROC (setresuid only marks the process). */
 		if (a->err == EAGAIN && a->limit_set[DLIM_NPROC]) {
-			snprintf(err, errlen, "rule limit_nproc: user %s has more processes than its limit (%llu)", user,
-				 (unsigned long long)a->limit[DLIM_NPROC]);
+			snprintf(
+				err, errlen,
+				"rule limit_nproc: user %s has more processes than its limit (%llu)",
+				user, (unsigned long long)a->limit[DLIM_NPROC]);
 			return;
 		}
-		snprintf(err, errlen, "cannot execute %s: %s", a->fell_back ? a->fallback[0] : a->argv[0], w);
+		snprintf(err, errlen, "cannot execute %s: %s",
+			 a->fell_back ? a->fallback[0] : a->argv[0], w);
 		return;
 	}
 	default:
@@ -499,18 +515,22 @@ static char **put_strv(char ***slots, char **at, const char *const *v, size_t n)
 }
 
 /* One allocation: the pointer vectors, the groups, then the strings. */
-static void copy_args(struct proc_start *s, const struct jobspec *spec, const char *path, const char *cwd,
-		      const struct proc_creds *cr, const char *const *fallback)
+static void copy_args(struct proc_start *s, const struct jobspec *spec, const char *path,
+		      const char *cwd, const struct proc_creds *cr, const char *const *fallback)
 {
-	const char *const *argv = (const char *const *)spec->argv, *const *envp = (const char *const *)spec->envp;
+	const char *const *argv = (const char *const *)spec->argv, *const *envp =
+									   (const char *const *)
+										   spec->envp;
 	struct child_args *a = &s->a;
 	const struct domain_ids *ids = cr ? cr->ids : NULL;
 	size_t na, ne, nf, bytes, groups = ids && ids->switch_ids ? (size_t)ids->n_groups : 0;
 	char **slots, *at;
 
 	bytes = strv_bytes(argv, &na) + strv_bytes(envp, &ne) + strv_bytes(fallback, &nf) +
-		strlen(path) + 1 + (cwd ? strlen(cwd) + 1 : 0) + (ids && ids->name ? strlen(ids->name) + 1 : 0);
-	s->blob = xmalloc((na + ne + (fallback ? nf + 1 : 0) + 2) * sizeof(char *) + groups * sizeof(gid_t) + bytes);
+		strlen(path) + 1 + (cwd ? strlen(cwd) + 1 : 0) +
+		(ids && ids->name ? strlen(ids->name) + 1 : 0);
+	s->blob = xmalloc((na + ne + (fallback ? nf + 1 : 0) + 2) * sizeof(char *) +
+			  groups * sizeof(gid_t) + bytes);
 	slots = (char **)(void *)s->blob;
 	at = s->blob + (na + ne + (fallback ? nf + 1 : 0) + 2) * sizeof(char *);
 	if (groups) {
@@ -569,9 +589,10 @@ static void start_free(struct proc_start *s, bool stack_free, bool counted)
 		flush_grave();
 }
 
-int proc_start(const struct jobspec *spec, const char *path, const char *cwd, const struct proc_creds *cr,
-	       const char *const *fallback, struct proc_start **ret_start, pid_t *ret_pid, int *ret_out,
-	       int *ret_status, char *err, size_t errlen)
+int proc_start(const struct jobspec *spec, const char *path, const char *cwd,
+	       const struct proc_creds *cr, const char *const *fallback,
+	       struct proc_start **ret_start, pid_t *ret_pid, int *ret_out, int *ret_status,
+	       char *err, size_t errlen)
 {
 	struct proc_start *s;
 	sigset_t all, old;
@@ -585,7 +606,8 @@ int proc_start(const struct jobspec *spec, const char *path, const char *cwd, co
 		goto fail;
 	}
 	/* Only our ends are non-blocking: the job sees ordinary pipes. */
-	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(statusfd[0], F_SETFL, O_NONBLOCK) < 0) {
+	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(statusfd[0], F_SETFL, O_NONBLOCK) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot set output pipe non-blocking: %s", strerror(errno));
 		goto fail;
@@ -606,8 +628,8 @@ int proc_start(const struct jobspec *spec, const char *path, const char *cwd, co
 		sigprocmask(SIG_SETMASK, &all, &old);
 	}
 	s->deadline = mono_now() + PROC_EXEC_TIMEOUT;
-	s->pid = clone(child_main, (char *)s->stack + CHILD_STACK, CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, &s->a,
-		       NULL, NULL, tid_word(s));
+	s->pid = clone(child_main, (char *)s->stack + CHILD_STACK,
+		       CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, &s->a, NULL, NULL, tid_word(s));
 	r = errno;
 	if (!signals_settled)
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -735,7 +757,8 @@ int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
 		/* Killed and not gone yet: reaped below, or later by whoever
 		 * reaps; its stack stays mapped if it is not off it by then. */
 		if (!reap(s->pid) || !off_our_memory(s)) {
-			describe(&(struct child_args){ .stage = ST_TIMEOUT, .err = ETIMEDOUT }, err, errlen);
+			describe(&(struct child_args){ .stage = ST_TIMEOUT, .err = ETIMEDOUT }, err,
+				 errlen);
 			start_free(s, false, true);
 			r = -ETIMEDOUT;
 			goto fail;
@@ -768,7 +791,8 @@ int proc_life_init(char *err, size_t errlen)
 	probe = open(life_path, O_RDONLY | O_CLOEXEC);
 	if (probe < 0) {
 		e = errno;
-		snprintf(err, errlen, "cannot open %s for the jobs' life line: %s", life_path, strerror(e));
+		snprintf(err, errlen, "cannot open %s for the jobs' life line: %s", life_path,
+			 strerror(e));
 		life_path[0] = '\0';
 		close(fds[0]);
 		close(fds[1]);
@@ -782,8 +806,8 @@ int proc_life_init(char *err, size_t errlen)
 
 bool proc_synchronous_signal(int sig)
 {
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP ||
-	       sig == SIGSYS || sig == SIGABRT;
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS || sig == SIGABRT;
 }
 
 bool proc_settle_signals(sigset_t *handled)
@@ -794,7 +818,8 @@ bool proc_settle_signals(sigset_t *handled)
 	sigemptyset(handled);
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction sa;
-		if (sig == SIGKILL || sig == SIGSTOP || proc_synchronous_signal(sig) || sigaction(sig, NULL, &sa) < 0)
+		if (sig == SIGKILL || sig == SIGSTOP || proc_synchronous_signal(sig) ||
+		    sigaction(sig, NULL, &sa) < 0)
 			continue;
 		if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN) {
 			ignored[n++] = sig;
@@ -813,15 +838,15 @@ bool proc_settle_signals(sigset_t *handled)
 bool proc_temporary(int err)
 {
 	switch (err) {
-	case EAGAIN:    /* clone, a user over RLIMIT_NPROC at execve */
-	case ENOMEM:    /* clone, mmap, execve */
-	case EMFILE:    /* pipe2, open */
+	case EAGAIN: /* clone, a user over RLIMIT_NPROC at execve */
+	case ENOMEM: /* clone, mmap, execve */
+	case EMFILE: /* pipe2, open */
 	case ENFILE:
 	case ENOBUFS:
 	case ETIMEDOUT: /* the spawn timeout; a name service that did not answer */
 	case EINTR:
-	case ETXTBSY:   /* the program is being written right now */
-	case EIO:       /* a name service or file system in trouble */
+	case ETXTBSY: /* the program is being written right now */
+	case EIO:     /* a name service or file system in trouble */
 		return true;
 	default:
 		return false;

@@ -54,9 +54,10 @@ struct proc_start;
  * *ret_start what proc_settle needs; nothing of spec, path, cwd, cr or
  * fallback is used after the return. On failure (no pipe, no process)
  * returns -errno with a message in err. */
-KYU_MUSTCHECK int proc_start(const struct jobspec *spec, const char *path, const char *cwd, const struct proc_creds *cr,
-	       const char *const *fallback, struct proc_start **ret_start, pid_t *ret_pid, int *ret_out,
-	       int *ret_status, char *err, size_t errlen);
+KYU_MUSTCHECK int proc_start(const struct jobspec *spec, const char *path, const char *cwd,
+			     const struct proc_creds *cr, const char *const *fallback,
+			     struct proc_start **ret_start, pid_t *ret_pid, int *ret_out,
+			     int *ret_status, char *err, size_t errlen);
 /* Whether *sp's child has executed, without a system call: 1 not yet
  * (nothing changes); 0 it has (*sp is freed and NULL); -errno it failed
  * before (*sp is freed and NULL, the message in err, the process exits
@@ -84,8 +85,8 @@ void proc_close(int fd);
  * that could not (reaped, its pipes closed; *exec_errno as
  * proc_settle's). */
 KYU_MUSTCHECK int proc_spawn(const struct jobspec *spec, const char *path, const char *cwd,
-	       const struct proc_creds *cr, pid_t *ret_pid, int *ret_out, int *ret_status, int *exec_errno,
-	       char *err, size_t errlen);
+			     const struct proc_creds *cr, pid_t *ret_pid, int *ret_out,
+			     int *ret_status, int *exec_errno, char *err, size_t errlen);
 
 /* The signals the kernel delivers to the thread that caused them, whatever
  * its mask (a fault, abort): blocking them is no protection. */

@@ -118,7 +118,8 @@ int queues_read(const struct queues *d, const struct db_result *r, double now, s
 		}
 		/* Not one that was drained: its claim found nothing to take,
 		 * and asking at once again would find nothing again. */
-		if (e[i].due_at <= now && !e[i].paused && (!old || old->due_at > now || old->paused))
+		if (e[i].due_at <= now && !e[i].paused &&
+		    (!old || old->due_at > now || old->paused))
 			out->arrived++;
 	}
 	qsort(e, r->n_rows, sizeof(*e), by_name);

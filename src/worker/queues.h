@@ -27,15 +27,15 @@
 
 struct qentry {
 	char *name;
-	double due_at;   /* monotonic: the queue's earliest row is due */
-	double retry_at; /* drained: when to look again (0: at the next read) */
-	bool paused;     /* kyu_queues.paused: never planned */
-	bool restricted; /* max_running or rate_limit set: claimed in a transaction */
-	bool rated;      /* rate_limit set: starts are logged */
+	double due_at;    /* monotonic: the queue's earliest row is due */
+	double retry_at;  /* drained: when to look again (0: at the next read) */
+	bool paused;      /* kyu_queues.paused: never planned */
+	bool restricted;  /* max_running or rate_limit set: claimed in a transaction */
+	bool rated;       /* rate_limit set: starts are logged */
 	double expiry_at; /* restricted: earliest lease of its running rows (0: none) */
-	double interval; /* rated: rate_period / rate_limit, s */
-	double open_at;  /* rated: when the oldest start in its window leaves it (0: none) */
-	unsigned weight; /* >= 1 */
+	double interval;  /* rated: rate_period / rate_limit, s */
+	double open_at;   /* rated: when the oldest start in its window leaves it (0: none) */
+	unsigned weight;  /* >= 1 */
 	/* kyu_queues.key_max_running: > 1, its rows with a key are claimed
 	 * into slots (store_claim.c, "keyed") */
 	unsigned key_max;
@@ -69,7 +69,8 @@ struct qpart {
  * keeping each queue's pass from d.
  * Returns 0, or -1 when the result does not have that shape (out is
  * untouched). */
-KYU_MUSTCHECK int queues_read(const struct queues *d, const struct db_result *r, double now, struct queues *out);
+KYU_MUSTCHECK int queues_read(const struct queues *d, const struct db_result *r, double now,
+			      struct queues *out);
 void queues_free(struct queues *d);
 
 /* Share n rows between the eligible queues, in chunks of QUEUES_QUANTUM x

@@ -170,10 +170,11 @@ void record_count_settle(struct record *rec, const struct db_reply *r, const str
 	minutes_clear(&rec->pending);
 	rec->minutes_after = mono_now() + MINUTES_RETRY;
 	if (spell_begin(&rec->minutes_failing))
-		log_warn("counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
-			 "miss this worker's jobs until it works (tried every %.0f s; grants: "
-			 "kyu_jobs(7))",
-			 r->err, MINUTES_RETRY);
+		log_warn(
+			"counting ended jobs in kyu_minutes failed: %s; kyu web's last-hour figures "
+			"miss this worker's jobs until it works (tried every %.0f s; grants: "
+			"kyu_jobs(7))",
+			r->err, MINUTES_RETRY);
 }
 
 /* ---- results --------------------------------------------------------------- */
@@ -313,11 +314,13 @@ void record_reply(void *record, const struct db_reply *r)
 		if (done < rec->sent_count) {
 			uint64_t seq = f[done].seq;
 			if (results_strip(&rec->results, seq, r->err))
-				log_err("recording the result of row %" PRIu64 " failed: %s; recording it "
+				log_err("recording the result of row %" PRIu64
+					" failed: %s; recording it "
 					"with less of it",
 					seq, r->err);
 			else
-				log_err("recording the result of row %" PRIu64 " failed: %s; dropping it "
+				log_err("recording the result of row %" PRIu64
+					" failed: %s; dropping it "
 					"(the job runs again after its lease)",
 					seq, r->err);
 		}

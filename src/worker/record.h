@@ -65,8 +65,8 @@ struct record {
 	enum minutes_outcome m;
 
 	/* The rows of kyu_attempts (history.h), written after the count. */
-	const char *history_daemon;  /* daemon, or NULL: a worker started by hand has no id */
-	double history_after;        /* monotonic: history that failed is tried again then */
+	const char *history_daemon;   /* daemon, or NULL: a worker started by hand has no id */
+	double history_after;         /* monotonic: history that failed is tried again then */
 	struct spell history_failing; /* writing it fails (logged at its start and end) */
 	struct history_pending history;
 	/* The round trip in flight ends with the INSERT, and what it did. */

@@ -48,7 +48,8 @@ static char *status_error(const char *error, const struct status_chan *st, bool 
 	if (error[0])
 		sb_adds(&sb, error);
 	if (bad_result)
-		sb_printf(&sb, "%sresult on KYU_STATUS_FD is not valid JSON: not UTF-8 text", sb.len ? "; kyu: " : "kyu: ");
+		sb_printf(&sb, "%sresult on KYU_STATUS_FD is not valid JSON: not UTF-8 text",
+			  sb.len ? "; kyu: " : "kyu: ");
 	status_bad_message(st, msg, sizeof(msg));
 	if (msg[0])
 		sb_printf(&sb, "%s%s", sb.len ? "; " : "", msg);
@@ -221,7 +222,8 @@ bool results_strip(struct results *rs, uint64_t seq, const char *why)
 			/* Its error text or another value of it was refused too:
 			 * keep only what cannot be, the status and exit code,
 			 * and say what happened in plain ASCII. */
-			sb_adds(&msg, "kyud could not record this attempt's error text and output (the server said: ");
+			sb_adds(&msg,
+				"kyud could not record this attempt's error text and output (the server said: ");
 			add_ascii(&msg, why, 400);
 			sb_adds(&msg, ")");
 			e->f.cost.known = false;

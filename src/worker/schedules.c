@@ -166,8 +166,8 @@ static int64_t floor_div(int64_t a, int64_t b)
 	return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
-int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
-	       size_t errlen)
+int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st,
+		   char *err, size_t errlen)
 {
 	return schedules_plan_leap(row, now_us, 0, 0, st, err, errlen);
 }
@@ -315,22 +315,23 @@ void schedules_scan_build(struct strbuf *sb)
 	 * idle daemon's whole cost once a minute): the clock and the earliest
 	 * future next_run in every row, joined to the due rows, or to one row
 	 * of NULLs when none is due. */
-	sb_printf(sb,
-		  "SELECT c.now_us, c.next_in, s.name, s.cron, s.timezone, s.next_run, s.missed, "
-		  "s.grace, s.nothing, s.raw_next FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
-		  "UTC_TIMESTAMP(6)) AS now_us, (SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-		  "MIN(next_run)) FROM kyu_schedules WHERE enabled = 1 AND error IS NULL AND "
-		  "next_run > UTC_TIMESTAMP(6)) AS next_in) AS c LEFT JOIN (SELECT name, cron, "
-		  "timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run) AS next_run, missed, grace, "
-		  "CASE WHEN command IS NULL AND argv IS NULL THEN 1 WHEN argv IS NOT NULL AND "
-		  "(JSON_VALID(argv) IS NOT TRUE OR JSON_TYPE(argv) <> 'ARRAY' OR JSON_LENGTH(argv) = 0) "
-		  "THEN 2 WHEN env IS NOT NULL AND (JSON_VALID(env) IS NOT TRUE OR "
-		  "JSON_TYPE(env) <> 'OBJECT') THEN 3 ELSE 0 END AS nothing, "
-		  "next_run IS NOT NULL AS raw_next "
-		  "FROM kyu_schedules WHERE enabled = 1 "
-		  "AND error IS NULL AND (next_run IS NULL OR next_run <= UTC_TIMESTAMP(6)) "
-		  "ORDER BY next_run LIMIT %d) AS s ON TRUE",
-		  SCHEDULES_BATCH);
+	sb_printf(
+		sb,
+		"SELECT c.now_us, c.next_in, s.name, s.cron, s.timezone, s.next_run, s.missed, "
+		"s.grace, s.nothing, s.raw_next FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', "
+		"UTC_TIMESTAMP(6)) AS now_us, (SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+		"MIN(next_run)) FROM kyu_schedules WHERE enabled = 1 AND error IS NULL AND "
+		"next_run > UTC_TIMESTAMP(6)) AS next_in) AS c LEFT JOIN (SELECT name, cron, "
+		"timezone, TIMESTAMPDIFF(SECOND, '1970-01-01', next_run) AS next_run, missed, grace, "
+		"CASE WHEN command IS NULL AND argv IS NULL THEN 1 WHEN argv IS NOT NULL AND "
+		"(JSON_VALID(argv) IS NOT TRUE OR JSON_TYPE(argv) <> 'ARRAY' OR JSON_LENGTH(argv) = 0) "
+		"THEN 2 WHEN env IS NOT NULL AND (JSON_VALID(env) IS NOT TRUE OR "
+		"JSON_TYPE(env) <> 'OBJECT') THEN 3 ELSE 0 END AS nothing, "
+		"next_run IS NOT NULL AS raw_next "
+		"FROM kyu_schedules WHERE enabled = 1 "
+		"AND error IS NULL AND (next_run IS NULL OR next_run <= UTC_TIMESTAMP(6)) "
+		"ORDER BY next_run LIMIT %d) AS s ON TRUE",
+		SCHEDULES_BATCH);
 }
 
 /* The compare-and-set: the row still holds the next_run (and the
@@ -353,7 +354,7 @@ static void add_cas(struct strbuf *sb, const struct schedules_row *row)
 }
 
 void schedules_step_build(struct strbuf *sb, const char *name, const struct schedules_row *row,
-		      const struct schedules_step *st)
+			  const struct schedules_step *st)
 {
 	struct strbuf id = { 0 };
 
@@ -480,17 +481,19 @@ static void clock_read(struct schedules *s, double now)
 	if (step > 0) {
 		s->leap_from = s->db_now_us - step;
 		s->leap_to = s->db_now_us;
-		log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
-			 "schedules' instants it jumped over count as missed (each schedule's missed "
-			 "policy applies to them)",
-			 (double)step / 1e6, since);
+		log_warn(
+			"the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
+			"schedules' instants it jumped over count as missed (each schedule's missed "
+			"policy applies to them)",
+			(double)step / 1e6, since);
 	} else if (step < 0) {
 		s->leap_from = s->leap_to = 0;
 		s->rebase = true;
-		log_warn("the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
-			 "schedules' next runs that lie ahead are computed again from the clock now "
-			 "(an instant whose job exists already is not enqueued again)",
-			 (double)step / 1e6, since);
+		log_warn(
+			"the database clock moved %+.1f s in %.1f s (by this worker's clock): the "
+			"schedules' next runs that lie ahead are computed again from the clock now "
+			"(an instant whose job exists already is not enqueued again)",
+			(double)step / 1e6, since);
 	}
 }
 
@@ -516,10 +519,12 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 			 * the compare-and-set: such a row is never matched. */
 			for (unsigned k = 2; k <= 4; k++)
 				nul |= db_cell(rows, i, k) &&
-				       strlen(db_cell(rows, i, k)) != rows->lens[i * rows->n_cols + k];
+				       strlen(db_cell(rows, i, k)) !=
+					       rows->lens[i * rows->n_cols + k];
 			if (nul) {
 				log_debug("schedule %s: a NUL byte in its name, cron or timezone; "
-					  "cannot be fired", db_cell(rows, i, 2));
+					  "cannot be fired",
+					  db_cell(rows, i, 2));
 				continue;
 			}
 			row = &s->rows[s->n_rows++];
@@ -540,7 +545,8 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 			row->bad_next = !next && raw && strcmp(raw, "1") == 0;
 		}
 	}
-	s->db_now_us = rows->n_rows && db_cell(rows, 0, 0) ? strtoll(db_cell(rows, 0, 0), NULL, 10) : 0;
+	s->db_now_us =
+		rows->n_rows && db_cell(rows, 0, 0) ? strtoll(db_cell(rows, 0, 0), NULL, 10) : 0;
 	if (s->db_now_us > 0)
 		clock_read(s, now);
 	s->scanned = now;
@@ -571,7 +577,8 @@ static void read_scan(struct schedules *s, const struct db_reply *r, double now)
 	}
 }
 
-static void log_step(const struct schedules *s, const struct schedules_row *row, const struct db_reply *r)
+static void log_step(const struct schedules *s, const struct schedules_row *row,
+		     const struct db_reply *r)
 {
 	const struct schedules_step *st = &s->sent_step;
 	char at[32], next[32];
@@ -580,7 +587,8 @@ static void log_step(const struct schedules *s, const struct schedules_row *row,
 	if (st->skipped > 0) {
 		char from[32];
 		fmt_utc(from, sizeof(from), row->next_run, true);
-		log_notice("schedule %s: %s%" PRId64 " missed instant(s) from %s skipped (missed = %s)"
+		log_notice("schedule %s: %s%" PRId64
+			   " missed instant(s) from %s skipped (missed = %s)"
 			   "; next run %s",
 			   row->name, st->skipped_more ? "more than " : "", st->skipped, from,
 			   row->missed == 'a' ? "all, more than 100" : "skip", next);
@@ -598,8 +606,8 @@ static void log_step(const struct schedules *s, const struct schedules_row *row,
 	}
 	fmt_utc(at, sizeof(at), st->instant, true);
 	if (r->n >= 4 && r->r[3].affected > 0)
-		log_info("schedule %s: enqueued job cron:%s:%s; next run %s", row->name, row->name, at,
-			 next);
+		log_info("schedule %s: enqueued job cron:%s:%s; next run %s", row->name, row->name,
+			 at, next);
 	else
 		log_info("schedule %s: no job for %s: its previous job is still waiting or running "
 			 "(overlap), or the job exists already; next run %s",
@@ -636,14 +644,16 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 		} else if (sent == SCHEDULES_REBASE) {
 			/* Not tried again: the schedules keep their next runs, late
 			 * by the step, as before a step was seen. */
-			log_warn("computing the schedules' next runs again after the clock moved back "
-				 "failed: %s",
-				 r->err);
+			log_warn(
+				"computing the schedules' next runs again after the clock moved back "
+				"failed: %s",
+				r->err);
 		} else if (row) {
 			double wait = add_hold(s, row->name, now);
 			log_warn("schedule %s: %s failed: %s; trying again in %.0f s", row->name,
-				 sent == SCHEDULES_MARK ? "recording its error" : "enqueueing its job", r->err,
-				 wait);
+				 sent == SCHEDULES_MARK ? "recording its error"
+							: "enqueueing its job",
+				 r->err, wait);
 			rescan_soon(s, now);
 		}
 		return;
@@ -675,16 +685,18 @@ void schedules_read(struct schedules *s, const struct db_reply *r, double now)
 	}
 	case SCHEDULES_REBASE:
 		s->stepped = true;
-		log_notice("%llu schedule(s) whose next run lay ahead of the clock: next run computed "
-			   "again from the clock now",
-			   r->n >= 1 ? (unsigned long long)r->r[0].affected : 0ULL);
+		log_notice(
+			"%llu schedule(s) whose next run lay ahead of the clock: next run computed "
+			"again from the clock now",
+			r->n >= 1 ? (unsigned long long)r->r[0].affected : 0ULL);
 		break;
 	case SCHEDULES_MARK:
 		s->stepped = true;
 		if (r->n >= 1 && r->r[0].affected > 0)
-			log_warn("schedule %s: %s (kyu_schedules.error is set; changing the row clears "
-				 "it)",
-				 row->name, s->sent_error);
+			log_warn(
+				"schedule %s: %s (kyu_schedules.error is set; changing the row clears "
+				"it)",
+				row->name, s->sent_error);
 		break;
 	case SCHEDULES_NONE:
 		break;

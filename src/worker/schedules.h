@@ -65,10 +65,10 @@ struct schedules_row {
 
 /* What one step does, computed by schedules_plan. */
 struct schedules_step {
-	int64_t next;    /* the new next_run */
-	bool fire;       /* enqueue a job for instant */
+	int64_t next; /* the new next_run */
+	bool fire;    /* enqueue a job for instant */
 	int64_t instant;
-	int64_t skipped; /* missed instants passed over without a job */
+	int64_t skipped;   /* missed instants passed over without a job */
 	bool skipped_more; /* there were more than counted */
 	bool merged;       /* missed = once: the job stands for a missed period */
 };
@@ -112,8 +112,8 @@ struct schedules {
 	struct schedules_hold *holds;
 	int n_holds;
 	struct spell scan_failing; /* scans fail (logged at the start and end of a spell) */
-	uint64_t fired; /* jobs this process enqueued */
-	bool fired_new; /* since the worker last asked: claim, the job may be ours */
+	uint64_t fired;            /* jobs this process enqueued */
+	bool fired_new;            /* since the worker last asked: claim, the job may be ours */
 };
 
 void schedules_init(struct schedules *s);
@@ -141,19 +141,20 @@ void schedules_reset(struct schedules *s, double now);
 /* The step for row at database time now_us, or -1 with the reason the
  * row cannot run in err (bad expression or zone, a date that never
  * occurs, nothing to run). Pure but for reading time-zone files. */
-KYU_MUSTCHECK int schedules_plan(const struct schedules_row *row, int64_t now_us, struct schedules_step *st, char *err,
-	       size_t errlen);
+KYU_MUSTCHECK int schedules_plan(const struct schedules_row *row, int64_t now_us,
+				 struct schedules_step *st, char *err, size_t errlen);
 /* The same, after a forward step of the clock jumped over the instants
  * in (leap_from, leap_to] (seconds; equal: none): those are missed, and
  * an instant before them is late by the time that really passed. */
-KYU_MUSTCHECK int schedules_plan_leap(const struct schedules_row *row, int64_t now_us, int64_t leap_from,
-			int64_t leap_to, struct schedules_step *st, char *err, size_t errlen);
+KYU_MUSTCHECK int schedules_plan_leap(const struct schedules_row *row, int64_t now_us,
+				      int64_t leap_from, int64_t leap_to, struct schedules_step *st,
+				      char *err, size_t errlen);
 /* The job id of an instant: cron:NAME:YYYY-MM-DDTHH:MM:SSZ. */
 void schedules_job_id(struct strbuf *sb, const char *name, int64_t instant);
 /* Statement builders, exposed for the unit tests. */
 void schedules_scan_build(struct strbuf *sb);
 void schedules_step_build(struct strbuf *sb, const char *name, const struct schedules_row *row,
-		      const struct schedules_step *st);
+			  const struct schedules_step *st);
 void schedules_mark_build(struct strbuf *sb, const struct schedules_row *row, const char *error);
 void schedules_rebase_build(struct strbuf *sb);
 

@@ -39,7 +39,7 @@ struct settle {
 	void (*settled)(void *ctx);
 	void *settled_ctx;
 	bool wanted;
-	double after;         /* monotonic: not before then (after a failure) */
+	double after; /* monotonic: not before then (after a failure) */
 	/* A call asked for by an any-queue wake-up, which anyone may send in
 	 * floods: at most one per SETTLE_WAKE_GAP, the rest folded into it. */
 	bool woken;
@@ -48,7 +48,8 @@ struct settle {
 	uint64_t calls;
 };
 
-void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx), void *settled_ctx);
+void settle_init(struct settle *s, struct conn *conn, void (*settled)(void *ctx),
+		 void *settled_ctx);
 /* Call kyu_settle at the next chance. */
 void settle_want(struct settle *s);
 /* An any-queue wake-up: call it, at most once per SETTLE_WAKE_GAP. */

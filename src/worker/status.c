@@ -68,7 +68,11 @@ static void progress_line(struct status_chan *s, const char *p, size_t n)
 	if (i < n)
 		i++;
 	if (n - i > STATUS_NOTE_MAX) {
-		bad(s, "progress note over " "255" " bytes:", p + i, n - i);
+		bad(s,
+		    "progress note over "
+		    "255"
+		    " bytes:",
+		    p + i, n - i);
 		return;
 	}
 	if (!valid_utf8(p + i, n - i)) {
@@ -130,7 +134,8 @@ void status_add(struct status_chan *s, const char *data, size_t n)
 		if (!s->skipping && s->line.len + take > max) {
 			char what[64];
 			snprintf(what, sizeof(what), "line over %zu bytes:", max);
-			bad(s, what, s->line.len ? s->line.buf : data, s->line.len ? s->line.len : take);
+			bad(s, what, s->line.len ? s->line.buf : data,
+			    s->line.len ? s->line.len : take);
 			s->skipping = true;
 			s->line.len = 0;
 		}

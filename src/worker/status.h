@@ -25,7 +25,7 @@
 #define STATUS_WHY_MAX 160
 
 struct status_chan {
-	size_t result_max; /* bytes of JSON a result line may carry */
+	size_t result_max;  /* bytes of JSON a result line may carry */
 	struct strbuf line; /* the line being read (no '\n') */
 	bool skipping;      /* it is over the bound: dropped up to its end */
 	int progress;       /* 0..100; -1: none written */
@@ -34,8 +34,8 @@ struct status_chan {
 	bool has_note;
 	struct strbuf result; /* the last result's JSON, as written */
 	bool has_result;
-	uint64_t gen; /* counts changes of progress and note (live.c compares) */
-	uint64_t bad; /* malformed lines ignored */
+	uint64_t gen;             /* counts changes of progress and note (live.c compares) */
+	uint64_t bad;             /* malformed lines ignored */
 	char why[STATUS_WHY_MAX]; /* what was wrong with the first of them */
 };
 

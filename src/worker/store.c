@@ -25,11 +25,12 @@ void store_release_build(struct strbuf *sb, uint64_t token)
 {
 	/* As a give-back (OUT_RELEASE): due again now, the attempt not
 	 * counted; a row cancelled meanwhile stays cancelled. */
-	sb_printf(sb,
-		  "UPDATE kyu_jobs SET lease_until = NULL, attempts = IF(attempts > 0, attempts - 1, 0), "
-		  "run_at = NOW(6), started_at = NULL, status = IF(status = 'cancelled', 'cancelled', "
-		  "'waiting') WHERE owner = %" PRIu64 " AND status IN ('running', 'cancelled')",
-		  token);
+	sb_printf(
+		sb,
+		"UPDATE kyu_jobs SET lease_until = NULL, attempts = IF(attempts > 0, attempts - 1, 0), "
+		"run_at = NOW(6), started_at = NULL, status = IF(status = 'cancelled', 'cancelled', "
+		"'waiting') WHERE owner = %" PRIu64 " AND status IN ('running', 'cancelled')",
+		token);
 }
 
 void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, const uint64_t *seqs,
@@ -43,8 +44,8 @@ void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, cons
 	for (int i = 0; i < n; i++) {
 		if (!pids[i])
 			continue;
-		sb_printf(sb, "%s WHEN %" PRIu64 " THEN %d", any_pid ? "" : ", pid = CASE seq", seqs[i],
-			  pids[i]);
+		sb_printf(sb, "%s WHEN %" PRIu64 " THEN %d", any_pid ? "" : ", pid = CASE seq",
+			  seqs[i], pids[i]);
 		any_pid = true;
 	}
 	if (any_pid)
@@ -54,14 +55,16 @@ void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, cons
 	sb_adds(sb, ")");
 	add_owner_match(sb, seqs, tokens, n);
 	/* The server's clock rides along (lease.c watches it for steps). */
-	sb_adds(sb, " AND status = 'running'; SELECT seq, COALESCE(owner, 0), status, "
-		    "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) FROM kyu_jobs WHERE seq IN (");
+	sb_adds(sb,
+		" AND status = 'running'; SELECT seq, COALESCE(owner, 0), status, "
+		"TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) FROM kyu_jobs WHERE seq IN (");
 	add_id_list(sb, seqs, n);
 	sb_adds(sb, ")");
 }
 
 int64_t store_heartbeat_read(const struct db_reply *r,
-			     void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status),
+			     void (*cb)(void *arg, uint64_t seq, uint64_t owner,
+					const char *status),
 			     void *arg)
 {
 	const struct db_result *sel;
@@ -70,8 +73,8 @@ int64_t store_heartbeat_read(const struct db_reply *r,
 		return -1;
 	sel = &r->r[1];
 	for (size_t i = 0; i < sel->n_rows; i++)
-		cb(arg, strtoull(db_cell(sel, i, 0), NULL, 10), strtoull(db_cell(sel, i, 1), NULL, 10),
-		   db_cell(sel, i, 2));
+		cb(arg, strtoull(db_cell(sel, i, 0), NULL, 10),
+		   strtoull(db_cell(sel, i, 1), NULL, 10), db_cell(sel, i, 2));
 	return (int64_t)r->r[0].affected;
 }
 
@@ -110,7 +113,8 @@ void store_live_build(struct strbuf *sb, const struct live_row *rows, int n)
 		sb_printf(sb, "%sprogress = CASE seq", text ? ", " : "");
 		for (int i = 0; i < n; i++)
 			if (rows[i].status)
-				sb_printf(sb, " WHEN %" PRIu64 " THEN %d", rows[i].seq, rows[i].progress);
+				sb_printf(sb, " WHEN %" PRIu64 " THEN %d", rows[i].seq,
+					  rows[i].progress);
 		sb_adds(sb, " ELSE progress END, progress_note = CASE seq");
 		for (int i = 0; i < n; i++) {
 			if (!rows[i].status)
@@ -163,26 +167,28 @@ void store_cleanup_build_lock(struct strbuf *sb, const struct kyu_config *cfg, b
 	/* Failures are kept longer than successes, for whoever looks at
 	 * them days later: two ranges of kyu_jobs_finished (status,
 	 * updated_at), each with its own cutoff. */
-	sb_printf(sb,
-		  "DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
-		  "AND (status = 'succeeded' AND updated_at < NOW(6) - INTERVAL %d SECOND "
-		  "OR status IN ('failed', 'cancelled') AND updated_at < NOW(6) - INTERVAL %d SECOND) "
-		  /* Never a row a dependent that has not ended may still read
+	sb_printf(
+		sb,
+		"DELETE FROM kyu_jobs WHERE @kyu_cleanup = 1 "
+		"AND (status = 'succeeded' AND updated_at < NOW(6) - INTERVAL %d SECOND "
+		"OR status IN ('failed', 'cancelled') AND updated_at < NOW(6) - INTERVAL %d SECOND) "
+		/* Never a row a dependent that has not ended may still read
 		   * (its result, its output): it goes after the last of them.
 		   * Whatever has_downstream says: a dependent inserted just now
 		   * has its edge before kyu_settle marks the upstream. One dive
 		   * into kyu_after's primary key per row. */
-		  "AND NOT EXISTS (SELECT 1 FROM kyu_after AS e "
-		  "JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = kyu_jobs.seq "
-		  "AND d.status IN ('blocked', 'waiting', 'running')) LIMIT %d; "
-		  /* Start records older than their queue's rate_period (or of
+		"AND NOT EXISTS (SELECT 1 FROM kyu_after AS e "
+		"JOIN kyu_jobs AS d ON d.seq = e.down_seq WHERE e.up_seq = kyu_jobs.seq "
+		"AND d.status IN ('blocked', 'waiting', 'running')) LIMIT %d; "
+		/* Start records older than their queue's rate_period (or of
 		   * a queue no longer rated) count for nothing any more. */
-		  "DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "
-		  "WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR "
-		  "s.at < NOW(6) - INTERVAL q.rate_period SECOND); ",
-		  cfg->retention, store_retention_failed(cfg), cfg->cleanup_batch);
-	sb_adds(sb, lock ? "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)"
-			 : "DO 0");
+		"DELETE s FROM kyu_queue_starts AS s LEFT JOIN kyu_queues AS q ON q.name = s.queue "
+		"WHERE @kyu_cleanup = 1 AND (q.rate_period IS NULL OR "
+		"s.at < NOW(6) - INTERVAL q.rate_period SECOND); ",
+		cfg->retention, store_retention_failed(cfg), cfg->cleanup_batch);
+	sb_adds(sb,
+		lock ? "DO IF(@kyu_cleanup = 1, RELEASE_LOCK(CONCAT('kyu_cleanup.', DATABASE())), 0)"
+		     : "DO 0");
 }
 
 void store_cleanup_build(struct strbuf *sb, const struct kyu_config *cfg)

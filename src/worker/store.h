@@ -43,7 +43,8 @@ void store_heartbeat_build(struct strbuf *sb, const struct kyu_config *cfg, cons
 /* Calls cb for every row found (rows not found are gone). Returns the
  * number of rows extended, or -1 when the reply failed. */
 int64_t store_heartbeat_read(const struct db_reply *r,
-			     void (*cb)(void *arg, uint64_t seq, uint64_t owner, const char *status),
+			     void (*cb)(void *arg, uint64_t seq, uint64_t owner,
+					const char *status),
 			     void *arg);
 
 /* The server's NOW(6) the heartbeat read (µs since '1970-01-01', the

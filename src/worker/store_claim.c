@@ -42,7 +42,8 @@ static void check_nul(struct claimed *c, const struct db_result *r, size_t row, 
 	z = memchr(v, 0, r->lens[row * r->n_cols + col]);
 	if (!z)
 		return;
-	snprintf(msg, sizeof(msg), "%s contains a NUL byte (at byte %zu): refused", name, (size_t)(z - v));
+	snprintf(msg, sizeof(msg), "%s contains a NUL byte (at byte %zu): refused", name,
+		 (size_t)(z - v));
 	c->bad = xstrdup(msg);
 }
 
@@ -113,12 +114,13 @@ static void add_min_due(struct strbuf *sb, const struct kyu_config *cfg)
 static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const char *token_sql,
 			  const char *host, const struct strbuf *slot)
 {
-	sb_printf(sb,
-		  "SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
-		  "attempts = LEAST(attempts, 4294967294) + 1, started_at = SYSDATE(6), finished_at = NULL, duration = NULL, "
-		  "cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, progress = NULL, "
-		  "progress_note = NULL, result = NULL, host = ",
-		  token_sql, cfg->lease);
+	sb_printf(
+		sb,
+		"SET owner = %s, lease_until = NOW(6) + INTERVAL %d SECOND, "
+		"attempts = LEAST(attempts, 4294967294) + 1, started_at = SYSDATE(6), finished_at = NULL, duration = NULL, "
+		"cpu_user = NULL, cpu_sys = NULL, max_rss = NULL, pid = NULL, progress = NULL, "
+		"progress_note = NULL, result = NULL, host = ",
+		token_sql, cfg->lease);
 	db_quotes(sb, host);
 	if (slot)
 		sb_add(sb, slot->buf, slot->len);
@@ -130,8 +132,8 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
  * IGNORE skips the row that would be the second); this filter keeps the
  * claim from walking into those conflicts. An expired running row keeps
  * its own key and is reclaimable. */
-#define KEY_FREE                                                                          \
-	" AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "  \
+#define KEY_FREE                                                                                   \
+	" AND (concurrency_key IS NULL OR status = 'running' OR concurrency_key NOT IN "           \
 	"(SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL))"
 /* The keyed claim (a queue whose key_max_running N > 1): a row with a key
  * runs in one of the key's slots 0..N-1, running_key naming the slot, so
@@ -153,11 +155,12 @@ static void add_claim_set(struct strbuf *sb, const struct kyu_config *cfg, const
  * (one pass over the running rows), however many rows the claim looks at. */
 static void add_key_room(struct strbuf *sb, const char *n_sql)
 {
-	sb_printf(sb,
-		  " AND (kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running' OR "
-		  "kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM kyu_jobs AS r WHERE "
-		  "r.running_key IS NOT NULL GROUP BY r.concurrency_key HAVING COUNT(*) >= %s))",
-		  n_sql);
+	sb_printf(
+		sb,
+		" AND (kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running' OR "
+		"kyu_jobs.concurrency_key NOT IN (SELECT r.concurrency_key FROM kyu_jobs AS r WHERE "
+		"r.running_key IS NOT NULL GROUP BY r.concurrency_key HAVING COUNT(*) >= %s))",
+		n_sql);
 }
 
 /* The keyed form's slot: a running row (a reclaimed lease) keeps its own;
@@ -167,15 +170,16 @@ static void add_key_room(struct strbuf *sb, const char *n_sql)
  * had. Evaluated for the rows the statement takes only. */
 static void add_key_slot(struct strbuf *sb, const char *n_sql)
 {
-	sb_printf(sb,
-		  ", key_slot = IF(kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running', "
-		  "kyu_jobs.key_slot, IF(NOT EXISTS (SELECT 1 FROM kyu_jobs AS x WHERE x.running_key = "
-		  "kyu_jobs.concurrency_key), 0, IFNULL((SELECT MIN(r.key_slot + 1) FROM kyu_jobs AS r "
-		  "WHERE r.running_key IS NOT NULL AND r.concurrency_key = kyu_jobs.concurrency_key AND "
-		  "r.key_slot + 1 < %s AND NOT EXISTS (SELECT 1 "
-		  "FROM kyu_jobs AS x WHERE x.running_key = CONCAT(kyu_jobs.concurrency_key, 0x1f, "
-		  "r.key_slot + 1))), 0)))",
-		  n_sql);
+	sb_printf(
+		sb,
+		", key_slot = IF(kyu_jobs.concurrency_key IS NULL OR kyu_jobs.status = 'running', "
+		"kyu_jobs.key_slot, IF(NOT EXISTS (SELECT 1 FROM kyu_jobs AS x WHERE x.running_key = "
+		"kyu_jobs.concurrency_key), 0, IFNULL((SELECT MIN(r.key_slot + 1) FROM kyu_jobs AS r "
+		"WHERE r.running_key IS NOT NULL AND r.concurrency_key = kyu_jobs.concurrency_key AND "
+		"r.key_slot + 1 < %s AND NOT EXISTS (SELECT 1 "
+		"FROM kyu_jobs AS x WHERE x.running_key = CONCAT(kyu_jobs.concurrency_key, 0x1f, "
+		"r.key_slot + 1))), 0)))",
+		n_sql);
 }
 
 /* The latest lease a claim takes over (claim_plan.lease_cut_us), as a
@@ -191,8 +195,8 @@ static void add_cut(struct strbuf *sb, int64_t us)
 	sb_printf(sb, "'%s.%06d'", buf, (int)(us > 0 ? us % 1000000 : 0));
 }
 
-#define RESTRICTED_QUEUES                                                                 \
-	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+#define RESTRICTED_QUEUES                                                                          \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "             \
 	"rate_limit IS NOT NULL"
 
 /* The mark of an unrestricted queue (name) or of every queue without
@@ -214,7 +218,8 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim
 		 * is left to the restricted form. */
 		sb_adds(&where, " AND NOT EXISTS (SELECT 1 FROM kyu_queues WHERE name = ");
 		db_quotes(&where, name);
-		sb_adds(&where, " AND (paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT NULL))");
+		sb_adds(&where,
+			" AND (paused <> 0 OR max_running IS NOT NULL OR rate_limit IS NOT NULL))");
 	} else {
 		add_queue_filter(&where, cfg);
 		sb_adds(&where, " AND queue NOT IN (" RESTRICTED_QUEUES ")");
@@ -251,10 +256,11 @@ static void add_mark(struct strbuf *sb, const struct kyu_config *cfg, enum claim
 		sb_adds(sb, "(SELECT seq FROM kyu_jobs");
 		sb_adds(sb, hint);
 		sb_add(sb, where.buf, where.len);
-		sb_printf(sb,
-			  " ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c STRAIGHT_JOIN kyu_jobs ON "
-			  "kyu_jobs.seq = c.seq ",
-			  n, shape == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
+		sb_printf(
+			sb,
+			" ORDER BY due, priority LIMIT %d FOR UPDATE%s) AS c STRAIGHT_JOIN kyu_jobs ON "
+			"kyu_jobs.seq = c.seq ",
+			n, shape == CLAIM_SKIP_LOCKED ? " SKIP LOCKED" : "");
 	} else {
 		sb_adds(sb, "kyu_jobs");
 		sb_adds(sb, hint);
@@ -292,9 +298,11 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
 	sb_adds(sb, "PREPARE kyu_reclaim FROM ");
 	db_quote(sb, st.buf, st.len);
 	sb_reset(&st);
-	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
-		     "AND due <= NOW(6)" KEY_FREE " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) "
-		     "AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
+	sb_adds(&st,
+		"UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
+		"AND due <= NOW(6)" KEY_FREE
+		" ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) "
+		"AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
 	add_claim_set(&st, cfg, "?", host, NULL);
 	sb_adds(sb, "; PREPARE kyu_claim FROM ");
 	db_quote(sb, st.buf, st.len);
@@ -308,11 +316,13 @@ static void add_prepare(struct strbuf *sb, const struct kyu_config *cfg, const c
  * limit is read from @kyu_q, the queue add_restricted sets. */
 static void add_prepare_keyed(struct strbuf *sb, const struct kyu_config *cfg, const char *host)
 {
-	static const char kmax[] = "IFNULL((SELECT key_max_running FROM kyu_queues WHERE name = @kyu_q), 1)";
+	static const char kmax[] =
+		"IFNULL((SELECT key_max_running FROM kyu_queues WHERE name = @kyu_q), 1)";
 	struct strbuf st = { 0 }, slot = { 0 };
 
-	sb_adds(&st, "UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
-		     "AND due <= NOW(6)");
+	sb_adds(&st,
+		"UPDATE IGNORE (SELECT seq FROM kyu_jobs WHERE queue = ? AND status = 'waiting' "
+		"AND due <= NOW(6)");
 	add_key_room(&st, kmax);
 	sb_adds(&st, " ORDER BY due, priority LIMIT ? FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN "
 		     "kyu_jobs ON kyu_jobs.seq = c.seq ");
@@ -345,31 +355,36 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
 	db_quotes(sb, p->name);
 	sb_adds(sb, ", @kyu_cut = ");
 	add_cut(sb, cut_us);
-	sb_printf(sb, "; SET @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
-		      "FOR UPDATE SKIP LOCKED); SET @kyu_n = IF(@kyu_ok, %d, 0); ",
+	sb_printf(sb,
+		  "; SET @kyu_ok = (SELECT 1 FROM kyu_queues WHERE name = @kyu_q AND paused = 0 "
+		  "FOR UPDATE SKIP LOCKED); SET @kyu_n = IF(@kyu_ok, %d, 0); ",
 		  n);
 	if (p->rated) {
-		sb_printf(sb,
-			  "SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
-			  "(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
-			  "at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
-			  "@kyu_q), 0); ",
-			  n, n);
+		sb_printf(
+			sb,
+			"SET @kyu_n = IF(@kyu_ok, (SELECT GREATEST(0, LEAST(%d, IFNULL(rate_limit - "
+			"(SELECT IFNULL(SUM(n), 0) FROM kyu_queue_starts WHERE queue = @kyu_q AND "
+			"at > NOW(6) - INTERVAL rate_period SECOND), %d))) FROM kyu_queues WHERE name = "
+			"@kyu_q), 0); ",
+			n, n);
 		stmts++;
 	}
 	if (p->reclaim) {
 		sb_adds(sb, "EXECUTE kyu_reclaim USING @kyu_q, @kyu_n, @kyu_tok; ");
 		stmts++;
 	}
-	sb_printf(sb,
-		  "SET @kyu_n = GREATEST(0, LEAST(@kyu_n - %s, IFNULL((SELECT max_running - "
-		  "(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
-		  "kyu_queues WHERE name = @kyu_q), %d))); ",
-		  p->reclaim ? "ROW_COUNT()" : "0", n);
-	sb_printf(sb, "EXECUTE kyu_claim%s USING @kyu_q, @kyu_n, @kyu_tok; ", p->keyed ? "_keyed" : "");
+	sb_printf(
+		sb,
+		"SET @kyu_n = GREATEST(0, LEAST(@kyu_n - %s, IFNULL((SELECT max_running - "
+		"(SELECT COUNT(*) FROM kyu_jobs WHERE queue = @kyu_q AND status = 'running') FROM "
+		"kyu_queues WHERE name = @kyu_q), %d))); ",
+		p->reclaim ? "ROW_COUNT()" : "0", n);
+	sb_printf(sb, "EXECUTE kyu_claim%s USING @kyu_q, @kyu_n, @kyu_tok; ",
+		  p->keyed ? "_keyed" : "");
 	if (p->rated) {
-		sb_adds(sb, "INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
-			    "FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
+		sb_adds(sb,
+			"INSERT INTO kyu_queue_starts (queue, at, n) SELECT @kyu_q, NOW(6), COUNT(*) "
+			"FROM kyu_jobs WHERE owner = @kyu_tok AND queue = @kyu_q HAVING COUNT(*) > 0; ");
 		stmts++;
 	}
 	return stmts;
@@ -393,14 +408,15 @@ static int add_restricted(struct strbuf *sb, uint64_t token, const struct qpart 
  * collation of kyu_queues.name, so the join is one key lookup. */
 static void add_dir_select(struct strbuf *sb, const char *from)
 {
-	sb_adds(sb, "SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
-		    "q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
-		    "q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
-		    "FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))), "
-		    "IF(q.rate_limit IS NULL, NULL, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(s.at) "
-		    "+ INTERVAL q.rate_period SECOND) FROM kyu_queue_starts AS s WHERE s.queue = d.queue "
-		    "AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)), q.key_max_running FROM "
-		    "JSON_TABLE(");
+	sb_adds(sb,
+		"SELECT d.queue, TIMESTAMPDIFF(MICROSECOND, NOW(6), d.next), q.paused, "
+		"q.max_running, q.rate_limit, q.rate_period, q.weight, IF(q.max_running IS NULL AND "
+		"q.rate_limit IS NULL, NULL, TIMESTAMPDIFF(MICROSECOND, NOW(6), (SELECT MIN(r.lease_until) "
+		"FROM kyu_jobs AS r WHERE r.queue = d.queue AND r.status = 'running'))), "
+		"IF(q.rate_limit IS NULL, NULL, (SELECT TIMESTAMPDIFF(MICROSECOND, NOW(6), MIN(s.at) "
+		"+ INTERVAL q.rate_period SECOND) FROM kyu_queue_starts AS s WHERE s.queue = d.queue "
+		"AND s.at > NOW(6) - INTERVAL q.rate_period SECOND)), q.key_max_running FROM "
+		"JSON_TABLE(");
 	sb_adds(sb, from);
 	sb_adds(sb, ", '$[*]' COLUMNS (queue VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin "
 		    "PATH '$[0]', next DATETIME(6) PATH '$[1]')) AS d "
@@ -408,18 +424,17 @@ static void add_dir_select(struct strbuf *sb, const char *from)
 }
 
 /* The queues the fan leaves to their own claims (queues_special). */
-#define FAN_SPECIAL_QUEUES                                                                \
-	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "    \
+#define FAN_SPECIAL_QUEUES                                                                         \
+	"SELECT name FROM kyu_queues WHERE paused <> 0 OR max_running IS NOT NULL OR "             \
 	"rate_limit IS NOT NULL OR key_max_running > 1"
 
 /* Every name the fan walks (add_fan): those filed, and those noted since. */
-#define FAN_ALL_NAMES                                                                     \
-	"SELECT name FROM kyu_queue_names UNION SELECT name FROM kyu_queue_names_new"
+#define FAN_ALL_NAMES "SELECT name FROM kyu_queue_names UNION SELECT name FROM kyu_queue_names_new"
 
 /* The directory of every queue, from the (queue, due, priority) index. */
-#define DIR_GROUP_BY                                                                      \
-	"SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') INTO dir FROM "  \
-	"(SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL GROUP BY "    \
+#define DIR_GROUP_BY                                                                               \
+	"SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]') INTO dir FROM "           \
+	"(SELECT queue, MIN(due) AS next FROM kyu_jobs WHERE due IS NOT NULL GROUP BY "            \
 	"queue) AS g; "
 
 static void add_name_filter(struct strbuf *sb, const struct kyu_config *cfg, const char *column);
@@ -429,11 +444,12 @@ static void add_name_filter(struct strbuf *sb, const struct kyu_config *cfg, con
  * however many queues kyu_jobs holds. */
 static void add_special_json(struct strbuf *sb, const struct kyu_config *cfg)
 {
-	sb_adds(sb, "(SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(q.name, (SELECT s.due "
-		    "FROM kyu_jobs AS s FORCE INDEX (kyu_jobs_status_queue_due) WHERE s.status = "
-		    "'waiting' AND s.queue = q.name ORDER BY s.due, s.priority LIMIT 1))), '[]') FROM "
-		    "kyu_queues AS q WHERE (q.paused <> 0 OR q.max_running IS NOT NULL OR "
-		    "q.rate_limit IS NOT NULL OR q.key_max_running > 1)");
+	sb_adds(sb,
+		"(SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(q.name, (SELECT s.due "
+		"FROM kyu_jobs AS s FORCE INDEX (kyu_jobs_status_queue_due) WHERE s.status = "
+		"'waiting' AND s.queue = q.name ORDER BY s.due, s.priority LIMIT 1))), '[]') FROM "
+		"kyu_queues AS q WHERE (q.paused <> 0 OR q.max_running IS NOT NULL OR "
+		"q.rate_limit IS NOT NULL OR q.key_max_running > 1)");
 	add_name_filter(sb, cfg, "q.name");
 	sb_adds(sb, ")");
 }
@@ -488,30 +504,33 @@ static int add_directory(struct strbuf *sb, const struct kyu_config *cfg,
 		    "DECLARE dir LONGTEXT DEFAULT '[]'; ");
 	if (plan->dir_fan_at > 0)
 		sb_adds(sb, "SET @kyu_fan_from = NULL; ");
-	sb_printf(sb,
-		  "SELECT MIN(queue) INTO q FROM kyu_jobs; "
-		  "WHILE q IS NOT NULL AND n < %d DO "
-		  "SELECT MIN(due) INTO t FROM kyu_jobs WHERE queue = q; "
-		  "IF t IS NOT NULL THEN SET dir = JSON_ARRAY_APPEND(dir, '$', JSON_ARRAY(q, t)); END IF; "
-		  "SET p = q, n = n + 1; SELECT MIN(queue) INTO q FROM kyu_jobs WHERE queue > p; "
-		  "END WHILE; IF q IS NOT NULL THEN ",
-		  DIR_WALK_MAX);
+	sb_printf(
+		sb,
+		"SELECT MIN(queue) INTO q FROM kyu_jobs; "
+		"WHILE q IS NOT NULL AND n < %d DO "
+		"SELECT MIN(due) INTO t FROM kyu_jobs WHERE queue = q; "
+		"IF t IS NOT NULL THEN SET dir = JSON_ARRAY_APPEND(dir, '$', JSON_ARRAY(q, t)); END IF; "
+		"SET p = q, n = n + 1; SELECT MIN(queue) INTO q FROM kyu_jobs WHERE queue > p; "
+		"END WHILE; IF q IS NOT NULL THEN ",
+		DIR_WALK_MAX);
 	if (plan->dir_fan_at > 0) {
-		sb_printf(sb,
-			  "SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]'), COUNT(*) INTO "
-			  "dir, n FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs FORCE INDEX "
-			  "(kyu_jobs_status_queue_due) WHERE status = 'waiting' AND due <= NOW(6) AND "
-			  "queue NOT IN (" FAN_SPECIAL_QUEUES ") GROUP BY queue ORDER BY queue LIMIT %d) "
-			  "AS g; IF n > %d THEN SET dir = JSON_MERGE_PRESERVE(dir, ",
-			  plan->dir_fan_at + 1, plan->dir_fan_at);
+		sb_printf(
+			sb,
+			"SELECT IFNULL(JSON_ARRAYAGG(JSON_ARRAY(g.queue, g.next)), '[]'), COUNT(*) INTO "
+			"dir, n FROM (SELECT queue, MIN(due) AS next FROM kyu_jobs FORCE INDEX "
+			"(kyu_jobs_status_queue_due) WHERE status = 'waiting' AND due <= NOW(6) AND "
+			"queue NOT IN (" FAN_SPECIAL_QUEUES
+			") GROUP BY queue ORDER BY queue LIMIT %d) "
+			"AS g; IF n > %d THEN SET dir = JSON_MERGE_PRESERVE(dir, ",
+			plan->dir_fan_at + 1, plan->dir_fan_at);
 		add_special_json(sb, cfg);
 		/* The names as the fan reads them: filed, and noted since. */
-		sb_printf(sb,
-			  "); SELECT COUNT(*) * %d DIV 1000000 INTO n FROM (" FAN_ALL_NAMES ") AS a; "
-			  "SELECT IFNULL(MAX(x.name), '') INTO @kyu_fan_from FROM (SELECT a.name FROM ("
-			  FAN_ALL_NAMES ") AS a ORDER BY a.name LIMIT n) AS x; ELSE " DIR_GROUP_BY
-			  "END IF; ",
-			  plan->dir_fan_from_ppm);
+		sb_printf(
+			sb,
+			"); SELECT COUNT(*) * %d DIV 1000000 INTO n FROM (" FAN_ALL_NAMES ") AS a; "
+			"SELECT IFNULL(MAX(x.name), '') INTO @kyu_fan_from FROM (SELECT a.name FROM (" FAN_ALL_NAMES
+			") AS a ORDER BY a.name LIMIT n) AS x; ELSE " DIR_GROUP_BY "END IF; ",
+			plan->dir_fan_from_ppm);
 	} else {
 		sb_adds(sb, DIR_GROUP_BY);
 	}
@@ -570,19 +589,23 @@ static int add_fan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t tok
 		    "@kyu_fan_end, @kyu_fan_n FROM (SELECT u.name FROM ((SELECT name FROM "
 		    "kyu_queue_names WHERE 1");
 	add_fan_range(sb, cfg, plan);
-	sb_printf(sb, " ORDER BY name LIMIT %d) UNION ALL (SELECT DISTINCT name FROM "
-		      "kyu_queue_names_new WHERE 1", plan->fan_n);
+	sb_printf(sb,
+		  " ORDER BY name LIMIT %d) UNION ALL (SELECT DISTINCT name FROM "
+		  "kyu_queue_names_new WHERE 1",
+		  plan->fan_n);
 	add_fan_range(sb, cfg, plan);
-	sb_printf(sb, " ORDER BY name LIMIT %d)) AS u GROUP BY u.name ORDER BY u.name LIMIT %d) AS g; ",
+	sb_printf(sb,
+		  " ORDER BY name LIMIT %d)) AS u GROUP BY u.name ORDER BY u.name LIMIT %d) AS g; ",
 		  plan->fan_n, plan->fan_n);
-	sb_adds(sb, "UPDATE IGNORE (SELECT j2.seq FROM JSON_TABLE(@kyu_fan, '$[*]' COLUMNS (queue "
-		    "VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS f "
-		    "STRAIGHT_JOIN kyu_jobs AS j2 ON j2.seq = (SELECT s.seq FROM kyu_jobs AS s FORCE "
-		    "INDEX (kyu_jobs_status_queue_due) WHERE s.status = 'waiting' AND s.queue = "
-		    "f.queue AND s.due <= NOW(6) AND (s.concurrency_key IS NULL OR s.concurrency_key "
-		    "NOT IN (SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) ORDER "
-		    "BY s.due, s.priority LIMIT 1) WHERE j2.status = 'waiting' AND j2.due <= NOW(6) "
-		    "FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
+	sb_adds(sb,
+		"UPDATE IGNORE (SELECT j2.seq FROM JSON_TABLE(@kyu_fan, '$[*]' COLUMNS (queue "
+		"VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS f "
+		"STRAIGHT_JOIN kyu_jobs AS j2 ON j2.seq = (SELECT s.seq FROM kyu_jobs AS s FORCE "
+		"INDEX (kyu_jobs_status_queue_due) WHERE s.status = 'waiting' AND s.queue = "
+		"f.queue AND s.due <= NOW(6) AND (s.concurrency_key IS NULL OR s.concurrency_key "
+		"NOT IN (SELECT running_key FROM kyu_jobs WHERE running_key IS NOT NULL)) ORDER "
+		"BY s.due, s.priority LIMIT 1) WHERE j2.status = 'waiting' AND j2.due <= NOW(6) "
+		"FOR UPDATE SKIP LOCKED) AS c STRAIGHT_JOIN kyu_jobs ON kyu_jobs.seq = c.seq ");
 	add_claim_set(sb, cfg, tok, host, NULL);
 	sb_adds(sb, "; ");
 	/* Expired leases of the fan's queues: the fan reads waiting rows only.
@@ -590,14 +613,16 @@ static int add_fan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t tok
 	 * (status, ...); restricted queues take theirs over in their own
 	 * claims. */
 	if (plan->fan_refile) {
-		sb_adds(sb, "INSERT IGNORE INTO kyu_queue_names (name) SELECT queue FROM kyu_jobs WHERE "
-			    "status = 'waiting' GROUP BY queue; ");
+		sb_adds(sb,
+			"INSERT IGNORE INTO kyu_queue_names (name) SELECT queue FROM kyu_jobs WHERE "
+			"status = 'waiting' GROUP BY queue; ");
 		stmts++;
 	}
 	if (plan->fan_reclaim) {
 		sb_adds(sb, "UPDATE kyu_jobs FORCE INDEX (kyu_jobs_status_queue_due) ");
 		add_claim_set(sb, cfg, tok, host, NULL);
-		sb_adds(sb, " WHERE status = 'running' AND lease_until <= NOW(6) AND lease_until <= ");
+		sb_adds(sb,
+			" WHERE status = 'running' AND lease_until <= NOW(6) AND lease_until <= ");
 		add_cut(sb, plan->lease_cut_us);
 		add_name_filter(sb, cfg, "queue");
 		sb_printf(sb, " AND queue NOT IN (" RESTRICTED_QUEUES ") LIMIT %d; ", plan->fan_n);
@@ -640,8 +665,9 @@ static void add_default(struct strbuf *sb, const struct kyu_config *cfg, const c
 	sb_adds(sb, "CASE j.queue");
 	for (int i = 0; i < cfg->n_domains; i++) {
 		const struct domain *d = &cfg->domains[i];
-		int v = !d->key_line[key] ? job_default
-					  : key == DK_MAX_ATTEMPTS ? d->max_attempts : d->time_limit;
+		int v = !d->key_line[key]        ? job_default
+			: key == DK_MAX_ATTEMPTS ? d->max_attempts
+						 : d->time_limit;
 		if (!d->queue || v == star)
 			continue;
 		sb_adds(sb, " WHEN ");
@@ -666,20 +692,23 @@ static void add_select(struct strbuf *sb, const struct kyu_config *cfg, uint64_t
 	 * with dependents ended elsewhere (a plain UPDATE, another daemon's
 	 * lease expiry) settles it. */
 	/* d.now_us: the server's clock, which lease.c watches for steps. */
-	sb_adds(sb, ", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
-		    "j.after, j.has_downstream, d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end, d.fan_from "
-		    "FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) AS now_us, "
-		    "TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
+	sb_adds(sb,
+		", d.next, j.concurrency_key, TIMESTAMPDIFF(MICROSECOND, j.run_at, NOW(6)), "
+		"j.after, j.has_downstream, d.todo, j.traceparent, d.now_us, d.fan_n, d.fan_end, d.fan_from "
+		"FROM (SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(6)) AS now_us, "
+		"TIMESTAMPDIFF(MICROSECOND, NOW(6), (");
 	add_min_due(sb, cfg);
-	sb_printf(sb,
-		  ")) AS next, " STORE_SETTLE_PENDING " AS todo, @kyu_fan_n AS fan_n, @kyu_fan_end AS fan_end, @kyu_fan_from AS fan_from) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
-		  " AND j.status = 'running'",
-		  token);
+	sb_printf(
+		sb,
+		")) AS next, " STORE_SETTLE_PENDING
+		" AS todo, @kyu_fan_n AS fan_n, @kyu_fan_end AS fan_end, @kyu_fan_from AS fan_from) AS d LEFT JOIN kyu_jobs AS j ON j.owner = %" PRIu64
+		" AND j.status = 'running'",
+		token);
 }
 
 void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
-			    const char *host, const struct claim_plan *plan, const struct finish *fin,
-			    int n_fin, struct claim_layout *lay)
+			    const char *host, const struct claim_plan *plan,
+			    const struct finish *fin, int n_fin, struct claim_layout *lay)
 {
 	int stmts = 0;
 	bool txn = false, keyed_prepared = false;
@@ -851,8 +880,12 @@ void store_claim_read(const struct db_reply *r, int n, int n_fin, uint64_t token
 		      struct claim_reply *out)
 {
 	struct claim_layout lay = {
-		.fin_at = n_fin > 0 ? 0 : -1, .dir_at = -1, .n_fin = n_fin, .asked = n,
-		.sel_at = n_fin > 0 ? 2 : 1, .n_stmts = n_fin > 0 ? 3 : 2,
+		.fin_at = n_fin > 0 ? 0 : -1,
+		.dir_at = -1,
+		.n_fin = n_fin,
+		.asked = n,
+		.sel_at = n_fin > 0 ? 2 : 1,
+		.n_stmts = n_fin > 0 ? 3 : 2,
 	};
 	store_claim_read_plan(r, &lay, token, claimed_at, out);
 }

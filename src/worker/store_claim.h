@@ -76,14 +76,14 @@ struct claim_layout {
 	bool dir_cut;     /* the directory may stop at dir_fan_at + 1 queues */
 };
 void store_claim_build_plan(struct strbuf *sb, const struct kyu_config *cfg, uint64_t token,
-			    const char *host, const struct claim_plan *plan, const struct finish *fin,
-			    int n_fin, struct claim_layout *lay);
+			    const char *host, const struct claim_plan *plan,
+			    const struct finish *fin, int n_fin, struct claim_layout *lay);
 
 /* Whether kyu_settle has work: an item of kyu_after_todo, or a job whose
  * end its dependents have not heard of yet (after_changed, indexed). Two
  * dives into what is empty unless workflows run. */
-#define STORE_SETTLE_PENDING                                                   \
-	"(EXISTS (SELECT 1 FROM kyu_after_todo) OR "                           \
+#define STORE_SETTLE_PENDING                                                                       \
+	"(EXISTS (SELECT 1 FROM kyu_after_todo) OR "                                               \
 	"EXISTS (SELECT 1 FROM kyu_jobs WHERE after_changed = 1))"
 
 struct claim_reply {
@@ -94,9 +94,9 @@ struct claim_reply {
 	 * INT64_MAX: nothing waiting or running); else INT64_MIN. */
 	int64_t next_due_us;
 	const struct db_result *dir; /* the directory, when read (lives as the reply) */
-	bool settle;     /* kyu_settle has work (STORE_SETTLE_PENDING) */
+	bool settle;                 /* kyu_settle has work (STORE_SETTLE_PENDING) */
 	int64_t db_now_us; /* the server's NOW(6) at the SELECT, µs since '1970-01-01' (0: unread) */
-	bool fin_done;   /* the results in front were recorded */
+	bool fin_done;     /* the results in front were recorded */
 	int fin_rejected; /* of those, rows that no longer belonged to us */
 	enum db_fail fail;
 	/* The fan's walk: names it visited, and the last one (lives as the

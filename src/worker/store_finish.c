@@ -121,9 +121,10 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n)
 	size_t start = sb->len;
 	int count = 0;
 
-	sb_adds(sb, "UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
-		    "error = NULL, output = NULL, finished_at = NOW(6), "
-		    "duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
+	sb_adds(sb,
+		"UPDATE kyu_jobs SET lease_until = NULL, exit_code = 0, `signal` = NULL, "
+		"error = NULL, output = NULL, finished_at = NOW(6), "
+		"duration = TIMESTAMPDIFF(MICROSECOND, started_at, NOW(6)) / 1e6, pid = CASE seq");
 	for (int i = 0; i < n; i++) {
 		if (!store_finish_plain(&f[i]))
 			continue;
@@ -176,7 +177,8 @@ static void add_backoff(struct strbuf *sb, const struct kyu_config *cfg)
 static size_t finish_overhead(const struct finish *f)
 {
 	return (f->hook ? 2048 : 1024) + 2 * (f->error ? strlen(f->error) : 0) +
-	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len + (size_t)2 * BAD_JSON_QUOTE + 256
+	       (f->status ? 2 * (f->note ? strlen(f->note) : 0) + 2 * f->result_len +
+				    (size_t)2 * BAD_JSON_QUOTE + 256
 			  : 0);
 }
 
@@ -224,9 +226,11 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		/* Nor its live tail (kyud.8, "Live output"): the next attempt
 		 * of the same number would pass it for its own. Before
 		 * attempts changes: MariaDB applies SET left to right. */
-		sb_adds(sb, "output = IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX "', attempts, ':%'), "
-			    "NULL, output), attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
-			    "started_at = NULL");
+		sb_adds(sb,
+			"output = IF(output LIKE CONCAT('" CAPTURE_LIVE_PREFIX
+			"', attempts, ':%'), "
+			"NULL, output), attempts = IF(attempts > 0, attempts - 1, 0), run_at = NOW(6), "
+			"started_at = NULL");
 		/* A claimed job given back unstarted keeps its last error. */
 		if (f->error) {
 			sb_adds(sb, ", error = ");
@@ -253,9 +257,10 @@ static void finish_one(struct strbuf *sb, const struct kyu_config *cfg, const st
 		 * larger than its max_allowed_packet; a job's output is cut to
 		 * fit instead, whatever output_limit says. */
 		if (out_len && 2 * out_len + finish_overhead(f) > max_len) {
-			size_t room = max_len > finish_overhead(f) + 2 * sizeof(CUT_MARK)
-					      ? (max_len - finish_overhead(f)) / 2 - sizeof(CUT_MARK)
-					      : 0;
+			size_t room =
+				max_len > finish_overhead(f) + 2 * sizeof(CUT_MARK)
+					? (max_len - finish_overhead(f)) / 2 - sizeof(CUT_MARK)
+					: 0;
 			out_len = room < out_len ? room : out_len;
 			cut = true;
 		}
@@ -315,8 +320,8 @@ static void finish_group(struct strbuf *sb, const struct kyu_config *cfg, const 
 	}
 }
 
-int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
-		       size_t max_len, int *n_stmts)
+int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f,
+		       int n, size_t max_len, int *n_stmts)
 {
 	int count = 0, plain;
 
@@ -348,7 +353,8 @@ int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const st
 			 * every time: cut to the room they leave, so that it is
 			 * recorded all the same. */
 			sb_adds(sb, "; ");
-			finish_group(sb, cfg, &f[count], max_len > before + 2 ? max_len - before - 2 : 0);
+			finish_group(sb, cfg, &f[count],
+				     max_len > before + 2 ? max_len - before - 2 : 0);
 			if (sb->len > max_len) {
 				sb->len = before;
 				sb->buf[before] = '\0';

@@ -39,8 +39,8 @@ int store_finish_build_plain(struct strbuf *sb, const struct finish *f, int n);
  * max_len bytes (a result whose output alone would not fit has its output
  * cut to fit, with a marker). Returns how many of f it covers (at least
  * one when n > 0) and the number of statements in *n_stmts. */
-KYU_MUSTCHECK int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg, const struct finish *f, int n,
-		       size_t max_len, int *n_stmts);
+KYU_MUSTCHECK int store_finish_build(struct strbuf *sb, const struct kyu_config *cfg,
+				     const struct finish *f, int n, size_t max_len, int *n_stmts);
 /* Read the reply of store_finish_build(f, count): *done is how many of f's
  * results are recorded (a failed statement stops the rest), *rejected
  * how many of those found their row taken over by another claim. */

@@ -118,7 +118,8 @@ static void on_stats(EV_P_ ev_timer *t, int revents)
 	if (w->jobs.n_started == w->stats_started && deadlocks == w->stats_deadlocks)
 		return;
 	log_info("last %.0f s: %" PRIu64 " job(s) started, %d running; %" PRIu64
-		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64 " late write(s) rejected",
+		 " deadlock(s) retried; totals: %" PRIu64 " started, %" PRIu64
+		 " late write(s) rejected",
 		 STATS_EVERY, w->jobs.n_started - w->stats_started, w->jobs.n_running,
 		 deadlocks - w->stats_deadlocks, w->jobs.n_started, w->rec.n_rejected);
 	w->stats_started = w->jobs.n_started;
@@ -170,16 +171,15 @@ static void map_board(struct worker *w)
 /* The rooms, bottom up; each is handed the rooms it uses. */
 static void build(struct worker *w, const char *daemon_id)
 {
-	struct pump_rooms pr = { &w->conn, &w->held, &w->claim, &w->lease,  &w->reg,
-				 &w->live, &w->sched, &w->rec,   &w->ret,    &w->settle,
-				 &w->peers };
-	struct control_rooms cr = { &w->parent, &w->conn, &w->jobs,  &w->lease,
-				    &w->live,   &w->claim, &w->sched, &w->reg, &w->settle };
+	struct pump_rooms pr = { &w->conn,  &w->held, &w->claim, &w->lease,  &w->reg,  &w->live,
+				 &w->sched, &w->rec,  &w->ret,   &w->settle, &w->peers };
+	struct control_rooms cr = { &w->parent, &w->conn,  &w->jobs, &w->lease, &w->live,
+				    &w->claim,  &w->sched, &w->reg,  &w->settle };
 
 	conn_init(&w->conn, w->loop, &w->cfg, &w->ctl.rep, w->bw, on_db_up, w);
 	settle_init(&w->settle, &w->conn, claim_settled, &w->claim);
-	record_init(&w->rec, &w->cfg, &w->conn, &w->jobs, w->index, daemon_id, w->host,
-		    &w->settle, claim_recorded, &w->claim);
+	record_init(&w->rec, &w->cfg, &w->conn, &w->jobs, w->index, daemon_id, w->host, &w->settle,
+		    claim_recorded, &w->claim);
 	jobs_init(&w->jobs, w->loop, &w->cfg, &w->rec.results, &w->lease, w->bw, claim_ended,
 		  &w->claim);
 	lease_init(&w->lease, w->loop, w->jobs.slots, w->cfg.slots, &w->cfg, &w->conn, w->bw);
@@ -187,8 +187,8 @@ static void build(struct worker *w, const char *daemon_id)
 	held_init(&w->held, &w->cfg, &w->jobs, &w->rec.results, &w->parent, &w->claim.dir, w->bw);
 	retention_init(&w->ret, &w->cfg, &w->conn, &w->rec, &w->jobs);
 	peers_init(&w->peers, &w->cfg, &w->conn, w->rec.daemon);
-	claim_init(&w->claim, &w->cfg, w->index, w->host, &w->conn, &w->parent, &w->jobs, &w->held, &w->rec,
-		   &w->ret, &w->settle, &w->peers, w->bw);
+	claim_init(&w->claim, &w->cfg, w->index, w->host, &w->conn, &w->parent, &w->jobs, &w->held,
+		   &w->rec, &w->ret, &w->settle, &w->peers, w->bw);
 	scheduler_init(&w->sched, &w->cfg, w->index, &w->conn, &w->claim, &w->jobs);
 	daemonrow_init(&w->reg, &w->cfg, w->index, daemon_id, w->host, &w->conn, &w->parent,
 		       &w->jobs, w->board);
@@ -225,7 +225,8 @@ static void settle_signals(void)
 
 	if (proc_settle_signals(&handled))
 		return;
-	log_notice("signals are handled without a signalfd: each job's start blocks them around its clone");
+	log_notice(
+		"signals are handled without a signalfd: each job's start blocks them around its clone");
 	sigprocmask(SIG_UNBLOCK, &handled, NULL);
 }
 
@@ -259,7 +260,9 @@ int worker_main(int index, struct kyu_config *cfg, const char *daemon_id)
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* And the jobs die with us, however we die (proc.c, the life line). */
 	if (proc_life_init(err, sizeof(err)) < 0)
-		log_warn("%s: if every kyud process is killed at once, its jobs run on until they end", err);
+		log_warn(
+			"%s: if every kyud process is killed at once, its jobs run on until they end",
+			err);
 	signal(SIGPIPE, SIG_IGN);
 	/* The supervisor decides when to stop and relays reloads; a terminal's
 	 * ^C or a HUP sent to the process group reaches us too. */
