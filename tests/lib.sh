@@ -117,7 +117,9 @@ cleanup() {
 # FEATURE.NAME (tests/integration/FEATURE/NAME.sh), as in the test's ctest
 # name: two features may each have a test of the same NAME.
 T_NAME=$(basename "$(dirname "$0")").$(basename "$0" .sh)
-T_DB=t_${T_NAME//[^A-Za-z0-9_]/_}
+# KYU_TEST_DB names it for a run by hand (KYU_TEST_DB=app for the
+# screenshots of docs/, which show the database's name).
+T_DB=${KYU_TEST_DB:-t_${T_NAME//[^A-Za-z0-9_]/_}}
 T_DIR=$KYU_TEST_DIR/run/$T_NAME
 KYUD_PID=
 KYUD_LOG=$T_DIR/kyud.log

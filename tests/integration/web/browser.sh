@@ -24,7 +24,7 @@
 # these" retries them; durations under a second in ms, the date filters
 # and the "updated" clock in the database's zone. The screenshots of the
 # overview, a failed job and a filtered list, and of the overview and the
-# failed list at 390 px, land in $T_DIR, or in
+# failed list and the no-kyud banner at 390 px, land in $T_DIR, or in
 # $KYU_WEB_SCREENSHOT_DIR when set (KYU_WEB_SCREENSHOT_DIR=docs: how
 # docs/web-*.png are made); the early overview's at $KYU_WEB_SCREENSHOT.
 . "$KYU_SRC/tests/lib.sh"
@@ -240,6 +240,12 @@ try:
                 h = "#/cause/" + b.js("return document.querySelector('tr[data-cause]').dataset.cause")
             b.show(url, h)
             problems += ["%s at %d px: %s" % (h, width, p) for p in b.page_problems() + b.layout_problems()]
+            # The overview's table fits a desktop's width: no column
+            # (the sparkline, the settings, the actions) behind a scroll.
+            if h == "#/overview" and not mobile:
+                w = b.js("const s = document.querySelector('.scroll'); return [s.scrollWidth, s.clientWidth]")
+                if w[0] > w[1] + 4:  # rounding of fractional widths
+                    problems.append("#/overview at %d px: its table is %d px wide in %d" % (width, w[0], w[1]))
     b.viewport(1280, 800)
     for h, name in (("#/overview", "web-overview.png"), (cron, "web-job-failed.png"),
                     ("#/jobs/failed?since=2026-01-01%2000:00", "web-jobs-filtered.png")):
@@ -454,8 +460,8 @@ PY
 # the banner names the last attempt's host instead).
 stop_kyud
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('orphan-1', 'orphans', 'true')"
-python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" >"$T_DIR/browser-banner.out" 2>&1 <<'PY' || fail "browser, no kyud: $(cat "$T_DIR/browser-banner.out")"
-import sys
+python3 - "$WEB_URL" "$T_DIR" "$KYU_SRC/tests" "$shots" >"$T_DIR/browser-banner.out" 2>&1 <<'PY' || fail "browser, no kyud: $(cat "$T_DIR/browser-banner.out")"
+import os, sys
 url, tdir, lib = sys.argv[1:4]
 sys.path.insert(0, lib)
 from webdriver import Browser
@@ -472,6 +478,18 @@ try:
             or not got["text"].endswith("No job starts until one runs.") or not got["first"] or not got["visible"] \
             or got["no_daemon"] != 0 or not got["orphans"]:
         raise SystemExit("the overview without kyud: %r" % got)
+    # A phone: the banner is still first, whole on the screen's width,
+    # and the page does not scroll sideways for it.
+    b.viewport(390, 844, True)
+    b.show(url, "#/overview")
+    got = b.js("""const n = document.getElementById('no-kyud'), r = n && n.getBoundingClientRect();
+        return n && {first: document.getElementById('main').firstElementChild === n,
+                     left: r.left, right: r.right, top: r.top, height: r.height,
+                     page: document.documentElement.scrollWidth, width: window.innerWidth}""")
+    if not got or not got["first"] or got["height"] <= 0 or got["top"] >= 844 or got["left"] < 0 \
+            or got["right"] > got["width"] or got["page"] > got["width"]:
+        raise SystemExit("the no-kyud banner at 390 px: %r" % got)
+    b.screenshot(os.path.join(sys.argv[4], "web-no-kyud-390.png"))
     print("banner ok")
 finally:
     b.close()
