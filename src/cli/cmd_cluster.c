@@ -121,30 +121,17 @@ int cmd_daemons(struct db *db)
 	return cli_print_query(db, q, sizeof(q) - 1, false) < 0 ? cli_die_db(db, "daemons") : 0;
 }
 
-int cmd_drain(struct db *db, const char *daemon)
+int cmd_drain(struct db *db, const struct kyu_config *cfg, const char *daemon)
 {
-	struct strbuf sb = { 0 }, where = { 0 };
+	struct strbuf sb = { 0 };
 	const struct db_reply *reply;
 	const struct db_result *r;
 	int rc = 1;
 
-	/* By its token, or by host:pid as kyu daemons prints them; live rows
-	 * only: a daemon past its live_until is gone or wedged, and reads
-	 * nothing. drain_by first: the SET reads drain as it was. */
-	sb_adds(&where, " WHERE (id = ");
-	db_quotes(&where, daemon);
-	sb_adds(&where, " OR CONCAT(host, ':', pid) = ");
-	db_quotes(&where, daemon);
-	sb_adds(&where, ") AND " REGISTRY_LIVE("kyu_daemons"));
-	sb_printf(&sb,
-		  "UPDATE kyu_daemons SET drain_by = IF(drain IS NULL, USER(), drain_by), "
-		  "drain = IFNULL(drain, NOW(6))%s; "
-		  "SELECT host, pid, id, " ROW_INTERVAL(
-			  "kyu_daemons") ", drain, IFNULL(drain_by, '?') "
-					 "FROM kyu_daemons%s ORDER BY host, pid",
-		  where.buf, where.buf);
+	/* By its token, or by host:pid as kyu daemons prints them. */
+	registry_drain_build(&sb, daemon);
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK || reply->n < 2) {
-		cli_die_db(db, "drain");
+		rc = cli_die_db(db, "drain");
 		goto out;
 	}
 	r = &reply->r[1];
@@ -156,14 +143,16 @@ int cmd_drain(struct db *db, const char *daemon)
 		goto out;
 	}
 	for (size_t i = 0; i < r->n_rows; i++)
-		printf("draining %s pid %s (%s), asked at %s by %s: it stops claiming at its next refresh "
-		       "(within %s s), lets its running jobs finish, then exits\n",
-		       db_cell(r, i, 0), db_cell(r, i, 1), db_cell(r, i, 2), db_cell(r, i, 4),
-		       db_cell(r, i, 5), db_cell(r, i, 3));
+		printf("draining %s pid %s (%s), asked at %s by %s: it stops claiming, lets its "
+		       "running jobs finish, then exits\n",
+		       db_cell(r, i, 0), db_cell(r, i, 1), db_cell(r, i, 2), db_cell(r, i, 3),
+		       db_cell(r, i, 4));
+	/* An any-queue wake-up brings each daemon's refresh forward, which
+	 * reads the drain (else it comes within a refresh interval). */
+	(void)cli_send_wake(db, cfg, "", true);
 	rc = 0;
 out:
 	sb_free(&sb);
-	sb_free(&where);
 	return rc;
 }
 

@@ -15,7 +15,7 @@ KYU_MUSTCHECK int cmd_daemons(struct db *db);
 /* kyu drain DAEMON (its id, or HOST:PID): set kyu_daemons.drain of that
  * live daemon, which then stops claiming, lets its jobs finish and exits;
  * 1 when no live daemon matches. */
-KYU_MUSTCHECK int cmd_drain(struct db *db, const char *daemon);
+KYU_MUSTCHECK int cmd_drain(struct db *db, const struct kyu_config *cfg, const char *daemon);
 /* kyu wake [QUEUE] ("": any queue): 0 when a daemon was sent to, else 1. */
 KYU_MUSTCHECK int cmd_wake(struct db *db, const struct kyu_config *cfg, const char *queue);
 /* kyu locks [NAME] (NULL: all of them). */

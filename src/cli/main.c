@@ -443,7 +443,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "daemons") == 0 && argc == 1) {
 		rc = cmd_daemons(db);
 	} else if (strcmp(cmd, "drain") == 0 && argc == 2) {
-		rc = cmd_drain(db, argv[1]);
+		rc = cmd_drain(db, &cfg, argv[1]);
 	} else if (strcmp(cmd, "show") == 0 && argc == 2) {
 		rc = cmd_show(db, argv[1]);
 	} else if (strcmp(cmd, "list") == 0) {

@@ -132,6 +132,26 @@ void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, con
 	sb_free(&queues);
 }
 
+void registry_drain_build(struct strbuf *sb, const char *daemon)
+{
+	struct strbuf where = { 0 };
+
+	/* Live rows only: a daemon past its live_until is gone or wedged,
+	 * and reads nothing. drain_by first: the SET reads drain as it was. */
+	sb_adds(&where, " WHERE (id = ");
+	db_quotes(&where, daemon);
+	sb_adds(&where, " OR CONCAT(host, ':', pid) = ");
+	db_quotes(&where, daemon);
+	sb_adds(&where, ") AND " REGISTRY_LIVE("kyu_daemons"));
+	sb_printf(sb,
+		  "UPDATE kyu_daemons SET drain_by = IF(drain IS NULL, USER(), drain_by), "
+		  "drain = IFNULL(drain, NOW(6))%s; "
+		  "SELECT host, pid, id, drain, IFNULL(drain_by, '?') FROM kyu_daemons%s "
+		  "ORDER BY host, pid",
+		  where.buf, where.buf);
+	sb_free(&where);
+}
+
 void registry_remove_build(struct strbuf *sb, const char *id)
 {
 	struct strbuf body = { 0 };

@@ -65,6 +65,13 @@ bool registry_id_valid(const char *id);
  * version 9, without slots, running and drain (REG_OLD said so). */
 void registry_refresh_build(struct strbuf *sb, const struct kyu_config *cfg, const char *id,
 			    const char *host, pid_t pid, unsigned running, bool old);
+/* An operator's drain (kyu drain, kyu web's daemons page): two
+ * statements, the UPDATE that sets drain and drain_by on the live rows
+ * whose id, or host:pid, is daemon (once: a second drain keeps the first's
+ * time and author), and the SELECT of those rows: host, pid, id, drain,
+ * drain_by. The daemon reads it at its next refresh, which an any-queue
+ * wake-up brings forward (kyud(8), "Draining"). */
+void registry_drain_build(struct strbuf *sb, const char *daemon);
 /* The stopping daemon's delete of its own row (same reply shape). */
 void registry_remove_build(struct strbuf *sb, const char *id);
 

@@ -259,7 +259,11 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 	unsigned status;
 	char peer[INET6_ADDRSTRLEN], filter[512];
 
-	if (strncmp(url, "/api/job/", 9) == 0)
+	bool drain = strcmp(url, "/api/daemon/drain") == 0;
+
+	if (drain)
+		name = "drain";
+	else if (strncmp(url, "/api/job/", 9) == 0)
 		name = url + 9;
 	else if (strncmp(url, "/api/jobs/", 10) == 0)
 		name = url + 10; /* bulk: the jobs a filter matches */
@@ -271,9 +275,10 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 		return send_error(w, conn, MHD_HTTP_NOT_FOUND, "not found: POST %s", url);
 	/* A schedule's remove stays kyu's (kyu schedule remove): the
 	 * dashboard enables, disables and runs. */
-	if (url[5] == 's' ? action_schedule_parse(name, &sa) < 0 || sa == ACT_SCHED_REMOVE
-			  : action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q') ||
-				    (url[8] == 's' && !action_bulk(a)))
+	if (!drain &&
+	    (url[5] == 's' ? action_schedule_parse(name, &sa) < 0 || sa == ACT_SCHED_REMOVE
+			   : action_parse(name, &a) < 0 || action_on_queue(a) != (url[5] == 'q') ||
+				     (url[8] == 's' && !action_bulk(a))))
 		return send_error(w, conn, MHD_HTTP_NOT_FOUND, "no such action: POST %s", url);
 	if (w->o->read_only)
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
@@ -287,7 +292,15 @@ static enum MHD_Result on_post(struct web *w, struct webapi *api, struct MHD_Con
 		return send_error(w, conn, MHD_HTTP_FORBIDDEN,
 				  "refused: missing or wrong " CSRF_HEADER
 				  " header (reload the page)");
-	if (sa != ACT_SCHED_N) {
+	if (drain) {
+		target = query_arg(conn, "id");
+		status = webapi_drain(api, target, &doc);
+		peer_name(conn, peer, sizeof(peer));
+		if (status == MHD_HTTP_OK)
+			log_notice("drain daemon '%s' (from %s%s%s)", target, peer,
+				   w->o->user ? " as " : "", w->o->user ? w->o->user : "");
+		return send_json(w, conn, status, doc);
+	} else if (sa != ACT_SCHED_N) {
 		target = query_arg(conn, "name");
 		status = webapi_schedule_action(api, sa, target, &doc);
 	} else if (url[8] == 's') {

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/registry.h"
 #include "common/util.h"
 #include "common/causes.h"
 #include "webcauses.h"
@@ -359,6 +360,31 @@ unsigned webapi_schedule_action(struct webapi *w, enum action_schedule a, const 
 		/* Those that serve the job's queue (action_wake copies the
 		 * name before its query replaces r). */
 		wake(w, what, db_cell(r, 0, 1));
+	}
+	sb_free(&sb);
+	return st;
+}
+
+unsigned webapi_drain(struct webapi *w, const char *daemon, json_t **out)
+{
+	struct strbuf sb = { 0 };
+	const struct db_result *r;
+	unsigned st;
+
+	if (!daemon || !*daemon)
+		return webjson_error(out, 400, "drain: id missing");
+	registry_drain_build(&sb, daemon);
+	if (webdb_run(&w->db, sb.buf, sb.len, &r, false) < 0)
+		st = webdb_failed(&w->db, out, "drain");
+	else if (r->n_rows == 0)
+		st = webjson_error(out, 404, "drain: no live daemon '%s' in kyu_daemons", daemon);
+	else {
+		st = (*out = json_pack("{s:b, s:s, s:s, s:s}", "ok", 1, "done", "draining", "host",
+				       db_cell(r, 0, 0) ? db_cell(r, 0, 0) : "", "pid",
+				       db_cell(r, 0, 1) ? db_cell(r, 0, 1) : ""),
+		      200);
+		/* Its refresh reads the drain at an any-queue wake-up. */
+		wake(w, "drain", "");
 	}
 	sb_free(&sb);
 	return st;

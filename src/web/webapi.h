@@ -68,6 +68,10 @@ unsigned webapi_action(struct webapi *w, enum action a, const char *target, json
 #define WEBAPI_BULK_SLICE_MS 2000
 unsigned webapi_bulk_count(struct webapi *w, webapi_arg_fn *arg, void *ctx, json_t **out);
 unsigned webapi_bulk(struct webapi *w, enum action a, webapi_arg_fn *arg, void *ctx, json_t **out);
+/* POST /api/daemon/drain?id=DAEMON: kyu drain's UPDATE (registry.h) on
+ * the live daemon whose id, or host:pid, is daemon, then an any-queue
+ * wake-up so that it reads it now. 404 when no live daemon is named so. */
+unsigned webapi_drain(struct webapi *w, const char *daemon, json_t **out);
 /* POST /api/schedule/ACTION?name=NAME: enable, disable or run-now (the
  * statements of kyu schedule, common/action.c); 404 when no schedule has
  * that name; run-now answers the new job's id as "job". Then the

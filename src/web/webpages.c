@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "common/capture.h"
 #include "common/lock_sql.h"
 #include "common/util.h"
@@ -315,7 +313,14 @@ unsigned webpages_locks(struct webdb *d, json_t **out)
  * running is then not seen). */
 unsigned webpages_daemons(struct webdb *d, json_t **out)
 {
+	/* Slots, running and drain from schema version 9; without them (an
+	 * older schema) the rest. */
 	static const char beats[] = WEBDB_STMT_LIMIT
+		"SELECT id, host, pid, wake_addr, queues, version, started, last_seen, "
+		"ROUND(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1000000, 1) AS seen_ago, "
+		"live_until > NOW(6) AS live, slots, running, drain, drain_by FROM kyu_daemons "
+		"ORDER BY last_seen DESC LIMIT 1000";
+	static const char beats8[] = WEBDB_STMT_LIMIT
 		"SELECT id, host, pid, wake_addr, queues, version, started, last_seen, "
 		"ROUND(TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1000000, 1) AS seen_ago, "
 		"live_until > NOW(6) AS live FROM kyu_daemons ORDER BY last_seen DESC LIMIT 1000";
@@ -323,15 +328,20 @@ unsigned webpages_daemons(struct webdb *d, json_t **out)
 		"SELECT host, COUNT(*) AS running, MIN(started_at) AS oldest_start, "
 		"MAX(lease_until) AS last_lease FROM kyu_jobs WHERE status = 'running' "
 		"GROUP BY host ORDER BY host LIMIT 1000";
-	static const char *const num[] = { "pid", "running", "seen_ago", "live", NULL };
+	static const char *const num[] = { "pid", "running", "slots", "seen_ago", "live", NULL };
 	const struct db_result *r;
 	bool exists = false;
 
 	if (webdb_has_table(d, "kyu_daemons", &exists) < 0)
 		return webdb_failed(d, out, "daemons");
-	if (exists ? webdb_read(d, beats, sizeof(beats) - 1, &r)
-		   : webdb_read(d, hosts, sizeof(hosts) - 1, &r))
-		return webdb_failed(d, out, "daemons");
+	if (!exists) {
+		if (webdb_read(d, hosts, sizeof(hosts) - 1, &r) < 0)
+			return webdb_failed(d, out, "daemons");
+	} else if (webdb_read(d, beats, sizeof(beats) - 1, &r) < 0) {
+		if (db_error_code(d->db) != ER_BAD_FIELD_ERROR ||
+		    webdb_read(d, beats8, sizeof(beats8) - 1, &r) < 0)
+			return webdb_failed(d, out, "daemons");
+	}
 	*out = json_pack("{s:s, s:o}", "source", exists ? "kyu_daemons" : "running jobs", "rows",
 			 webjson_rows(r, 1000, num));
 	return 200;

@@ -139,10 +139,12 @@ static void on_ctl(EV_P_ ev_io *io, int revents)
 			reload(ctl, fd);
 			break;
 		case KYU_SCHEDULES:
-			/* An any-queue wake-up: a schedule changed, or (sql/notify.sql)
-			 * an item of kyu_after_todo was made. */
+			/* An any-queue wake-up: a schedule changed, (sql/notify.sql)
+			 * an item of kyu_after_todo was made, or a drain was asked. */
 			scheduler_wake(ctl->r.sched);
 			settle_wake(ctl->r.settle);
+			/* Or an operator's drain (kyu drain, kyu web). */
+			daemonrow_hint(ctl->r.reg, mono_now());
 			break;
 		case KYU_CANCEL:
 			lease_hurry(ctl->r.lease, mono_now());

@@ -32,6 +32,16 @@ void daemonrow_refresh(struct daemonrow *d)
 	d->old = false;
 }
 
+void daemonrow_hint(struct daemonrow *d, double now)
+{
+	double soon = d->sent_at + DAEMONROW_HINT_GAP;
+
+	if (soon < now)
+		soon = now;
+	if (d->next > soon)
+		d->next = soon;
+}
+
 void daemonrow_drain(struct daemonrow *d)
 {
 	if (!d->jobs->draining)
@@ -78,7 +88,7 @@ bool daemonrow_send(void *daemonrow, struct stmt_turn *t, struct strbuf *sb)
 {
 	struct daemonrow *d = daemonrow;
 
-	(void)t;
+	d->sent_at = t->now;
 	d->sending_remove = !keeps_row(d);
 	if (d->sending_remove)
 		registry_remove_build(sb, d->id);

@@ -48,7 +48,12 @@ struct daemonrow {
 	struct spell old_said; /* said once per spell */
 	struct spell failing;  /* writing the row fails (logged at its start and end) */
 	double next;           /* monotonic: the next refresh (0: at once) */
+	double sent_at;        /* monotonic: the last refresh sent */
 };
+
+/* An any-queue wake-up (a drain asked, a schedule changed) brings the
+ * refresh forward, at most this often (s): wake-ups may come in floods. */
+#define DAEMONROW_HINT_GAP 1.0
 
 /* daemon_id: the daemon's token; NULL (a worker started by hand): no row. */
 void daemonrow_init(struct daemonrow *d, const struct kyu_config *cfg, int worker,
@@ -58,6 +63,10 @@ void daemonrow_init(struct daemonrow *d, const struct kyu_config *cfg, int worke
 /* Refresh at once (a new connection; a reload may have changed the
  * queues or the wake-up address). */
 void daemonrow_refresh(struct daemonrow *d);
+/* An any-queue wake-up: refresh soon (within DAEMONROW_HINT_GAP of the
+ * last one), so that a drain an operator asked for is read now, not
+ * within a refresh interval. */
+void daemonrow_hint(struct daemonrow *d, double now);
 /* kyud is stopping: delete the row (once; a drain that lets the jobs
  * finish: once this worker's have ended). */
 void daemonrow_drain(struct daemonrow *d);

@@ -1132,18 +1132,31 @@ async function pageDaemons(main) {
   const d = await getJSON("/api/daemons");
   let t;
   if (d.source === "kyu_daemons") {
-    t = table("daemons", ["host", "pid", "version", "queues", "wake address", "started", "last seen", "live"],
+    // Slots, running and drain come with schema version 9 (undefined
+    // before): a busy daemon is told from a wedged one by its running
+    // jobs and its last refresh; a live one can be drained from here.
+    const slots = d.rows.some((r) => r.slots !== undefined);
+    t = table("daemons", ["host", "pid", "version", "queues"].concat(slots ? ["slots", "running", "free", "drain"] : [],
+      ["wake address", "started", "last seen", "live", ""]),
       d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, text(r.pid)),
         el("td", {}, text(r.version)), el("td", { class: "mono" }, text(r.queues === "" ? "(every queue)" : r.queues)),
+        slots ? [el("td", { class: "num" }, r.slots ? r.slots : "–"), el("td", { class: "num" }, r.running),
+          el("td", { class: "num" }, r.slots ? Math.max(0, r.slots - r.running) : "–"),
+          el("td", {}, r.drain ? "since " + text(r.drain) + " by " + text(r.drain_by) : "no")] : [],
         el("td", {}, text(r.wake_addr)), el("td", {}, text(r.started)), el("td", {}, dur(r.seen_ago) + " ago"),
-        el("td", {}, r.live ? "yes" : "no"))));
+        el("td", {}, r.live ? "yes" : "no"),
+        el("td", { class: "c-act" }, slots && r.live && !r.drain ? button("drain", "daemon", "drain", r.id,
+          "Drain kyud " + r.host + " pid " + r.pid + "? It stops claiming, lets its running jobs finish, " +
+          "then exits.") : null))));
   } else {
     t = table("daemons", ["host", "running jobs", "oldest start", "latest lease"],
       d.rows.map((r) => el("tr", {}, el("td", {}, text(r.host)), el("td", { class: "num" }, r.running),
         el("td", {}, text(r.oldest_start)), el("td", {}, text(r.last_lease)))));
   }
   show(main, el("h1", {}, "Daemons"),
-    el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their registry rows (kyu_daemons); a stopped daemon removes its own."
+    el("p", { class: "muted" }, d.source === "kyu_daemons" ? "From their registry rows (kyu_daemons), written at each " +
+      "daemon's refresh; a stopped daemon removes its own. Drain: the daemon stops claiming, lets its running jobs " +
+      "finish and exits 0 (as kyu drain HOST:PID)."
       : "Hosts of the running jobs (this schema has no kyu_daemons table: an idle daemon is not seen)."),
     d.rows.length ? t : el("p", { class: "muted" }, "None seen."));
 }

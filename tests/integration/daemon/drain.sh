@@ -7,7 +7,9 @@
 # - kyud writes its job slots ([kyud] workers x slots) and running jobs in
 #   kyu_daemons, and `kyu daemons` shows them, with free slots and the
 #   drain;
-# - `kyu drain HOST:PID` sets kyu_daemons.drain: at its next refresh the
+# - `kyu drain HOST:PID` sets kyu_daemons.drain and sends an any-queue
+#   wake-up, which brings the daemon's refresh forward (its interval is
+#   120 s here, with a 60 s lease: the drain is read long before): the
 #   daemon stops claiming (a job submitted then is never started), lets the
 #   running jobs finish, past its short shutdown_grace, as succeeded, deletes
 #   its row and exits 0; an unknown daemon is refused (1).
@@ -30,7 +32,9 @@ grep -qF "kyu: submit: warning: no live kyud serves queue 'work' (kyu daemons): 
 sql "DELETE FROM kyu_jobs"
 
 # ---- a daemon of queue work: 2 workers x 2 slots; 3 jobs held at a gate.
-start_kyud kyud.workers=2 kyud.slots=2 kyud.prefetch=0 kyud.queues=work kyud.shutdown_grace=1
+wake_port=$(free_udp_port)
+start_kyud kyud.workers=2 kyud.slots=2 kyud.prefetch=0 kyud.queues=work kyud.shutdown_grace=1 kyud.lease=60 \
+	kyud.listen="127.0.0.1:$wake_port"
 pid=$KYUD_PID
 host=$(sql "SELECT host FROM kyu_daemons")
 kyu submit -q work -s true >/dev/null 2>"$T_DIR/err" || fail "kyu submit to a served queue"
@@ -43,12 +47,14 @@ gate="while [ ! -e '$T_DIR/go' ]; do sleep 0.1; done"
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('long-1', 'work', \"$gate\"),
      ('long-2', 'work', \"$gate\"), ('long-3', 'work', \"$gate\")"
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'running' AND pid IS NOT NULL" 3 30
-# The refresh writes them (every 20 s with the tests' 6 s lease).
-wait_for "SELECT CONCAT(slots, ' ', running) FROM kyu_daemons" "4 3" 90
+# The refresh writes them (every 120 s; an any-queue wake-up brings it
+# forward).
+kyu wake >/dev/null || fail "kyu wake"
+wait_for "SELECT CONCAT(slots, ' ', running) FROM kyu_daemons" "4 3" 60
 kyu daemons >"$T_DIR/out" || fail "kyu daemons"
 head -n1 "$T_DIR/out" | grep -q "	slots	running	free	draining	.*	seen	live	" ||
 	fail "kyu daemons' header: $(head -n1 "$T_DIR/out")"
-grep -q "^$host	$pid	.*	4	3	1	no	.* s ago (refreshes every 20 s)	yes	" "$T_DIR/out" ||
+grep -q "^$host	$pid	.*	4	3	1	no	.* s ago (refreshes every 120 s)	yes	" "$T_DIR/out" ||
 	fail "kyu daemons' row: $(cat "$T_DIR/out")"
 
 # ---- drain it.
@@ -57,11 +63,11 @@ kyu drain nosuchhost:1 2>"$T_DIR/err" || rc=$?
 assert_eq 1 "$rc" "kyu drain of an unknown daemon: status"
 grep -qF "no live daemon 'nosuchhost:1'" "$T_DIR/err" || fail "kyu drain of an unknown daemon: $(cat "$T_DIR/err")"
 kyu drain "$host:$pid" >"$T_DIR/out" || fail "kyu drain $host:$pid"
-grep -q "^draining $host pid $pid (.*), asked at .* by kyu@.*: it stops claiming at its next refresh (within 20 s)" \
+grep -q "^draining $host pid $pid (.*), asked at .* by kyu@.*: it stops claiming, lets its running jobs finish, then exits" \
 	"$T_DIR/out" || fail "kyu drain's line: $(cat "$T_DIR/out")"
 assert_eq 1 "$(sql "SELECT drain IS NOT NULL AND drain_by LIKE 'kyu@%' FROM kyu_daemons")" "drain and drain_by set"
 kyu daemons | grep -q "	4	3	1	since .* by kyu@" || fail "kyu daemons does not show the drain: $(kyu daemons)"
-wait_for_log 'kyud\[sup\]: draining \(kyu_daemons.drain is set\)' 90
+wait_for_log 'kyud\[sup\]: draining \(kyu_daemons.drain is set\)' 60
 assert_log_contains 'kyud\[worker 1\]: kyu_daemons.drain is set \(.* by kyu@.*\): draining'
 # Claiming has stopped: a job submitted now is never started.
 sql "INSERT INTO kyu_jobs (id, queue, command) VALUES ('late', 'work', 'true')"

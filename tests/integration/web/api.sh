@@ -166,6 +166,17 @@ assert_eq "200 [\"kyu_daemons\", \"host-b\", 99, 1, \"host-b:99:0011223344556677
 
 # ---- CSRF and origin: refused, nothing changed
 post() { webq -X POST "$@"; }
+# Slots, running and the drain (schema version 9): a daemon drained from
+# the dashboard as kyu drain does it (by id or HOST:PID, live rows only).
+sql "UPDATE kyu_daemons SET slots = 8, running = 3 WHERE id = 'host-b:99:0011223344556677'"
+assert_eq "200 [8, 3, null]" "$(webq "$u/api/daemons" "[d['rows'][0]['slots'], d['rows'][0]['running'], d['rows'][0]['drain']]")" \
+	"daemons: slots, running, drain"
+assert_eq 403 "$(post "$u/api/daemon/drain?id=host-b:99")" "drain without a token"
+assert_eq 404 "$(post --csrf "$u/api/daemon/drain?id=host-z:1")" "drain of no live daemon"
+assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_daemons WHERE drain IS NOT NULL")" "nothing drained yet"
+assert_eq "200 draining" "$(post --csrf "$u/api/daemon/drain?id=host-b:99" "d['done']")" "drain by HOST:PID"
+assert_eq 1 "$(sql "SELECT drain IS NOT NULL AND drain_by IS NOT NULL FROM kyu_daemons WHERE pid = 99")" "drain and drain_by set"
+assert_eq "200 true" "$(webq "$u/api/daemons" "d['rows'][0]['drain'] is not None")" "daemons: the drain shown"
 assert_eq 403 "$(post "$u/api/job/cancel?id=a-due1")" "POST without a token"
 assert_eq 403 "$(post -H 'X-Kyu-CSRF: 0000' "$u/api/job/cancel?id=a-due1")" "POST with a wrong token"
 assert_eq 403 "$(post --csrf -H 'Origin: http://evil.example' "$u/api/job/cancel?id=a-due1")" "POST from another origin"

@@ -246,7 +246,13 @@ try:
                 w = b.js("const s = document.querySelector('.scroll'); return [s.scrollWidth, s.clientWidth]")
                 if w[0] > w[1] + 4:  # rounding of fractional widths
                     problems.append("#/overview at %d px: its table is %d px wide in %d" % (width, w[0], w[1]))
+    # The live daemon can be drained from its row (not clicked here:
+    # daemon.drain and web.api drain).
     b.viewport(1280, 800)
+    b.show(url, "#/daemons")
+    got = b.js("return [...document.querySelectorAll('table.daemons tr')].map((tr) => tr.innerText)")
+    if not any("drain" in r for r in got[1:]):
+        problems.append("#/daemons: no drain button for the live daemon: %r" % got)
     for h, name in (("#/overview", "web-overview.png"), (cron, "web-job-failed.png"),
                     ("#/jobs/failed?since=2026-01-01%2000:00", "web-jobs-filtered.png")):
         b.show(url, h)
