@@ -1,7 +1,7 @@
-/* kyu submit, show, list, stats, and cancel, retry, run-now, delete: the
+/* kyu submit, list, stats, and cancel, retry, run-now, delete: the
  * commands on the rows of kyu_jobs, each one plain statement (or two: the
  * id a submit generated, whether a list has more) that a user could type
- * instead. show, list and stats only read: main.c may connect them to the
+ * instead. list and stats only read: main.c may connect them to the
  * replica. */
 #ifndef KYU_CMD_JOBS_H
 #define KYU_CMD_JOBS_H
@@ -16,9 +16,7 @@
 /* kyu submit. With db NULL it only checks the options (before
  * connecting): 0 or EXIT_USAGE. Exits 75 when the queue is full. */
 KYU_MUSTCHECK int cmd_submit(struct db *db, const struct kyu_config *cfg, int argc, char **argv);
-/* kyu show ID: every column of one job (the workflow ones when set),
- * then its upstreams and downstreams; 1 when there is none. */
-KYU_MUSTCHECK int cmd_show(struct db *db, const char *id);
+/* kyu show: cmd_show.h. */
 /* kyu list [-q QUEUE] [-s STATUS] [-n N]; with db NULL it only checks the
  * options, as cmd_submit. */
 KYU_MUSTCHECK int cmd_list(struct db *db, int argc, char **argv);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "cmd_cluster.h"
 #include "cmd_jobs.h"
+#include "cmd_show.h"
 #include "cmd_logs.h"
 #include "cmd_bulk.h"
 #include "cmd_causes.h"
