@@ -9,7 +9,9 @@
  * builders share its helpers (the claim's SET, the key filter, the column
  * defaults) with no other statement, and are the part of the store that
  * changes with the claim's plan (queues.c). The release of a failed claim
- * (store_release_build) stays in store.c, whose prefix its name carries. */
+ * (store_release_build) stays in store.c, whose prefix its name carries.
+ * store_claim.c builds; store_claim_read.c reads the reply and frees the
+ * rows. */
 #ifndef KYU_STORE_CLAIM_H
 #define KYU_STORE_CLAIM_H
 
