@@ -26,7 +26,7 @@
  * It runs inside mariadbd, on any connection thread at once, and in a
  * trigger the server calls init and deinit for every row, not once per
  * statement. So the per-row path does no DNS, and the sockets are shared by
- * the whole server process (see shared_socket) rather than opened and
+ * the whole server process (see notify_target.c) rather than opened and
  * closed per call: socket() plus close() measured about 8% of the server's
  * CPU time for a single-row INSERT with the trigger.
  *
@@ -79,8 +79,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -98,15 +96,14 @@
  * which mysql.h includes along with the my_bool it needs. */
 #include <mysql.h>
 
+#include "notify_target.h"
+
 #define KYU_EXPORT __attribute__((visibility("default")))
 
 #define KYU_NOTIFY_PREFIX "kyu:"
 #define KYU_NOTIFY_PREFIX_LEN (sizeof(KYU_NOTIFY_PREFIX) - 1)
 #define KYU_NOTIFY_QUEUE_MAX 256 /* 64 utf8mb4 characters; wake.h's WAKE_QUEUE_MAX */
 #define KYU_NOTIFY_CANCEL '\x18' /* wake.h's WAKE_CANCEL */
-#define KYU_NOTIFY_DEFAULT_PORT 7711
-/* "[" + the longest IPv6 text with a scope id + "]:65535", rounded up. */
-#define KYU_NOTIFY_TARGET_MAX 128
 
 #define KYU_NOTIFY_SENT_MAX 256
 #define KYU_NOTIFY_STAMP_MAX 64
@@ -128,11 +125,6 @@
 
 /* What a call asks for. */
 enum kind { KIND_QUEUE, KIND_ANY, KIND_CANCEL };
-
-struct kyu_target {
-	struct sockaddr_storage addr;
-	socklen_t len;
-};
 
 struct kyu_notify_state {
 	/* The target when it is known for the whole statement: the default,
@@ -232,140 +224,6 @@ static bool queue_name_ok(const unsigned char *s, size_t n)
 	return true;
 }
 
-static void default_targets(struct kyu_target *v4, struct kyu_target *v6)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)&v4->addr;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&v6->addr;
-
-	memset(v4, 0, sizeof(*v4));
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin->sin_port = htons(KYU_NOTIFY_DEFAULT_PORT);
-	v4->len = sizeof(*sin);
-	memset(v6, 0, sizeof(*v6));
-	sin6->sin6_family = AF_INET6;
-	sin6->sin6_addr = in6addr_loopback;
-	sin6->sin6_port = htons(KYU_NOTIFY_DEFAULT_PORT);
-	v6->len = sizeof(*sin6);
-}
-
-/* Parses "a.b.c.d:port" or "[v6]:port" (text of length len, not
- * NUL-terminated). Numeric only: AI_NUMERICHOST keeps getaddrinfo from
- * consulting DNS or /etc/hosts. Returns 0 or -EINVAL. */
-static int parse_target(const char *text, size_t len, struct kyu_target *ret)
-{
-	char buf[KYU_NOTIFY_TARGET_MAX];
-	char *host, *port, *end;
-	struct addrinfo hints, *res = NULL;
-	unsigned long p;
-
-	if (len == 0 || len >= sizeof(buf) || memchr(text, '\0', len))
-		return -EINVAL;
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-
-	if (buf[0] == '[') {
-		host = buf + 1;
-		end = strchr(host, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		*end = '\0';
-		port = end + 2;
-	} else {
-		end = strrchr(buf, ':');
-		/* An IPv6 address needs brackets: "::1:7711" is ambiguous. */
-		if (!end || memchr(buf, ':', (size_t)(end - buf)))
-			return -EINVAL;
-		*end = '\0';
-		host = buf;
-		port = end + 1;
-	}
-	if (*host == '\0' || *port < '0' || *port > '9')
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(port, &end, 10);
-	if (*end != '\0' || errno || p == 0 || p > 65535)
-		return -EINVAL;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_DGRAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
-		return -EINVAL;
-	if ((res->ai_family != AF_INET && res->ai_family != AF_INET6) ||
-	    res->ai_addrlen > sizeof(ret->addr)) {
-		freeaddrinfo(res);
-		return -EINVAL;
-	}
-	memset(ret, 0, sizeof(*ret));
-	memcpy(&ret->addr, res->ai_addr, res->ai_addrlen);
-	ret->len = res->ai_addrlen;
-	freeaddrinfo(res);
-	return 0;
-}
-
-/* One unconnected, non-blocking UDP socket per address family for the
- * whole server process, made on first use and closed when the server
- * unloads the library (DROP FUNCTION, shutdown), which it does only once no
- * call is running. Concurrent sendto() calls on one UDP socket are safe, and
- * a loopback datagram leaves the sender's buffer as soon as it is queued at
- * the receiver, so the threads do not hold each other up. */
-static int shared_fd[2] = { -1, -1 };
-
-/* The socket for the family; -1 if it cannot be had (no IPv6 on this host,
- * out of descriptors): the caller just does not send. */
-static int shared_socket(int family)
-{
-	int *slot = &shared_fd[family == AF_INET6];
-	int fd = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	int expected = -1;
-
-	if (fd >= 0)
-		return fd;
-	fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	/* Two threads may race here; the loser keeps the winner's socket. */
-	if (!__atomic_compare_exchange_n(slot, &expected, fd, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		close(fd);
-		return expected;
-	}
-	return fd;
-}
-
-/* Sends one datagram; true if the kernel took it. */
-static bool send_to(const struct kyu_target *t, const char *payload, size_t n)
-{
-	int fd = shared_socket(t->addr.ss_family);
-	ssize_t sent;
-
-	if (fd < 0)
-		return false;
-	do
-		sent = sendto(fd, payload, n, MSG_DONTWAIT | MSG_NOSIGNAL,
-			      (const struct sockaddr *)&t->addr, t->len);
-	while (sent < 0 && errno == EINTR);
-	return sent == (ssize_t)n;
-}
-
-static bool same_target(const struct kyu_target *a, const struct kyu_target *b)
-{
-	if (a->addr.ss_family != b->addr.ss_family)
-		return false;
-	if (a->addr.ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const struct sockaddr_in *)&a->addr;
-		const struct sockaddr_in *y = (const struct sockaddr_in *)&b->addr;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	} else {
-		const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)&a->addr;
-		const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)&b->addr;
-		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
-	}
-}
-
 /* An allowed target, and the budget of the wake-ups that are not taken
  * from the bucket: "any queue" and the cancel hint, one of each per window
  * (last_ns: sent then; pending: asked for since). */
@@ -416,7 +274,7 @@ static void state_ready(void)
 	if (g.ready)
 		return;
 	g.ready = true;
-	default_targets(&g.targets[0].t, &g.targets[1].t);
+	notify_default_targets(&g.targets[0].t, &g.targets[1].t);
 	g.ntargets = KYU_NOTIFY_DEFAULTS;
 	if (getrandom(&g.seed, sizeof(g.seed), GRND_NONBLOCK) != (ssize_t)sizeof(g.seed))
 		g.seed = (uint64_t)now_ns() ^ (uint64_t)(uintptr_t)&g;
@@ -452,7 +310,7 @@ static void allow_load(void)
 		if (end <= p)
 			continue;
 		memset(ts, 0, sizeof(*ts));
-		if (parse_target(p, (size_t)(end - p), &ts->t) == 0)
+		if (notify_parse_target(p, (size_t)(end - p), &ts->t) == 0)
 			g.ntargets++;
 	}
 	fclose(f);
@@ -469,7 +327,7 @@ static void allow_refresh(void)
 		const char *slash;
 		g.have_path = true;
 		g.path[0] = '\0';
-		if (dladdr((void *)&parse_target, &info) && info.dli_fname &&
+		if (dladdr((void *)&allow_refresh, &info) && info.dli_fname &&
 		    (slash = strrchr(info.dli_fname, '/')) &&
 		    (size_t)(slash - info.dli_fname) + sizeof("/" KYU_NOTIFY_ALLOW_NAME) <=
 			    sizeof(g.path))
@@ -499,7 +357,7 @@ static int target_index(const struct kyu_target *t)
 	state_ready();
 	allow_refresh();
 	for (int i = 0; i < g.ntargets && idx < 0; i++)
-		if (same_target(&g.targets[i].t, t))
+		if (notify_same_target(&g.targets[i].t, t))
 			idx = i;
 	pthread_mutex_unlock(&lock);
 	return idx;
@@ -634,7 +492,7 @@ static void *sender_main(void *arg)
 		n = sender_collect(out, KYU_NOTIFY_ROUND, now, &next);
 		pthread_mutex_unlock(&lock);
 		for (int i = 0; i < n; i++)
-			send_to(&out[i].t, out[i].payload, out[i].len);
+			notify_send(&out[i].t, out[i].payload, out[i].len);
 		pthread_mutex_lock(&lock);
 		if (g.any_pending && !g.stopping && n < KYU_NOTIFY_ROUND) {
 			/* Sleep out the rest of the window (CLOCK_REALTIME: the
@@ -668,11 +526,7 @@ __attribute__((destructor)) static void kyu_notify_unload(void)
 	 * must be gone before its code is. */
 	if (join)
 		pthread_join(g.sender, NULL);
-	for (size_t i = 0; i < 2; i++) {
-		if (shared_fd[i] >= 0)
-			close(shared_fd[i]);
-		shared_fd[i] = -1;
-	}
+	notify_sockets_close();
 }
 
 /* Decides, under the lock, what this call does. Returns 1 with *send_now
@@ -760,7 +614,7 @@ static int row_target(struct kyu_notify_state *st, UDF_ARGS *args)
 		}
 		memcpy(st->last, text, len);
 		st->last_len = len;
-		st->last_ok = parse_target(text, len, &t) == 0;
+		st->last_ok = notify_parse_target(text, len, &t) == 0;
 		if (st->last_ok)
 			st->last_tidx = target_index(&t);
 	}
@@ -799,14 +653,14 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 	st->fixed = true;
 	{
 		struct kyu_target v6;
-		default_targets(&st->target, &v6);
+		notify_default_targets(&st->target, &v6);
 	}
 
 	/* At init time, args->args[i] is set only for constant arguments:
 	 * a literal target is checked (and parsed) once, here. */
 	if (args->arg_count >= 2) {
 		if (args->args[1]) {
-			if (parse_target(args->args[1], args->lengths[1], &st->target) < 0) {
+			if (notify_parse_target(args->args[1], args->lengths[1], &st->target) < 0) {
 				snprintf(
 					message, KYU_NOTIFY_MSG_MAX,
 					"kyu_notify: bad target '%.*s': want a.b.c.d:port or [v6]:port",
@@ -825,7 +679,7 @@ my_bool kyu_notify_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 	 * a socket: the calls return 0. */
 	if (st->fixed) {
 		st->tidx = target_index(&st->target);
-		shared_socket(st->target.addr.ss_family);
+		notify_socket(st->target.addr.ss_family);
 	}
 
 	initid->ptr = (char *)st;
@@ -911,7 +765,7 @@ static long long notify_row(struct kyu_notify_state *st, UDF_ARGS *args)
 	r = decide(tidx, kind, payload, &n, &send_now, &to);
 	if (r < 0 || !send_now)
 		return r;
-	return send_to(&to, payload, n);
+	return notify_send(&to, payload, n);
 }
 
 long long kyu_notify(UDF_INIT *initid, UDF_ARGS *args, char *is_null, char *error)
