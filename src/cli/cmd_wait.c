@@ -70,10 +70,12 @@ int cmd_wait(struct db *db, int argc, char **argv)
 		if (c == 't' && parse_timeout(optarg, &timeout) == 0)
 			continue;
 		if (c == 't')
-			fprintf(stderr, "kyu: wait: --timeout: '%s' is not a number of seconds, 0 or more\n",
+			fprintf(stderr,
+				"kyu: wait: --timeout: '%s' is not a number of seconds, 0 or more\n",
 				optarg);
 		else
-			fprintf(stderr, "kyu: wait: unknown option or missing value: %s (kyu wait --help)\n",
+			fprintf(stderr,
+				"kyu: wait: unknown option or missing value: %s (kyu wait --help)\n",
 				argv[optind - 1]);
 		return EXIT_USAGE;
 	}
@@ -104,9 +106,8 @@ int cmd_wait(struct db *db, int argc, char **argv)
 		    reply->r[0].n_rows == 1)
 			r = &reply->r[0];
 		if (!r) {
-			const struct db_result *last = fail == DB_ERROR && reply->n >= 1
-								   ? &reply->r[reply->n - 1]
-								   : NULL;
+			const struct db_result *last =
+				fail == DB_ERROR && reply->n >= 1 ? &reply->r[reply->n - 1] : NULL;
 			if (last && last->err_no == ER_KYU_NO_JOB) {
 				/* Two refusals, one number: told apart by the
 				 * procedure's message. */
