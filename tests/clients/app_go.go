@@ -201,7 +201,7 @@ func main() {
 	save("go-tz-id", id)
 	_, err = tz.Exec("INSERT INTO kyu_jobs (id, command, run_at) VALUES ('go-tz-epoch', 'true', FROM_UNIXTIME(?))", t0+2)
 	must(err)
-	must(tz.QueryRow("SELECT UNIX_TIMESTAMP(CONVERT_TZ(run_at, @@global.time_zone, @@session.time_zone))," +
+	must(tz.QueryRow("SELECT UNIX_TIMESTAMP(CONVERT_TZ(run_at, @@global.time_zone, @@session.time_zone)),"+
 		" @@session.time_zone FROM kyu_jobs WHERE id = 'go-tz-epoch'").Scan(&at, &status))
 	check("tz-epoch", math.Abs(at-(t0+2)) < 0.001 && status == "+09:00", fmt.Sprintf("%f for %f in %s", at, t0+2, status))
 

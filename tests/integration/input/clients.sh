@@ -50,7 +50,7 @@ fi
 [ "$php_ok" = 1 ] || [ -n "$py" ] || [ "$node_ok" = 1 ] || [ "$go_ok" = 1 ] ||
 	{ echo "SKIP: none of php (mysqli, pdo_mysql), python3 (pymysql), node (mysql), go (go-sql-driver/mysql)"; exit 77; }
 if [ "$go_ok" = 1 ]; then
-	(cd "$KYU_SRC/tests/clients" && GOPATH=$gocode GO111MODULE=off GOFLAGS= GOPROXY=off \
+	(cd "$KYU_SRC/tests/clients" && GOPATH=$gocode GO111MODULE=off GOFLAGS='' GOPROXY=off \
 		GOCACHE=$T_DIR/gocache go build -o "$T_DIR/app_go" app_go.go) ||
 		fail "tests/clients/app_go.go does not build"
 fi
