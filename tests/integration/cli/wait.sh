@@ -4,7 +4,8 @@
 # error's first line on stderr), 3 cancelled; 75 with the status it has
 # when --timeout passes first (0: read once); 1 for an id no job has and
 # for a row deleted while waited for. A wait without --timeout outlasts
-# one CALL (20 s each): the cancelled job is cancelled after 21 s.
+# one CALL (20 s each): the cancelled job is cancelled after 21 s. As an
+# account of docs/install.md's submitters it needs EXECUTE on kyu_wait.
 . "$KYU_SRC/tests/lib.sh"
 [ -x "${KYU:-}" ] || { echo "SKIP: kyu not built"; exit 77; }
 
@@ -55,6 +56,28 @@ wait_rc 75 later0 --timeout 0 w-later
 assert_eq waiting "$(cat "$T_DIR/later0.out")" "kyu wait --timeout 0: stdout"
 # An ended job with --timeout 0: read once, its status.
 wait_rc 0 ok0 --timeout 0 w-ok
+
+# An account of docs/install.md's submitters: with EXECUTE on kyu_wait it
+# waits; without, the server's refusal (1).
+client=w_${T_DB#t_}
+client=${client:0:80}
+root_sql <<-SQL
+	DROP USER IF EXISTS '$client'@'localhost';
+	CREATE USER '$client'@'localhost' IDENTIFIED BY 'kyu';
+	GRANT SELECT, INSERT, UPDATE ON $T_DB.kyu_jobs TO '$client'@'localhost';
+	GRANT SELECT ON $T_DB.kyu_daemons TO '$client'@'localhost';
+SQL
+write_ini "$T_DIR/client.ini" database.user="$client" database.password=kyu
+rc=0
+"$KYU" -c "$T_DIR/client.ini" wait w-ok >"$T_DIR/noexec.out" 2>"$T_DIR/noexec.err" || rc=$?
+assert_eq 1 "$rc" "kyu wait without EXECUTE on kyu_wait (stderr: $(cat "$T_DIR/noexec.err"))"
+grep -q "^kyu: wait: .*kyu_wait" "$T_DIR/noexec.err" || fail "kyu wait without EXECUTE: stderr: $(cat "$T_DIR/noexec.err")"
+root_sql -e "GRANT EXECUTE ON PROCEDURE $T_DB.kyu_wait TO '$client'@'localhost'"
+rc=0
+"$KYU" -c "$T_DIR/client.ini" wait w-ok >"$T_DIR/client.out" 2>"$T_DIR/client.err" || rc=$?
+assert_eq 0 "$rc" "kyu wait as a submitter's account (stderr: $(cat "$T_DIR/client.err"))"
+assert_eq succeeded "$(cat "$T_DIR/client.out")" "kyu wait as a submitter's account: stdout"
+root_sql -e "DROP USER '$client'@'localhost'"
 
 # No such job.
 wait_rc 1 unknown w-nope
