@@ -20,6 +20,7 @@
 #include "cmd_jobs.h"
 #include "cmd_show.h"
 #include "cmd_logs.h"
+#include "cmd_wait.h"
 #include "cmd_bulk.h"
 #include "cmd_causes.h"
 #include "cmd_queue.h"
@@ -59,6 +60,9 @@ static void usage(FILE *f)
 		"                                      not ended, printing its live output as it\n"
 		"                                      comes, until it ends (exits 0 succeeded,\n"
 		"                                      2 failed, 3 cancelled)\n"
+		"  wait [--timeout S] ID               wait for a job to end (CALL kyu_wait) and print\n"
+		"                                      its status; exits 0 succeeded, 2 failed,\n"
+		"                                      3 cancelled, 75 not ended within S seconds\n"
 		"  list [-q QUEUE] [-s STATUS] [-n N]  list jobs, newest first (default 20);\n"
 		"      STATUS: waiting, running, succeeded, failed, cancelled, blocked\n"
 		"      or retrying\n"
@@ -381,6 +385,7 @@ int main(int argc, char **argv)
 	    (strcmp(cmd, "list") == 0 && (rc = cmd_list(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "causes") == 0 && (rc = cmd_causes(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "logs") == 0 && (rc = cmd_logs(NULL, argc, argv)) != 0) ||
+	    (strcmp(cmd, "wait") == 0 && (rc = cmd_wait(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "queues") == 0 && (rc = cmd_queues(NULL, argc, argv)) != 0) ||
 	    (strcmp(cmd, "submit") == 0 && (rc = cmd_submit(NULL, NULL, argc, argv)) != 0))
 		return rc;
@@ -476,6 +481,8 @@ int main(int argc, char **argv)
 		rc = cmd_stats(db, argc == 2 || form == TABLE_JSON);
 	} else if (strcmp(cmd, "logs") == 0) {
 		rc = cmd_logs(db, argc, argv);
+	} else if (strcmp(cmd, "wait") == 0) {
+		rc = cmd_wait(db, argc, argv);
 	} else {
 		fprintf(stderr, "kyu: %s: wrong arguments\n", cmd);
 		usage_of(cmd, stderr);

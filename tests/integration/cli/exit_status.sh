@@ -21,6 +21,7 @@ args_of() {
 	submit) echo "-s true"; echo "-q mail -- /bin/true" ;;
 	show | run-now) echo "job-1" ;;
 	logs) echo "job-1"; echo "-f job-1" ;;
+	wait) echo "job-1"; echo "--timeout 5 job-1" ;;
 	cancel | retry | delete) echo "job-1"; echo "-q mail --yes"; echo "--cause 0123abcd --yes" ;;
 	causes) echo ""; echo "-q mail 0123abcd" ;;
 	list) echo ""; echo "-s failed -n 5" ;;
@@ -67,7 +68,7 @@ stop_web
 
 # Bad arguments: 64 whether the database answers or not.
 for a in "submit -p high -s true" "list -s bogus" "cancel -s bogus --yes" "daemons extra" \
-	"drain" "drain a b" "show" "schema upgrade -w 0"; do
+	"drain" "drain a b" "show" "schema upgrade -w 0" "wait" "wait --timeout -1 job-1" "wait a b"; do
 	rc=0
 	eval "kyu $a" >"$T_DIR/out" 2>"$T_DIR/err" </dev/null || rc=$?
 	assert_eq 64 "$rc" "kyu $a: status (stderr: $(cat "$T_DIR/err"))"
