@@ -3,6 +3,7 @@
 # of it (issue 40). Never a pass/fail test.
 #
 #   tests/bench/idxcost.sh [VARIANT.sql ...]        N=3000
+#   tests/bench/idxcost.sh tests/bench/idxvariants/*.sql   the variants measured
 #
 # Its own mariadbd (scripts/sandbox-db). For the schema as it is, and for each
 # VARIANT.sql (statements run after sql/schema.sql: an index dropped, a column
