@@ -14,9 +14,8 @@
 #include "common/util.h"
 #include "cli.h"
 
-/* kyu queues lists the queues the dashboard's overview lists (those with
- * waiting, running or blocked jobs, jobs that ended in the last hour, or
- * settings), and those with only older rows too, in the overview's order
+/* kyu queues lists the queues that have rows or settings (and those with
+ * failed attempts in the last hour), in the dashboard overview's order
  * (common/attention.h): what orders them is read for every queue, a dive
  * per queue into an index plus the running rows, kyu_minutes' hour and
  * kyu_queues' names; the page's queues alone (--offset, --limit, or
@@ -145,13 +144,17 @@ static int queues_args(int argc, char **argv, struct queues_args *a)
 }
 
 /* Every queue's facts into t; *minutes: the hour came from kyu_minutes
- * (else from kyu_jobs' rows). 0, or the exit status after saying why. */
+ * (else from kyu_jobs' rows): the failed and retried attempts of every
+ * queue, then the succeeded jobs of those that may be failing
+ * (attention.h). 0, or the exit status after saying why. */
 static int queues_facts(struct db *db, struct attention_table *t, bool *minutes)
 {
-	static const char hour[] = ATTENTION_SQL_HOUR;
+	static const char hour[] = ATTENTION_SQL_HOUR_FAILED;
 	static const char rows[] = QUEUES_HOUR_ROWS;
 	static const char facts[] = QUEUES_FACTS;
 	const struct db_reply *reply;
+	struct strbuf sb = { 0 };
+	int rc = 0;
 
 	*minutes = db_query(db, hour, sizeof(hour) - 1, &reply) == DB_OK;
 	if (!*minutes && db_error_code(db) != ER_NO_SUCH_TABLE)
@@ -166,7 +169,17 @@ static int queues_facts(struct db *db, struct attention_table *t, bool *minutes)
 	(void)attention_add_running(t, &reply->r[1]);
 	attention_add_names(t, &reply->r[2]);
 	attention_add_names(t, &reply->r[3]);
-	return 0;
+	if (!*minutes || !attention_sql_succeeded(&sb, t))
+		goto out;
+	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
+		rc = cli_die_db(db, "queues");
+		goto out;
+	}
+	if (reply->n >= 1)
+		attention_add_hour(t, &reply->r[0]);
+out:
+	sb_free(&sb);
+	return rc;
 }
 
 /* Whether q comes after the name after in the order by name. */

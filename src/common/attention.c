@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db_quote.h"
 #include "util.h"
 
 const char *attention_name(enum attention a)
@@ -109,11 +110,17 @@ void attention_add_hour(struct attention_table *t, const struct db_result *r)
 {
 	for (size_t i = 0; r->n_cols >= 4 && i < r->n_rows; i++) {
 		struct attention_queue *q = row_queue(t, r, i);
-		q->succeeded = cell_ll(r, i, 1);
-		q->failed = cell_ll(r, i, 2);
-		q->retried = cell_ll(r, i, 3);
-		q->succeeded_known = true;
-		q->retried_known = r->cells[i * r->n_cols + 3] != NULL;
+		const char *const *v = (const char *const *)&r->cells[i * r->n_cols];
+		if (v[1]) {
+			q->succeeded = cell_ll(r, i, 1);
+			q->succeeded_known = true;
+		}
+		if (v[2])
+			q->failed = cell_ll(r, i, 2);
+		if (v[3]) {
+			q->retried = cell_ll(r, i, 3);
+			q->retried_known = true;
+		}
 	}
 }
 
@@ -121,6 +128,40 @@ void attention_add_names(struct attention_table *t, const struct db_result *r)
 {
 	for (size_t i = 0; r->n_cols >= 1 && i < r->n_rows; i++)
 		row_queue(t, r, i);
+}
+
+/* Past this many queues, naming each minute with each queue (ranges of
+ * the primary key) costs more to plan than a read of the hour. */
+#define SUCCEEDED_BY_KEY 100
+
+bool attention_sql_succeeded(struct strbuf *sb, const struct attention_table *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += t->e[i].failed + t->e[i].retried >= ATTENTION_FAILING_MIN;
+	if (n == 0)
+		return false;
+	sb_adds(sb, "SELECT queue, SUM(succeeded), NULL, NULL FROM kyu_minutes WHERE ");
+	if (n <= SUCCEEDED_BY_KEY) {
+		sb_adds(sb, "minute IN (");
+		for (int m = 0; m < 60; m++)
+			sb_printf(sb, "%s" MINUTES_NOW " - INTERVAL %d MINUTE", m ? ", " : "", m);
+		sb_adds(sb, ")");
+	} else {
+		sb_adds(sb, "minute > " MINUTES_NOW " - INTERVAL 60 MINUTE");
+	}
+	sb_adds(sb, " AND queue IN (");
+	n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->e[i].failed + t->e[i].retried < ATTENTION_FAILING_MIN)
+			continue;
+		if (n++)
+			sb_adds(sb, ", ");
+		db_quote(sb, t->e[i].name, t->e[i].len);
+	}
+	sb_adds(sb, ") GROUP BY queue ORDER BY NULL");
+	return true;
 }
 
 void attention_rank(struct attention_queue *q)

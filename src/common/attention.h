@@ -28,6 +28,7 @@
 
 #include "db_reply.h"
 #include "minutes.h"
+#include "util.h"
 
 #define ATTENTION_FAILING_MIN 3
 #define ATTENTION_STUCK_AGE 60.0 /* s */
@@ -52,6 +53,14 @@ const char *attention_name(enum attention a);
 #define ATTENTION_SQL_HOUR                                                                          \
 	"SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " \
 	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue ORDER BY NULL"
+/* The same for the queues with failed or retried attempts alone, without
+ * succeeded (NULL): a reading of every row of the hour still, but one
+ * that groups only those queues, where the statement above groups every
+ * queue that ran a job (10,000 groups cost more than the read); then
+ * attention_sql_succeeded for the queues that may be failing. */
+#define ATTENTION_SQL_HOUR_FAILED                                                                   \
+	"SELECT queue, NULL, SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW \
+	" - INTERVAL 60 MINUTE AND (failed > 0 OR retried > 0) GROUP BY queue ORDER BY NULL"
 /* The queues with settings. */
 #define ATTENTION_SQL_SETTINGS "SELECT name FROM kyu_queues"
 
@@ -83,13 +92,20 @@ struct attention_queue *attention_get(struct attention_table *t, const char *nam
 
 /* Rows whose first column names a queue: those of ATTENTION_SQL_OLDEST
  * (age, due), ATTENTION_SQL_RUNNING (running; returns their sum), or
- * [queue, succeeded, failed, retried] (ATTENTION_SQL_HOUR's; retried
- * NULL: not known), added to t; or only the queues named (any other
- * rows). */
+ * [queue, succeeded, failed, retried] (ATTENTION_SQL_HOUR's, and
+ * ATTENTION_SQL_HOUR_FAILED's; a NULL leaves that figure as it was, and
+ * not known), added to t; or only the queues named (any other rows). */
 void attention_add_oldest(struct attention_table *t, const struct db_result *r);
 long long attention_add_running(struct attention_table *t, const struct db_result *r);
 void attention_add_hour(struct attention_table *t, const struct db_result *r);
 void attention_add_names(struct attention_table *t, const struct db_result *r);
+
+/* Into sb, the statement of the last hour's succeeded jobs (rows for
+ * attention_add_hour) of the queues of t whose failed attempts make them
+ * failing unless as many jobs succeeded; false (sb untouched) when there
+ * is none. By key (the minutes named, with the queues) for a few queues,
+ * else a read of the hour's rows. */
+bool attention_sql_succeeded(struct strbuf *sb, const struct attention_table *t);
 
 /* The queue's attention and its place in it (att, a, b). */
 void attention_rank(struct attention_queue *q);

@@ -108,6 +108,47 @@ static void test_unknown(void)
 	attention_free(&t);
 }
 
+/* kyu queues' hour: failed and retried of every queue first (succeeded
+ * NULL: left as it was), then the succeeded of those that may be failing
+ * alone. */
+static void test_hour_split(void)
+{
+	struct attention_table t = { 0 };
+	struct fake failed = { 0 }, succeeded = { 0 };
+	struct strbuf sb = { 0 };
+
+	CHECK(!attention_sql_succeeded(&sb, &t) && sb.len == 0);
+	fake_row(&failed, 4, (const char *[]){ "storm", NULL, "2", "30" });
+	fake_row(&failed, 4, (const char *[]){ "few", NULL, "1", "1" });
+	fake_row(&failed, 4, (const char *[]){ "o'k", NULL, "3", "0" });
+	attention_add_hour(&t, &failed.r);
+	CHECK(t.n == 3 && !t.e[0].succeeded_known && t.e[0].retried_known);
+	CHECK(attention_sql_succeeded(&sb, &t));
+	CONTAINS(sb.buf, "SUM(succeeded), NULL, NULL FROM kyu_minutes WHERE minute IN (");
+	CONTAINS(sb.buf, "INTERVAL 59 MINUTE) AND queue IN ('storm', 'o\\'k') GROUP BY queue");
+	LACKS(sb.buf, "'few'");
+	/* o'k: 3 failed, 5 succeeded: failed, not failing. */
+	fake_row(&succeeded, 4, (const char *[]){ "o'k", "5", NULL, NULL });
+	attention_add_hour(&t, &succeeded.r);
+	CHECK(add(&t, "o'k")->succeeded == 5 && add(&t, "o'k")->failed == 3);
+	attention_sort(&t, false);
+	CHECK(strcmp(t.e[0].name, "storm") == 0 && t.e[0].att == ATT_FAILING);
+	CHECK(strcmp(t.e[1].name, "o'k") == 0 && t.e[1].att == ATT_FAILED);
+	CHECK(strcmp(t.e[2].name, "few") == 0 && t.e[2].att == ATT_FAILED);
+	/* Many that may be failing: a read of the hour, not 60 x N keys. */
+	for (int i = 0; i < 150; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "s%03d", i);
+		add(&t, name)->failed = 3;
+	}
+	sb.len = 0;
+	CHECK(attention_sql_succeeded(&sb, &t));
+	CONTAINS(sb.buf, "WHERE minute > ");
+	LACKS(sb.buf, "minute IN");
+	sb_free(&sb);
+	attention_free(&t);
+}
+
 /* Many queues: the index grows and finds each one again. */
 static void test_many(void)
 {
@@ -133,6 +174,7 @@ int main(void)
 {
 	test_order();
 	test_unknown();
+	test_hour_split();
 	test_many();
 	return check_done("test_attention");
 }

@@ -4,7 +4,7 @@
 # stuck (longest due), then with failed attempts, then busy (most running),
 # then the rest, ties by name -- with an attention column, or by name
 # (--sort name, or --after NAME); pages by --offset (either order) or
-# --after (by name) cover every queue exactly once, here with 2,010 queues
+# --after (by name) cover every queue exactly once, here with 2,009 queues
 # and 50,000 rows (no kyud: the rows are written as daemons leave them).
 # The counts of a page's queues are its own; --json keeps the column. On a
 # schema without kyu_minutes, the hour comes from kyu_jobs' rows.
@@ -51,16 +51,18 @@ sql "INSERT INTO kyu_queues (name, paused) VALUES ('idle', 1)"
 sql "INSERT INTO kyu_jobs (queue, command, run_at) VALUES ('later', 'true', NOW(6) + INTERVAL 1 DAY)"
 sql "INSERT INTO kyu_jobs (queue, command, status, attempts, finished_at, updated_at)
      VALUES ('old', 'true', 'succeeded', 1, NOW(6) - INTERVAL 2 DAY, NOW(6) - INTERVAL 2 DAY)"
-total=2010
+# (calm, whose jobs ended and were deleted, has no rows nor settings: the
+# overview lists it from kyu_minutes, kyu queues does not.)
+total=2009
 assert_eq "50000" "$(sql 'SELECT COUNT(*) FROM kyu_jobs')" "the table's rows"
 
 # ---- the order: what needs attention first, then by name
-first="storm stuck-b stuck-a mixed runner busy-a calm idle later old q0001"
+first="storm stuck-b stuck-a mixed runner busy-a idle later old q0001 q0002"
 assert_eq "$first" "$(names --limit 11)" "the first page, by attention"
 assert_eq "failing stuck stuck failed busy busy idle idle idle idle idle" "$(col attention --limit 11)" \
 	"the attention column"
 assert_eq "$first" "$(names --limit 11 --sort attention)" "--sort attention is the default"
-assert_eq "busy-a calm idle later mixed old q0001" "$(names --sort name --limit 7)" "--sort name"
+assert_eq "busy-a idle later mixed old q0001" "$(names --sort name --limit 6)" "--sort name"
 assert_eq "q1999 q2000 runner storm stuck-a stuck-b" "$(names --after q1998)" "--after: by name"
 # The page's own counts, the hour, the settings.
 assert_eq "storm 1 0 0 2 1 32 failing" \
@@ -69,7 +71,7 @@ assert_eq "storm 1 0 0 2 1 32 failing" \
 	"the storm's row"
 assert_eq "runner 2 busy-a 1" "$(kyu queues --offset 4 --limit 2 | awk -F'\t' 'NR > 1 {printf "%s%s %s", s, $1, $4; s = " "} END {print ""}')" \
 	"the busy queues' running jobs"
-assert_eq "idle 1 1" "$(kyu queues --offset 7 --limit 1 | awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i}
+assert_eq "idle 1 1" "$(kyu queues --offset 6 --limit 1 | awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i}
 	NR == 2 {print $1, $c["paused"], $c["weight"]}')" "a queue with settings only"
 
 # ---- pages cover every queue exactly once, in either order
