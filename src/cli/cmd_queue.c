@@ -149,26 +149,26 @@ static int queues_args(int argc, char **argv, struct queues_args *a)
  * (attention.h). 0, or the exit status after saying why. */
 static int queues_facts(struct db *db, struct attention_table *t, bool *minutes)
 {
-	static const char hour[] = ATTENTION_SQL_HOUR_FAILED;
+	/* One round trip; the hour last, as it fails on an older schema. */
+	static const char facts[] = QUEUES_FACTS "; " ATTENTION_SQL_HOUR_FAILED;
 	static const char rows[] = QUEUES_HOUR_ROWS;
-	static const char facts[] = QUEUES_FACTS;
 	const struct db_reply *reply;
 	struct strbuf sb = { 0 };
 	int rc = 0;
 
-	*minutes = db_query(db, hour, sizeof(hour) - 1, &reply) == DB_OK;
-	if (!*minutes && db_error_code(db) != ER_NO_SUCH_TABLE)
-		return cli_die_db(db, "queues");
-	if (!*minutes && db_query(db, rows, sizeof(rows) - 1, &reply) != DB_OK)
-		return cli_die_db(db, "queues");
-	if (reply->n >= 1)
-		attention_add_hour(t, &reply->r[0]);
-	if (db_query(db, facts, sizeof(facts) - 1, &reply) != DB_OK || reply->n != 4)
+	*minutes = db_query(db, facts, sizeof(facts) - 1, &reply) == DB_OK;
+	if (!*minutes && (reply->n != 5 || reply->r[4].err_no != ER_NO_SUCH_TABLE))
 		return cli_die_db(db, "queues");
 	attention_add_oldest(t, &reply->r[0]);
 	(void)attention_add_running(t, &reply->r[1]);
 	attention_add_names(t, &reply->r[2]);
 	attention_add_names(t, &reply->r[3]);
+	if (*minutes)
+		attention_add_hour(t, &reply->r[4]);
+	else if (db_query(db, rows, sizeof(rows) - 1, &reply) != DB_OK)
+		return cli_die_db(db, "queues");
+	else if (reply->n >= 1)
+		attention_add_hour(t, &reply->r[0]);
 	if (!*minutes || !attention_sql_succeeded(&sb, t))
 		goto out;
 	if (db_query(db, sb.buf, sb.len, &reply) != DB_OK) {
