@@ -38,15 +38,17 @@
 #define QUEUES_COUNT(what, cond)                                                                   \
 	"(SELECT COUNT(*) FROM kyu_jobs AS j WHERE j.status = '" what                              \
 	"' AND j.queue = n.name" cond ") "
-#define QUEUES_HEAD                                                                                \
-	"SELECT n.name AS queue, " QUEUES_COUNT("waiting", "") "AS waiting, " QUEUES_COUNT(       \
-		"waiting", " AND j.due <= NOW(6)") "AS due, " QUEUES_COUNT("running", "")          \
-		"AS running, n.failed_1h AS failed_1h, "                                           \
-		"IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "       \
-		"IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "             \
-		"IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, "       \
-		QUEUES_COUNT("blocked", "") "AS blocked, IFNULL(s.key_max_running, 1) AS "         \
-		"key_max_running, " QUEUES_COUNT("waiting", " AND j.attempts > 0") "AS retrying, "
+#define QUEUES_HEAD                                                                                                                                    \
+	"SELECT n.name AS queue, " QUEUES_COUNT("waiting", "") "AS waiting, " QUEUES_COUNT("waiting", " AND j.due <= NOW(6)") "AS due, " QUEUES_COUNT( \
+		"running",                                                                                                                             \
+		"") "AS running, n.failed_1h AS failed_1h, "                                                                                           \
+		    "IFNULL(s.paused, 0) AS paused, IFNULL(s.max_running, '-') AS max_running, "                                                       \
+		    "IFNULL(CONCAT(s.rate_limit, '/', s.rate_period, 's'), '-') AS rate, "                                                             \
+		    "IFNULL(s.weight, 1) AS weight, IFNULL(s.max_waiting, '-') AS max_waiting, " QUEUES_COUNT(                                         \
+			    "blocked", "") "AS blocked, IFNULL(s.key_max_running, 1) AS "                                                              \
+					   "key_max_running, " QUEUES_COUNT(                                                                           \
+						   "waiting",                                                                                          \
+						   " AND j.attempts > 0") "AS retrying, "
 /* The page's rows: a first SELECT that names the columns and gives no
  * row, then a row constructor per queue (a UNION of one SELECT each
  * costs the server more to plan as the page grows). utf8mb4_bin: the
@@ -60,13 +62,13 @@
  * and the names of those with only older rows: a loose scan of (queue,
  * status). */
 #define QUEUES_FACTS                                                                               \
-	ATTENTION_SQL_OLDEST "; " ATTENTION_SQL_RUNNING "; " ATTENTION_SQL_SETTINGS               \
+	ATTENTION_SQL_OLDEST "; " ATTENTION_SQL_RUNNING "; " ATTENTION_SQL_SETTINGS                \
 			     "; SELECT queue FROM kyu_jobs GROUP BY queue"
 /* The hour without kyu_minutes (a schema before version 4): the rows that
  * ended in it, by kyu_jobs_finished; no retries known. */
 #define QUEUES_HOUR_ROWS                                                                           \
-	"SELECT queue, SUM(status = 'succeeded'), SUM(status = 'failed'), NULL FROM kyu_jobs "    \
-	"FORCE INDEX (kyu_jobs_finished) WHERE status IN ('succeeded', 'failed') AND "            \
+	"SELECT queue, SUM(status = 'succeeded'), SUM(status = 'failed'), NULL FROM kyu_jobs "     \
+	"FORCE INDEX (kyu_jobs_finished) WHERE status IN ('succeeded', 'failed') AND "             \
 	"updated_at >= NOW(6) - INTERVAL 1 HOUR GROUP BY queue"
 
 /* What kyu queues was asked. */
@@ -79,8 +81,10 @@ struct queues_args {
 static int queues_args(int argc, char **argv, struct queues_args *a)
 {
 	static const struct option longs[] = {
-		{ "limit", required_argument, NULL, 'n' },  { "after", required_argument, NULL, 'a' },
-		{ "offset", required_argument, NULL, 'o' }, { "sort", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "after", required_argument, NULL, 'a' },
+		{ "offset", required_argument, NULL, 'o' },
+		{ "sort", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sort = NULL;

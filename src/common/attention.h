@@ -41,24 +41,24 @@ const char *attention_name(enum attention a);
 /* Per queue that has waiting jobs: its oldest due job's age (s, 0 when
  * none is due) and whether one is due. A loose scan of (status, queue,
  * due): one index dive per queue, not a read of its rows. */
-#define ATTENTION_SQL_OLDEST                                                                        \
-	"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "         \
-	"0)) / 1000000 AS oldest_due_age, MIN(due) <= NOW(6) FROM kyu_jobs WHERE status IN "        \
+#define ATTENTION_SQL_OLDEST                                                                       \
+	"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "        \
+	"0)) / 1000000 AS oldest_due_age, MIN(due) <= NOW(6) FROM kyu_jobs WHERE status IN "       \
 	"('waiting', 'running') GROUP BY status, queue HAVING status = 'waiting'"
 /* Per queue, its running jobs: few rows, never more than the slots. */
-#define ATTENTION_SQL_RUNNING                                                                       \
+#define ATTENTION_SQL_RUNNING                                                                      \
 	"SELECT queue, COUNT(*) AS running FROM kyu_jobs WHERE status = 'running' GROUP BY queue"
 /* Per queue, the last hour's succeeded, failed and retried (kyu_minutes,
  * schema version 4 and later). ORDER BY NULL: the groups need no sort. */
-#define ATTENTION_SQL_HOUR                                                                          \
-	"SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " \
-	MINUTES_NOW " - INTERVAL 60 MINUTE GROUP BY queue ORDER BY NULL"
+#define ATTENTION_SQL_HOUR                                                                                     \
+	"SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW \
+	" - INTERVAL 60 MINUTE GROUP BY queue ORDER BY NULL"
 /* The same for the queues with failed or retried attempts alone, without
  * succeeded (NULL): a reading of every row of the hour still, but one
  * that groups only those queues, where the statement above groups every
  * queue that ran a job (10,000 groups cost more than the read); then
  * attention_sql_succeeded for the queues that may be failing. */
-#define ATTENTION_SQL_HOUR_FAILED                                                                   \
+#define ATTENTION_SQL_HOUR_FAILED                                                                    \
 	"SELECT queue, NULL, SUM(failed), SUM(retried) FROM kyu_minutes WHERE minute > " MINUTES_NOW \
 	" - INTERVAL 60 MINUTE AND (failed > 0 OR retried > 0) GROUP BY queue ORDER BY NULL"
 /* The queues with settings. */

@@ -58,7 +58,8 @@ static json_t *zero_minutes(void)
 static struct attention_queue *qtab_cell(struct attention_table *t, const struct db_result *r,
 					 size_t row)
 {
-	return attention_get(t, cell_s(r, row, 0), db_cell(r, row, 0) ? r->lens[row * r->n_cols] : 0);
+	return attention_get(t, cell_s(r, row, 0),
+			     db_cell(r, row, 0) ? r->lens[row * r->n_cols] : 0);
 }
 
 /* What a page's queue shows besides, before it is read: no jobs, the
@@ -323,8 +324,8 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 /* Add cache->hour[pass] to all (pass 0), to the queues' sums (1, with
  * queues), or to the per-minute arrays of the page's queues (1, with
  * page: name -> the queue's JSON). */
-static void apply_hour_rows(struct weboverview *cache, int pass, struct attention_table *queues, json_t *page,
-			    json_t *all, bool per_queue)
+static void apply_hour_rows(struct weboverview *cache, int pass, struct attention_table *queues,
+			    json_t *page, json_t *all, bool per_queue)
 {
 	size_t i;
 	json_t *row;

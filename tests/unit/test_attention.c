@@ -38,8 +38,8 @@ static void test_order(void)
 {
 	struct attention_table t = { 0 };
 	struct fake hour = { 0 }, oldest = { 0 }, running = { 0 }, names = { 0 };
-	const char *want[] = { "storm", "burst",  "stuck-b", "stuck-a", "few",   "runner",
-			       "due-a", "due-b",  "almost",  "calm",    "idle",  "three" };
+	const char *want[] = { "storm", "burst", "stuck-b", "stuck-a", "few",  "runner",
+			       "due-a", "due-b", "almost",  "calm",    "idle", "three" };
 	const char *words[] = { "failing", "failing", "stuck", "stuck", "failed", "busy",
 				"busy",    "busy",    "idle",  "idle",  "idle",   "idle" };
 	char got[512] = "", expect[512] = "";
