@@ -10,9 +10,12 @@
 #include "common/config.h"
 #include "common/db.h"
 
-/* kyu queues [--limit N] [--after NAME]: each queue (at most N, those
- * whose names sort after NAME), its counts and settings. Without db: only
- * checks the options (0, or EXIT_USAGE after saying why). */
+/* kyu queues [--sort attention|name] [--limit N] [--offset N] [--after
+ * NAME]: each queue, its counts, settings and attention, those that need
+ * it first (common/attention.h) or by name (--after NAME: by name, those
+ * whose names sort after NAME); at most N of them, from the offset's.
+ * Without db: only checks the options (0, or EXIT_USAGE after saying
+ * why). */
 KYU_MUSTCHECK int cmd_queues(struct db *db, int argc, char **argv);
 /* kyu pause|resume|limit|key-limit|queue-reset (what) QUEUE [value:
  * limit's N or "none", key-limit's N]; create: --create, make the settings of a queue that has none

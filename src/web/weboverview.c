@@ -9,6 +9,7 @@
 
 #include <mysqld_error.h>
 
+#include "common/attention.h"
 #include "common/db_quote.h"
 #include "common/minutes.h"
 #include "common/util.h"
@@ -54,103 +55,11 @@ static json_t *zero_minutes(void)
 	return per_minute;
 }
 
-/* What a queue needs, in the page's order (docs/dashboard.md, "Order"):
- * failing (at least WEBOVERVIEW_FAILING_MIN failed attempts in the hour,
- * and no fewer than the jobs that succeeded), most failed attempts first;
- * stuck (due jobs, the oldest due for WEBOVERVIEW_STUCK_AGE or more),
- * longest first; failed (some failed attempts), most first; busy (running
- * or due jobs), most running first, then longest due; then the rest.
- * Ties by name. */
-enum attention { ATT_FAILING, ATT_STUCK, ATT_FAILED, ATT_BUSY, ATT_IDLE };
-static const char *const attention_names[] = { "failing", "stuck", "failed", "busy", "idle" };
-
-/* A queue, with only what orders the page. Every queue has one (10,000
- * and more), so it is a plain struct in a hash table: the page's queues
- * alone get their JSON (page_json), after the sort. */
-struct qent {
-	char *name;
-	size_t len;
-	long long running, succeeded, failed, retried;
-	double age;
-	/* succeeded and retried are known (else JSON null): the hour per
-	 * queue, and the retries of kyu_minutes. */
-	bool succeeded_known, retried_known;
-	bool waiting, due, blocked;
-	enum attention att;
-	double a, b;
-};
-
-struct qtab {
-	struct qent *e;
-	size_t n, cap;
-	/* Open addressing: an index into e plus one, 0 for an empty slot. */
-	size_t *slot, n_slots;
-};
-
-static size_t name_hash(const char *s, size_t len)
+static struct attention_queue *qtab_cell(struct attention_table *t, const struct db_result *r,
+					 size_t row)
 {
-	size_t h = 1469598103934665603ULL & SIZE_MAX;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * (1099511628211ULL & SIZE_MAX);
-	return h;
-}
-
-static void qtab_rehash(struct qtab *t, size_t n_slots)
-{
-	free(t->slot);
-	t->slot = xcalloc(n_slots, sizeof(*t->slot));
-	t->n_slots = n_slots;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t k = name_hash(t->e[i].name, t->e[i].len) & (n_slots - 1);
-		while (t->slot[k])
-			k = (k + 1) & (n_slots - 1);
-		t->slot[k] = i + 1;
-	}
-}
-
-/* The queue's entry, added when new (no jobs, nothing in the hour). The
- * pointer holds until the next call. */
-static struct qent *qtab_get(struct qtab *t, const char *name, size_t len)
-{
-	size_t k;
-	struct qent *e;
-
-	/* Room for one more first: then a slot always names an entry. */
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 1024;
-		t->e = xrealloc(t->e, t->cap * sizeof(*t->e));
-	}
-	if (2 * (t->n + 1) > t->n_slots)
-		qtab_rehash(t, t->n_slots ? 2 * t->n_slots : 2048);
-	for (k = name_hash(name, len) & (t->n_slots - 1); t->slot[k];
-	     k = (k + 1) & (t->n_slots - 1)) {
-		e = &t->e[t->slot[k] - 1];
-		if (e->len == len && memcmp(e->name, name, len) == 0)
-			return e;
-	}
-	e = &t->e[t->n];
-	memset(e, 0, sizeof(*e));
-	e->name = xmalloc(len + 1);
-	memcpy(e->name, name, len);
-	e->name[len] = '\0';
-	e->len = len;
-	t->slot[k] = ++t->n;
-	return e;
-}
-
-static struct qent *qtab_cell(struct qtab *t, const struct db_result *r, size_t row)
-{
-	return qtab_get(t, cell_s(r, row, 0), db_cell(r, row, 0) ? r->lens[row * r->n_cols] : 0);
-}
-
-static void qtab_free(struct qtab *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->e[i].name);
-	free(t->e);
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
+	return attention_get(t, cell_s(r, row, 0),
+			     db_cell(r, row, 0) ? r->lens[row * r->n_cols] : 0);
 }
 
 /* What a page's queue shows besides, before it is read: no jobs, the
@@ -233,13 +142,10 @@ static void free_sums(struct weboverview *cache)
  * queues, per minute: both read from every row of the hour, so kept a
  * while when many queues have some (WEBOVERVIEW_MINUTES_CACHE). *have:
  * false when the table is not there or not readable. */
-static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab *queues,
+static int read_minutes(struct weboverview *cache, struct webdb *d, struct attention_table *queues,
 			json_t *all, bool *have)
 {
-	/* ORDER BY NULL: the groups need no sort, only their sums. */
-	static const char sums[] = WEBDB_STMT_LIMIT
-		"SELECT queue, SUM(succeeded), SUM(failed), SUM(retried) " HOUR_WHERE
-		"GROUP BY queue ORDER BY NULL";
+	static const char sums[] = WEBDB_STMT_LIMIT ATTENTION_SQL_HOUR;
 	static const char minutes[] =
 		WEBDB_STMT_LIMIT "SELECT '', " HOUR_AGO ", SUM(succeeded), SUM(failed), "
 				 "SUM(retried) " HOUR_WHERE "GROUP BY minute";
@@ -286,7 +192,7 @@ static int read_minutes(struct weboverview *cache, struct webdb *d, struct qtab 
 	*have = true;
 	for (i = 0; i < cache->n_sums; i++) {
 		const struct weboverview_sum *m = &cache->sums[i];
-		struct qent *q = qtab_get(queues, m->queue, m->len);
+		struct attention_queue *q = attention_get(queues, m->queue, m->len);
 		q->succeeded = m->succeeded;
 		q->failed = m->failed;
 		q->retried = m->retried;
@@ -418,8 +324,8 @@ static int read_hour_rows(struct weboverview *cache, struct webdb *d, bool per_q
 /* Add cache->hour[pass] to all (pass 0), to the queues' sums (1, with
  * queues), or to the per-minute arrays of the page's queues (1, with
  * page: name -> the queue's JSON). */
-static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *queues, json_t *page,
-			    json_t *all, bool per_queue)
+static void apply_hour_rows(struct weboverview *cache, int pass, struct attention_table *queues,
+			    json_t *page, json_t *all, bool per_queue)
 {
 	size_t i;
 	json_t *row;
@@ -433,7 +339,7 @@ static void apply_hour_rows(struct weboverview *cache, int pass, struct qtab *qu
 		if (pass == 0) {
 			count_ended(all, succeeded ? "succeeded_1h" : "failed_1h", ago, n, true);
 		} else if (queues) {
-			struct qent *q = qtab_get(queues, name, strlen(name));
+			struct attention_queue *q = attention_get(queues, name, strlen(name));
 			q->succeeded_known |= per_queue;
 			*(succeeded ? &q->succeeded : &q->failed) += n;
 		} else if (json_object_get(page, name)) {
@@ -592,37 +498,11 @@ static int read_kyud(struct webdb *d, json_t **out)
 	return 0;
 }
 
-/* The attention a queue needs, and its place within it (see enum
- * attention). */
-static void rank(struct qent *k)
-{
-	long long failed = k->failed + k->retried;
-
-	k->b = 0;
-	if (failed >= WEBOVERVIEW_FAILING_MIN && failed >= k->succeeded) {
-		k->att = ATT_FAILING;
-		k->a = (double)failed;
-	} else if (k->due && k->age >= WEBOVERVIEW_STUCK_AGE) {
-		k->att = ATT_STUCK;
-		k->a = k->age;
-	} else if (failed > 0) {
-		k->att = ATT_FAILED;
-		k->a = (double)failed;
-	} else if (k->running > 0 || k->due) {
-		k->att = ATT_BUSY;
-		k->a = (double)k->running;
-		k->b = k->age;
-	} else {
-		k->att = ATT_IDLE;
-		k->a = 0;
-	}
-}
-
 /* A page's queue as the page shows it: what ordered it, and (page_entry)
  * what is read for the page's queues alone, before it is read. A schema
  * without kyu_minutes counts no retries: failed_1h alone, and no failed
  * attempts. */
-static json_t *page_json(const struct qent *k, bool per_queue, bool minutes)
+static json_t *page_json(const struct attention_queue *k, bool per_queue, bool minutes)
 {
 	json_t *q = json_object();
 
@@ -640,7 +520,7 @@ static json_t *page_json(const struct qent *k, bool per_queue, bool minutes)
 			    k->retried_known || minutes ? json_integer(k->failed + k->retried)
 							: json_null());
 	json_object_set_new(q, "failing", json_boolean(k->att == ATT_FAILING));
-	json_object_set_new(q, "attention", json_string(attention_names[k->att]));
+	json_object_set_new(q, "attention", json_string(attention_name(k->att)));
 	page_entry(q);
 	if (k->waiting)
 		json_object_set_new(q, "has_waiting", json_true());
@@ -652,24 +532,6 @@ static json_t *page_json(const struct qent *k, bool per_queue, bool minutes)
 		json_object_set_new(q, "failed_per_minute", zero_minutes());
 	}
 	return q;
-}
-
-static int cmp_attention(const void *pa, const void *pb)
-{
-	const struct qent *a = pa, *b = pb;
-
-	if (a->att != b->att)
-		return a->att < b->att ? -1 : 1;
-	if (a->a != b->a)
-		return a->a > b->a ? -1 : 1;
-	if (a->b != b->b)
-		return a->b > b->b ? -1 : 1;
-	return strcmp(a->name, b->name);
-}
-
-static int cmp_name(const void *pa, const void *pb)
-{
-	return strcmp(((const struct qent *)pa)->name, ((const struct qent *)pb)->name);
 }
 
 static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t *offset,
@@ -706,22 +568,15 @@ static int parse_args(const struct weboverview_args *a, int64_t *limit, int64_t 
 unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 			 const struct weboverview_args *a, json_t **out)
 {
-	/* A loose scan of (status, queue, due): one index dive per queue. */
-	static const char oldest[] = WEBDB_STMT_LIMIT
-		"SELECT queue, GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(due), NOW(6)), "
-		"0)) / 1000000 AS oldest_due_age, MIN(due) <= NOW(6) FROM kyu_jobs WHERE status IN ('waiting', 'running') "
-		"GROUP BY status, queue HAVING status = 'waiting'";
+	static const char oldest[] = WEBDB_STMT_LIMIT ATTENTION_SQL_OLDEST;
 	/* The queues with blocked jobs: a loose scan of the same index. */
 	static const char blocked[] = WEBDB_STMT_LIMIT
 		"SELECT queue FROM kyu_jobs WHERE status = 'blocked' GROUP BY queue";
-	/* The running rows are few: there are never more than slots. */
-	static const char running[] =
-		WEBDB_STMT_LIMIT "SELECT queue, COUNT(*) AS running FROM kyu_jobs "
-				 "WHERE status = 'running' GROUP BY queue";
-	static const char settings[] = WEBDB_STMT_LIMIT "SELECT name FROM kyu_queues";
+	static const char running[] = WEBDB_STMT_LIMIT ATTENTION_SQL_RUNNING;
+	static const char settings[] = WEBDB_STMT_LIMIT ATTENTION_SQL_SETTINGS;
 	static const char now_sql[] = "SELECT NOW(6), " WEBPAGES_ZONE;
 	const struct db_result *r;
-	struct qtab queues = { 0 };
+	struct attention_table queues = { 0 };
 	json_t *list = NULL, *now = NULL, *zone = NULL, *all, *kyud = NULL, *byname = NULL;
 	json_t *unsettled = NULL;
 	bool per_queue = false, workflows = false, minutes = false, by_name;
@@ -740,12 +595,7 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 	if ((!minutes && have_queue_hour_index(d, &per_queue) < 0) ||
 	    webdb_read(d, oldest, sizeof(oldest) - 1, &r) < 0)
 		goto failed;
-	for (size_t i = 0; i < r->n_rows; i++) {
-		struct qent *q = qtab_cell(&queues, r, i);
-		q->age = strtod(cell_s(r, i, 1), NULL);
-		q->waiting = true;
-		q->due = cell_ll(r, i, 2) != 0;
-	}
+	attention_add_oldest(&queues, r);
 	/* A schema older than version 5 has no workflows, nor the status
 	 * blocked. */
 	if (webdb_has_table(d, "kyu_after", &workflows) < 0 ||
@@ -755,10 +605,7 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 		qtab_cell(&queues, r, i)->blocked = true;
 	if (webdb_read(d, running, sizeof(running) - 1, &r) < 0)
 		goto failed;
-	for (size_t i = 0; i < r->n_rows; i++) {
-		qtab_cell(&queues, r, i)->running = cell_ll(r, i, 1);
-		n_running += cell_ll(r, i, 1);
-	}
+	n_running = attention_add_running(&queues, r);
 	if (!minutes) {
 		if (read_hour_rows(cache, d, per_queue) < 0)
 			goto failed;
@@ -767,8 +614,7 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 	}
 	if (webdb_read(d, settings, sizeof(settings) - 1, &r) < 0)
 		goto failed;
-	for (size_t i = 0; i < r->n_rows; i++)
-		qtab_cell(&queues, r, i);
+	attention_add_names(&queues, r);
 	if (read_kyud(d, &kyud) < 0)
 		goto failed;
 	if (webdb_read(d, now_sql, sizeof(now_sql) - 1, &r) == 0 && r->n_rows == 1 &&
@@ -777,14 +623,11 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 		zone = db_cell(r, 0, 1) ? json_string(db_cell(r, 0, 1)) : NULL;
 	}
 	n = queues.n;
+	attention_sort(&queues, by_name);
 	for (size_t i = 0; i < n; i++) {
-		rank(&queues.e[i]);
 		n_failing += queues.e[i].att == ATT_FAILING;
 		n_stuck += queues.e[i].att == ATT_STUCK;
 	}
-	/* The table's slots point into the entries: no lookups after this. */
-	if (n)
-		qsort(queues.e, n, sizeof(*queues.e), by_name ? cmp_name : cmp_attention);
 	list = json_array();
 	byname = json_object();
 	for (size_t i = (size_t)offset; i < n && i < (size_t)(offset + limit); i++) {
@@ -803,7 +646,7 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 	json_object_set_new(all, "stuck", json_integer(n_stuck));
 	json_decref(byname);
 	byname = NULL;
-	qtab_free(&queues);
+	attention_free(&queues);
 	if (webstuck_explain(d, list, workflows, WEBOVERVIEW_COUNT_CAP,
 			     json_is_object(kyud) && get_ll(kyud, "live") == 0, &unsettled) < 0) {
 		json_decref(unsettled);
@@ -820,8 +663,8 @@ unsigned weboverview_get(struct weboverview *cache, struct webdb *d,
 			    json_pack("{s:I, s:I, s:I, s:s}", "offset", (json_int_t)offset, "limit",
 				      (json_int_t)limit, "total", (json_int_t)n, "sort",
 				      by_name ? "name" : "attention"));
-	json_object_set_new(*out, "failing_min", json_integer(WEBOVERVIEW_FAILING_MIN));
-	json_object_set_new(*out, "stuck_age", json_real(WEBOVERVIEW_STUCK_AGE));
+	json_object_set_new(*out, "failing_min", json_integer(ATTENTION_FAILING_MIN));
+	json_object_set_new(*out, "stuck_age", json_real(ATTENTION_STUCK_AGE));
 	return 200;
 failed:
 	json_decref(list);
@@ -829,7 +672,7 @@ failed:
 	json_decref(zone);
 	json_decref(kyud);
 	json_decref(byname);
-	qtab_free(&queues);
+	attention_free(&queues);
 	json_decref(all);
 	return webdb_failed(d, out, "overview");
 }

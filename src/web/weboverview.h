@@ -6,8 +6,9 @@
  * attention first: what orders them is read for every queue from indexes
  * and kyu_minutes (a dive per queue), what only shows is read for the
  * page's queues alone, so that a page costs the same with 10,000 queues as
- * with ten. The order is made over plain structs, one per queue; only the
- * page's queues become JSON. A module of its own: it is as long as all the other pages
+ * with ten. The order (common/attention.h, which kyu queues shares) is
+ * made over plain structs, one per queue; only the page's queues become
+ * JSON. A module of its own: it is as long as all the other pages
  * together (webpages.h), and the only one that keeps something between
  * requests (struct weboverview). */
 #ifndef KYU_WEBOVERVIEW_H
@@ -30,12 +31,6 @@
  * all queues (every row of the hour: thousands a minute) is made at most
  * this often (s); the page's queues' bars are read each time. */
 #define WEBOVERVIEW_MINUTES_CACHE 10.0
-/* A queue is failing when at least this many of its attempts failed in
- * the last hour, and they are at least half of the attempts that ended in
- * it (the overview marks it, and puts it first). */
-#define WEBOVERVIEW_FAILING_MIN 3
-/* A queue is stuck when its oldest due job has been due this long (s). */
-#define WEBOVERVIEW_STUCK_AGE 60.0
 
 struct weboverview_sum;
 

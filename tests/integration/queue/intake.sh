@@ -68,9 +68,9 @@ done
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_queues WHERE name = 'ghost'")" "rows of ghost after the refusals"
 "${KYU_CMD[@]}" pause --create ghost >/dev/null || fail "kyu pause --create of a queue without jobs"
 "${KYU_CMD[@]}" queues >"$T_DIR/queues.txt" || fail "kyu queues"
-grep -P '^ghost\t0\t0\t0\t0\t1\t-\t-\t1\t-\t0\t1\t0\t0$' "$T_DIR/queues.txt" >/dev/null ||
+grep -P '^ghost\t0\t0\t0\t0\t1\t-\t-\t1\t-\t0\t1\t0\t0\tidle$' "$T_DIR/queues.txt" >/dev/null ||
 	fail "kyu queues does not list ghost: $(cat "$T_DIR/queues.txt")"
-grep -P '^in\t0\t0\t0\t0\t0\t-\t-\t1\t3\t0\t1\t0\t0$' "$T_DIR/queues.txt" >/dev/null ||
+grep -P '^in\t0\t0\t0\t0\t0\t-\t-\t1\t3\t0\t1\t0\t0\tidle$' "$T_DIR/queues.txt" >/dev/null ||
 	fail "kyu queues does not show in's bound: $(cat "$T_DIR/queues.txt")"
 # Settings that exist: resumed without --create; then removed.
 "${KYU_CMD[@]}" resume ghost | grep -x 'queue ghost: resumed' >/dev/null || fail "kyu resume ghost (settings only)"

@@ -5,7 +5,7 @@
 # then with failed attempts, then busy, then the rest, ties by name), or
 # by name on request; a retry storm (five jobs failing over and over) is
 # shown as retrying jobs, failed attempts and the failing mark, by the API
-# and by kyu queues; with no live kyud, one banner says so (the last one
+# and by kyu queues (in the overview's order); with no live kyud, one banner says so (the last one
 # seen, or none ever) instead of "no daemon" on every queue. What a page
 # costs is counted in rows the server read for kyu web's own account
 # (userstat), not in time: it must not grow with the finished rows, and
@@ -76,13 +76,18 @@ assert_eq "200 [5, false, 35, 0, 35, 10, true]" \
 assert_eq "200 [false, 2, false]" "$(ov "?limit=9" "[q('mixed')['failing'], q('mixed')['failed_attempts_1h'], q('calm')['failing']]")" \
 	"a queue whose attempts mostly succeed is not marked"
 "$KYU" -c "$T_DIR/web.ini" queues >"$T_DIR/queues.txt" || fail "kyu queues: $(cat "$T_DIR/queues.txt")"
-assert_eq "retrying failed_attempts_1h 5 35" \
-	"$(awk -F'\t' 'NR == 1 {a = $(NF - 1); b = $NF} $1 == "storm" {print a, b, $(NF - 1), $NF}' "$T_DIR/queues.txt")" \
+assert_eq "retrying failed_attempts_1h attention 5 35 failing" \
+	"$(awk -F'\t' 'NR == 1 {a = $(NF - 2); b = $(NF - 1); c = $NF} $1 == "storm" {print a, b, c, $(NF - 2), $(NF - 1), $NF}' "$T_DIR/queues.txt")" \
 	"kyu queues' retrying and failed attempts of the storm"
 # Every queue with jobs or settings: calm has only jobs that ended (and
-# were deleted), counted in kyu_minutes.
+# were deleted), counted in kyu_minutes. In the overview's order.
 assert_eq "$((total - 1))" "$(($(wc -l <"$T_DIR/queues.txt") - 1))" "kyu queues lists every queue"
-assert_eq "busy-a idle later" "$("$KYU" -c "$T_DIR/web.ini" queues --limit 3 | awk -F'\t' 'NR > 1 {printf "%s%s", s, $1; s = " "}')" \
+# (mixed and busy-a, whose due jobs turn stuck after a minute, are left
+# out of the order compared; calm is the overview's alone.)
+assert_eq "$(ov "?limit=500" "' '.join(x['queue'] for x in d['queues'] if x['queue'] not in ('mixed', 'busy-a', 'calm'))")" \
+	"200 $(awk -F'\t' 'NR > 1 && NR <= 500 && $1 != "mixed" && $1 != "busy-a" {printf "%s%s", s, $1; s = " "}' "$T_DIR/queues.txt")" \
+	"kyu queues: the overview's order"
+assert_eq "busy-a idle later" "$("$KYU" -c "$T_DIR/web.ini" queues --sort name --limit 3 | awk -F'\t' 'NR > 1 {printf "%s%s", s, $1; s = " "}')" \
 	"kyu queues --limit"
 assert_eq "q2000 runner" "$("$KYU" -c "$T_DIR/web.ini" queues --after q1999 --limit 2 | awk -F'\t' 'NR > 1 {printf "%s%s", s, $1; s = " "}')" \
 	"kyu queues --after"
