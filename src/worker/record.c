@@ -10,10 +10,6 @@
 #include "common/util.h"
 #include "store.h"
 
-/* Results wait up to FLUSH_DELAY for the rest of their batch, so that a
- * batch of short jobs costs one UPDATE rather than one per job. */
-#define FLUSH_DELAY 0.01
-
 void record_init(struct record *rec, const struct kyu_config *cfg, struct conn *conn,
 		 const struct jobs *jobs, int worker, const char *daemon_id, const char *host,
 		 struct settle *settle,
@@ -201,13 +197,14 @@ void record_recorded(struct record *rec, int n, int rejected)
 	results_forget(&rec->results, n);
 }
 
-/* Results may wait for the rest of their batch while jobs still run. */
+/* Results may wait for the rest of their batch while jobs still run
+ * (results.h). */
 static bool flush_now(const struct record *rec, double now)
 {
 	if (results_count(&rec->results) == 0 || now < rec->flush_after)
 		return false;
 	return rec->jobs->n_running == 0 || rec->jobs->draining ||
-	       now >= rec->results.oldest + FLUSH_DELAY;
+	       now >= results_batch_done(&rec->results);
 }
 
 /* Results alone: when their batch is complete, or ahead of a claim they
@@ -229,7 +226,7 @@ double record_when(void *record, double now)
 	(void)now;
 	if (results_count(&rec->results) == 0)
 		return 0;
-	t = rec->results.oldest + FLUSH_DELAY;
+	t = results_batch_done(&rec->results);
 	return t < rec->flush_after ? rec->flush_after : t;
 }
 

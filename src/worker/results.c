@@ -92,8 +92,9 @@ void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool d
 	bool used = st && status_used(st) && f.outcome != OUT_RELEASE;
 	bool text = used && st->has_result && valid_utf8(st->result.buf, st->result.len);
 
+	rs->newest = mono_now();
 	if (results_count(rs) == 0)
-		rs->oldest = mono_now();
+		rs->oldest = rs->newest;
 	if (f.outcome == OUT_SUCCEEDED && !has_out && !o->error[0] && !used)
 		e = push(&rs->plain, &rs->n_plain, &rs->cap_plain);
 	else
@@ -166,6 +167,17 @@ static void drop(struct result_entry *v, int *n, int k)
 	if (*n > k)
 		memmove(v, v + k, (size_t)(*n - k) * sizeof(*v));
 	*n -= k;
+}
+
+double results_batch_done(const struct results *rs)
+{
+	double quiet = rs->newest + RESULTS_QUIET, longest = rs->oldest + RESULTS_LONG;
+
+	if (results_count(rs) == 0)
+		return 0;
+	if (results_count(rs) >= RESULTS_BATCH)
+		return rs->newest;
+	return quiet < longest ? quiet : longest;
 }
 
 void results_forget(struct results *rs, int n)

@@ -26,6 +26,7 @@ struct results {
 	struct finish *view; /* the batch last built */
 	int cap_view, batch_plain;
 	double oldest; /* monotonic time the oldest waiting result arrived */
+	double newest; /* monotonic time the newest one arrived */
 };
 
 /* Queue the result of one attempt. out is rendered now (may be NULL).
@@ -39,6 +40,19 @@ void results_add_status(struct results *rs, uint64_t seq, uint64_t token, bool d
 			const struct outcome_out *o, const struct capture *out,
 			const struct status_chan *st);
 int results_count(const struct results *rs);
+
+/* Results wait for the rest of their batch while jobs still run, so that
+ * a batch of short jobs costs one UPDATE (or rides along with the claim
+ * that refills the slots) rather than one per job: until none has arrived
+ * for RESULTS_QUIET, at most RESULTS_LONG after the oldest, or until
+ * RESULTS_BATCH wait. A lone result waits RESULTS_QUIET (those waiting on
+ * its end: kyu wait, kyu logs -f, its dependents); a stream of ends waits
+ * longer (notes/DESIGN.md, "Batching"). */
+#define RESULTS_QUIET 0.01
+#define RESULTS_LONG 0.05
+#define RESULTS_BATCH 64
+/* When the waiting results' batch is complete (monotonic; 0: none waits). */
+double results_batch_done(const struct results *rs);
 /* The waiting results, plain successes first, read-only and valid until
  * the next results_* call that changes the set. *n_plain counts the
  * leading plain successes. */

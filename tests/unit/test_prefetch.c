@@ -46,19 +46,19 @@ static void test_target(void)
 	prefetch_init(&p, 8, 100, 30, 5);
 	CHECK(p.avg_run == 0);
 	CHECK(prefetch_target(&p) == 0);
-	/* The first run is the average: 8 slots * 0.05 s / 0.03 s = 13.3. */
+	/* The first run is the average: 8 slots * 0.1 s / 0.03 s = 26.7. */
 	prefetch_ran(&p, 0.03);
 	CHECK(NEAR(p.avg_run, 0.03));
-	CHECK(prefetch_target(&p) == 13);
+	CHECK(prefetch_target(&p) == 26);
 	/* Then a moving average with weight 1/8: 0.03 + (0.07 - 0.03) / 8. */
 	prefetch_ran(&p, 0.07);
 	CHECK(NEAR(p.avg_run, 0.035));
-	CHECK(prefetch_target(&p) == 11); /* 0.4 / 0.035 = 11.4 */
+	CHECK(prefetch_target(&p) == 22); /* 0.8 / 0.035 = 22.9 */
 	prefetch_ran(&p, 0.035 - 8 * 0.005);
 	CHECK(NEAR(p.avg_run, 0.03));
 	/* Long jobs: less than one row ahead is none. */
-	prefetch_ran(&p, 3.03);
-	CHECK(NEAR(p.avg_run, 0.405));
+	prefetch_ran(&p, 7.03);
+	CHECK(NEAR(p.avg_run, 0.905));
 	CHECK(prefetch_target(&p) == 0);
 	prefetch_free(&p);
 
@@ -70,7 +70,7 @@ static void test_target(void)
 	CHECK(prefetch_target(&p) == 5);
 	prefetch_free(&p);
 	prefetch_init(&p, 10, 5, 30, 5);
-	prefetch_ran(&p, 0.07); /* 0.5 / 0.07 = 7.1 */
+	prefetch_ran(&p, 0.07); /* 1 / 0.07 = 14.3 */
 	CHECK(prefetch_target(&p) == 5);
 	prefetch_free(&p);
 
@@ -110,7 +110,7 @@ static void test_rate(void)
 
 	/* hold limit 1 s: at most what the last ends' rate starts in 0.5 s. */
 	prefetch_init(&p, 8, 256, 30, 5);
-	prefetch_ran(&p, 0.001); /* alone: 8 * 0.05 / 0.001 = 400, capped at 256 */
+	prefetch_ran(&p, 0.001); /* alone: 8 * 0.1 / 0.001 = 800, capped at 256 */
 	CHECK(prefetch_target(&p) == 256);
 	/* Fewer than two ends: no rate yet, the target alone. */
 	CHECK(prefetch_room(&p) == 256);
@@ -163,10 +163,10 @@ static void test_gave_back(void)
 	/* A give-back raises the average to the hold limit ... */
 	prefetch_init(&p, 50, 100, 30, 5);
 	prefetch_ran(&p, 0.01);
-	CHECK(prefetch_target(&p) == 100); /* 2.5 / 0.01 = 250, capped */
+	CHECK(prefetch_target(&p) == 100); /* 5 / 0.01 = 500, capped */
 	prefetch_gave_back(&p);
 	CHECK(NEAR(p.avg_run, 1.0));
-	CHECK(prefetch_target(&p) == 2); /* 2.5 / 1.0 */
+	CHECK(prefetch_target(&p) == 5); /* 5 / 1.0 */
 	/* ... and short jobs pull it down again. */
 	for (int i = 0; i < 100; i++)
 		prefetch_ran(&p, 0.01);
@@ -186,7 +186,7 @@ static void test_gave_back(void)
 	prefetch_ran(&p, 0.1);
 	prefetch_gave_back(&p);
 	CHECK(NEAR(p.avg_run, 0.5));
-	CHECK(prefetch_target(&p) == 5);
+	CHECK(prefetch_target(&p) == 10);
 	prefetch_free(&p);
 }
 

@@ -183,6 +183,29 @@ int main(void)
 	f = results_batch(&rs, &n, &n_plain);
 	CHECK(n == 0);
 
+	/* When a batch is complete: none waits, no moment. A lone result
+	 * waits RESULTS_QUIET; a stream of them, until it pauses for that
+	 * long, at most RESULTS_LONG after the oldest; RESULTS_BATCH of them,
+	 * not at all. */
+	CHECK(results_batch_done(&rs) == 0);
+	add_plain(&rs, 15);
+	CHECK(rs.newest == rs.oldest);
+	CHECK(results_batch_done(&rs) == rs.oldest + RESULTS_QUIET);
+	rs.oldest = 100.0;
+	rs.newest = 100.02;
+	CHECK(results_batch_done(&rs) == 100.02 + RESULTS_QUIET);
+	rs.newest = 100.045;
+	CHECK(results_batch_done(&rs) == 100.0 + RESULTS_LONG);
+	for (uint64_t s = 16; s < 14 + RESULTS_BATCH; s++)
+		add_plain(&rs, s);
+	rs.oldest = rs.newest;
+	CHECK(results_batch_done(&rs) == rs.newest + RESULTS_QUIET);
+	add_plain(&rs, 14 + RESULTS_BATCH);
+	CHECK(results_batch_done(&rs) == rs.newest);
+	results_batch(&rs, &n, &n_plain);
+	results_forget(&rs, n);
+	CHECK(results_batch_done(&rs) == 0);
+
 	/* Results still waiting are freed with the set (LSan checks). */
 	add_plain(&rs, 20);
 	o = oc(OUT_FAILED, 1, 0, false, "exit code 1");
