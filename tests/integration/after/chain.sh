@@ -10,9 +10,11 @@
 port=$(free_udp_port)
 start_kyud kyud.workers=2 kyud.poll_interval=3600 kyud.listen=127.0.0.1:$port
 n=30
-# The first step runs for a while: the rest of the chain is inserted while
-# it runs, so its claim did not know it would have a dependent.
-sql "INSERT INTO kyu_jobs (id, command) VALUES ('s1', 'sleep 2')"
+# The first step runs until the test lets it end: the rest of the chain is
+# inserted while it runs, so its claim did not know it would have a
+# dependent (a fixed sleep was missed on a loaded machine).
+gate=$T_DIR/s1.go
+sql "INSERT INTO kyu_jobs (id, command) VALUES ('s1', 'while [ ! -e $gate ]; do sleep 0.1; done')"
 "$KYU" -c "$KYUD_INI" wake || fail "kyu wake"
 wait_for "SELECT status FROM kyu_jobs WHERE id = 's1'" running 60
 {
@@ -25,6 +27,7 @@ wait_for "SELECT status FROM kyu_jobs WHERE id = 's1'" running 60
 # it is woken.
 "$KYU" -c "$KYUD_INI" wake || fail "kyu wake"
 wait_for "SELECT after_left FROM kyu_jobs WHERE id = 's2'" 1 60
+: >"$gate"
 # A bound for a loaded machine: a poll could not move a step before 3,240 s.
 wait_for "SELECT COUNT(*) FROM kyu_jobs WHERE status = 'succeeded'" $n 120
 assert_eq 0 "$(sql "SELECT COUNT(*) FROM kyu_jobs AS d JOIN kyu_after AS e ON e.down_seq = d.seq
