@@ -22,6 +22,10 @@
  * (EX_UNAVAILABLE, as kyu lock's): nothing was done, and trying again once
  * the server answers may succeed. Other failures exit 1. */
 #define EXIT_UNAVAILABLE 69
+/* How a job that was waited for ended, when not succeeded (0): the exit
+ * statuses of kyu logs -f and kyu wait. */
+#define EXIT_JOB_FAILED 2
+#define EXIT_JOB_CANCELLED 3
 
 /* One time format across kyu's tables: a DATETIME as the server prints
  * it, then the zone the session reads it in (the server's own when the

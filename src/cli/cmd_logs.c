@@ -249,8 +249,8 @@ int cmd_logs(struct db *db, int argc, char **argv)
 		fflush(stdout);
 		if (!may_write(status)) {
 			rc = strcmp(status, "succeeded") == 0   ? 0
-			     : strcmp(status, "cancelled") == 0 ? LOGS_CANCELLED
-								: LOGS_FAILED;
+			     : strcmp(status, "cancelled") == 0 ? EXIT_JOB_CANCELLED
+								: EXIT_JOB_FAILED;
 			break;
 		}
 		nanosleep(&ts, NULL);

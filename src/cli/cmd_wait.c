@@ -130,11 +130,11 @@ int cmd_wait(struct db *db, int argc, char **argv)
 			if (strcmp(status, "succeeded") == 0) {
 				rc = 0;
 			} else if (strcmp(status, "cancelled") == 0) {
-				rc = WAIT_CANCELLED;
+				rc = EXIT_JOB_CANCELLED;
 			} else {
 				if (err)
 					say_failed(id, err);
-				rc = WAIT_FAILED;
+				rc = EXIT_JOB_FAILED;
 			}
 			break;
 		}

@@ -8,12 +8,10 @@
 #include "common/attr.h"
 #include "common/db.h"
 
-/* The exit statuses of kyu wait other than 0 (succeeded) and 1 (no such
- * job, or the database failed): those of kyu logs -f for a failed and a
- * cancelled job, and EX_TEMPFAIL, as kyu lock's --wait, for a job that
- * had not ended within --timeout (it may still). */
-#define WAIT_FAILED 2
-#define WAIT_CANCELLED 3
+/* Besides 0 (succeeded), 1 (no such job, or the database failed) and
+ * cli.h's EXIT_JOB_FAILED and EXIT_JOB_CANCELLED: EX_TEMPFAIL, as kyu
+ * lock's --wait, for a job that had not ended within --timeout (it may
+ * still). */
 #define WAIT_TIMEOUT 75
 
 /* With db NULL only checks the arguments (0 or EXIT_USAGE). */
